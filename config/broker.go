@@ -1,0 +1,78 @@
+// Package config reads a Kafka server.properties file into a typed broker
+// configuration, with Kafka's key names and defaults, and derives per-topic
+// log configs (topic overrides over broker defaults).
+package config
+
+import "time"
+
+// Listener is one entry of listeners / advertised.listeners
+// ("PLAINTEXT://host:port").
+type Listener struct {
+	Name string // listener name, e.g. "PLAINTEXT"
+	Host string // "" = all interfaces (only for listeners)
+	Port int
+}
+
+// Broker is the broker configuration. Every field names its Kafka key.
+type Broker struct {
+	BrokerID                   int32         // broker.id, default 0
+	Listeners                  []Listener    // listeners, default PLAINTEXT://:9092
+	AdvertisedListeners        []Listener    // advertised.listeners, default = listeners (empty host → hostname)
+	LogDirs                    []string      // log.dirs (or log.dir), default /tmp/kafka-logs
+	ZookeeperConnect           string        // zookeeper.connect; "" = embedded metadata (single node)
+	ZookeeperSessionTimeout    time.Duration // zookeeper.session.timeout.ms, default 18000
+	ZookeeperConnectionTimeout time.Duration // zookeeper.connection.timeout.ms, default = session timeout
+
+	NumPartitions            int32 // num.partitions, default 1
+	DefaultReplicationFactor int16 // default.replication.factor, default 1
+	AutoCreateTopicsEnable   bool  // auto.create.topics.enable, default true
+	DeleteTopicEnable        bool  // delete.topic.enable, default true
+	MinInsyncReplicas        int   // min.insync.replicas, default 1
+	UncleanLeaderElection    bool  // unclean.leader.election.enable, default false
+
+	LogRetentionMs               int64         // log.retention.ms > .minutes > .hours (168); -1 keeps forever
+	LogRetentionBytes            int64         // log.retention.bytes, default -1
+	LogSegmentBytes              int64         // log.segment.bytes, default 1073741824
+	LogRollMs                    int64         // log.roll.ms > log.roll.hours (168)
+	LogRetentionCheckInterval    time.Duration // log.retention.check.interval.ms, default 300000
+	LogFlushIntervalMessages     int64         // log.flush.interval.messages, default MaxInt64
+	LogFlushIntervalMs           int64         // log.flush.interval.ms, default MaxInt64 (log.flush.scheduler.interval.ms checks)
+	LogIndexIntervalBytes        int32         // log.index.interval.bytes, default 4096
+	LogIndexSizeMaxBytes         int32         // log.index.size.max.bytes, default 10485760
+	LogCleanupPolicy             string        // log.cleanup.policy, default "delete"
+	LogSegmentDeleteDelayMs      int64         // log.segment.delete.delay.ms, default 60000
+	NumRecoveryThreadsPerDataDir int           // num.recovery.threads.per.data.dir, default 1
+	CompressionType              string        // compression.type, default "producer"
+	MessageTimestampType         string        // log.message.timestamp.type, default "CreateTime"
+
+	MessageMaxBytes          int32 // message.max.bytes, default 1048588
+	SocketRequestMaxBytes    int32 // socket.request.max.bytes, default 104857600
+	SocketSendBufferBytes    int   // socket.send.buffer.bytes, default 102400; -1 = OS default
+	SocketReceiveBufferBytes int   // socket.receive.buffer.bytes, default 102400; -1 = OS default
+	// NumNetworkThreads (num.network.threads, default 3) and NumIOThreads
+	// (num.io.threads, default 8) are accepted for compatibility. Go has no
+	// fixed thread pools here: each connection has its own reader and writer
+	// goroutines, and GOMAXPROCS decides parallelism. NumIOThreads bounds the
+	// requests handled concurrently per connection (pipelining depth).
+	NumNetworkThreads int
+	NumIOThreads      int
+	QueuedMaxRequests int // queued.max.requests, default 500
+
+	OffsetsTopicNumPartitions     int32         // offsets.topic.num.partitions, default 50
+	OffsetsTopicReplicationFactor int16         // offsets.topic.replication.factor, default 3 (capped by live brokers)
+	OffsetsTopicSegmentBytes      int64         // offsets.topic.segment.bytes, default 104857600
+	OffsetsRetentionMinutes       int64         // offsets.retention.minutes, default 10080
+	GroupInitialRebalanceDelay    time.Duration // group.initial.rebalance.delay.ms, default 3000
+	GroupMinSessionTimeout        time.Duration // group.min.session.timeout.ms, default 6000
+	GroupMaxSessionTimeout        time.Duration // group.max.session.timeout.ms, default 1800000
+	GroupMaxSize                  int           // group.max.size, default MaxInt32
+
+	ReplicaLagTimeMax         time.Duration // replica.lag.time.max.ms, default 30000
+	NumReplicaFetchers        int           // num.replica.fetchers, default 1
+	TransactionalIDExpiration time.Duration // transactional.id.expiration.ms, default 604800000
+
+	AdminListener string // admin.listener (Gregor): host:port of the HTTP admin listener; "" = off
+
+	// Raw holds every key as read, for DescribeConfigs and topic defaults.
+	Raw map[string]string
+}

@@ -1,0 +1,34 @@
+// Package partition is one partition replica: the pure state (role, leader
+// epoch, log end offset, high watermark, ISR, producer state) and the actor
+// that owns it and is the only writer of its storage log. The replica
+// manager hosts one partition actor per partition.
+package partition
+
+import (
+	"fmt"
+
+	"gregor/storage"
+)
+
+// TopicPartition names one partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
+
+// LeaderAndIsr is the state the controller assigns to one partition replica
+// (the per-partition part of Kafka's LeaderAndIsr request). In single-node
+// mode the embedded controller sends Leader = this broker, ISR = [this broker].
+type LeaderAndIsr struct {
+	TopicPartition
+	TopicID         [16]byte
+	ControllerEpoch int32
+	Leader          int32   // broker id of the leader; -1 = none
+	LeaderEpoch     int32   // bumped on every leader change
+	ISR             []int32 // in-sync replica broker ids
+	Replicas        []int32 // assigned replicas, preferred leader first
+	ZkVersion       int32   // partition state version (conditional writes)
+	Config          storage.LogConfig
+}

@@ -1,0 +1,118 @@
+// Package storage is Gregor's per-partition commit log in Apache Kafka's
+// on-disk format: segments of record batches (<base offset>.log) with sparse
+// offset (.index) and time (.timeindex) indexes, checkpoints, recovery and
+// retention. Sub-packages: record (batch format), compress (codecs).
+//
+// This file is the contract between the storage engine and its users (the
+// partition actor, the fetch path, the log manager). Thread-safety: a Log has
+// ONE writer (the partition actor) for every mutating method; Read,
+// LogStartOffset, LogEndOffset and OffsetForTimestamp are safe from any
+// goroutine concurrently with the writer.
+package storage
+
+import (
+	"errors"
+	"os"
+)
+
+// Region is a byte range of a segment file, for zero-copy sends
+// (sendfile at an explicit offset; never through the file's shared offset).
+type Region struct {
+	File *os.File // segment .log file; valid until the owning FetchData is released
+	Pos  int64    // byte position in File
+	Len  int64    // byte count, always whole batches except possibly a KIP-74 cut
+}
+
+// FetchData is the answer to Log.Read: whole record batches as file regions,
+// in offset order. The caller must call Release exactly once after sending;
+// until then the segments stay open even if retention deletes them.
+type FetchData struct {
+	Regions []Region
+	Bytes   int64 // sum of Regions[i].Len
+	// FirstOffset is the base offset of the first batch returned (≤ the
+	// requested offset), or -1 when no batch was returned.
+	FirstOffset int64
+	release     func()
+}
+
+// NewFetchData builds a FetchData whose Release calls release (may be nil).
+func NewFetchData(regions []Region, firstOffset int64, release func()) FetchData {
+	var n int64
+	for _, r := range regions {
+		n += r.Len
+	}
+	return FetchData{Regions: regions, Bytes: n, FirstOffset: firstOffset, release: release}
+}
+
+// Release drops the segment references held by this read. Idempotent.
+func (d *FetchData) Release() {
+	if d.release != nil {
+		d.release()
+		d.release = nil
+	}
+}
+
+// AppendInfo describes an appended batch.
+type AppendInfo struct {
+	FirstOffset          int64 // offset of the first record (base offset)
+	LastOffset           int64 // offset of the last record
+	MaxTimestamp         int64 // ms; the batch's maxTimestamp (or log append time)
+	OffsetOfMaxTimestamp int64
+	LogAppendTime        int64 // ms; -1 unless message.timestamp.type=LogAppendTime stamped it
+	RecordCount          int32
+	Bytes                int // batch size in bytes
+}
+
+// LogConfig is the per-log configuration (topic config over broker defaults).
+// Field docs name the Kafka topic config and its broker-wide default key.
+type LogConfig struct {
+	// SegmentBytes: segment.bytes (log.segment.bytes), default 1 GiB.
+	SegmentBytes int64
+	// SegmentMs: segment.ms (log.roll.ms / log.roll.hours), default 7 days; roll by age of the first batch.
+	SegmentMs int64
+	// SegmentIndexBytes: segment.index.bytes (log.index.size.max.bytes), default 10 MiB; roll when the index is full.
+	SegmentIndexBytes int32
+	// IndexIntervalBytes: index.interval.bytes (log.index.interval.bytes), default 4096.
+	IndexIntervalBytes int32
+	// RetentionMs: retention.ms (log.retention.ms/minutes/hours), default 7 days; -1 keeps forever.
+	RetentionMs int64
+	// RetentionBytes: retention.bytes (log.retention.bytes), default -1 (unlimited).
+	RetentionBytes int64
+	// FlushMessages: flush.messages (log.flush.interval.messages), default MaxInt64 (never by count).
+	FlushMessages int64
+	// FlushMs: flush.ms (log.flush.interval.ms), default MaxInt64 (never by time).
+	FlushMs int64
+	// FileDeleteDelayMs: file.delete.delay.ms (log.segment.delete.delay.ms), default 60000.
+	FileDeleteDelayMs int64
+	// MaxMessageBytes: max.message.bytes (message.max.bytes), default 1048588; largest batch accepted.
+	MaxMessageBytes int32
+	// Compact: cleanup.policy contains "compact" (keys required).
+	Compact bool
+}
+
+// DefaultLogConfig returns Kafka's defaults.
+func DefaultLogConfig() LogConfig {
+	const maxInt64 = int64(^uint64(0) >> 1)
+	return LogConfig{
+		SegmentBytes:       1 << 30,
+		SegmentMs:          7 * 24 * 3600 * 1000,
+		SegmentIndexBytes:  10 << 20,
+		IndexIntervalBytes: 4096,
+		RetentionMs:        7 * 24 * 3600 * 1000,
+		RetentionBytes:     -1,
+		FlushMessages:      maxInt64,
+		FlushMs:            maxInt64,
+		FileDeleteDelayMs:  60000,
+		MaxMessageBytes:    1048588,
+	}
+}
+
+// ErrOffsetOutOfRange: the requested offset is below the log start offset or
+// above the log end offset (Kafka OFFSET_OUT_OF_RANGE, error code 1).
+var ErrOffsetOutOfRange = errors.New("offset out of range")
+
+// ErrLogClosed: the log was closed (its partition is moving or stopping).
+var ErrLogClosed = errors.New("log closed")
+
+// ErrRecordTooLarge: the batch exceeds max.message.bytes (MESSAGE_TOO_LARGE, code 10).
+var ErrRecordTooLarge = errors.New("record batch larger than max.message.bytes")

@@ -1,0 +1,55 @@
+package record
+
+import (
+	"errors"
+	"fmt"
+)
+
+// CorruptError means the batch bytes are damaged: a bad CRC, a wrong magic
+// byte, a length that does not fit. The protocol layer maps it to
+// CORRUPT_MESSAGE (error code 2); recovery truncates the log at it.
+type CorruptError struct {
+	Reason string // human-readable cause
+	Field  string // header field at fault, if any
+	Value  int64  // offending value, if any
+}
+
+func (e *CorruptError) Error() string {
+	if e.Field == "" {
+		return "corrupt record batch: " + e.Reason
+	}
+	return fmt.Sprintf("corrupt record batch: %s (%s=%d)", e.Reason, e.Field, e.Value)
+}
+
+// InvalidError means the batch is intact but breaks a rule: record count
+// against the header, offset deltas, a missing key on a compacted topic. The
+// protocol layer maps it to INVALID_RECORD (error code 87). RecordIndex is the
+// index of the record at fault, or -1 for the batch as a whole (KIP-467
+// record_errors).
+type InvalidError struct {
+	Reason      string
+	RecordIndex int
+}
+
+func (e *InvalidError) Error() string {
+	if e.RecordIndex < 0 {
+		return "invalid record batch: " + e.Reason
+	}
+	return fmt.Sprintf("invalid record batch: record %d: %s", e.RecordIndex, e.Reason)
+}
+
+// IsCorrupt reports whether err is (or wraps) a *CorruptError.
+func IsCorrupt(err error) bool {
+	var c *CorruptError
+	return errors.As(err, &c)
+}
+
+// IsInvalid reports whether err is (or wraps) an *InvalidError.
+func IsInvalid(err error) bool {
+	var c *InvalidError
+	return errors.As(err, &c)
+}
+
+func errTruncated(have, want int) error {
+	return &CorruptError{Reason: fmt.Sprintf("truncated: %d bytes, need %d", have, want)}
+}

@@ -1,0 +1,143 @@
+package record
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"gregor/storage/compress"
+)
+
+// RecordHeader is a record header (KIP-82): a string key and a nullable value.
+type RecordHeader struct {
+	Key   []byte
+	Value []byte // nil for a null value
+}
+
+// Record is one record of a batch, decoded in place: Key, Value and header
+// slices alias the batch (or its decompressed copy) and are valid only
+// inside the callback that received them.
+type Record struct {
+	Attributes     int8
+	TimestampDelta int64
+	OffsetDelta    int32
+	Key            []byte // nil = null key; empty non-nil = empty key
+	Value          []byte // nil = null value (tombstone)
+	Headers        []RecordHeader
+}
+
+// Offset is the record's absolute offset given its batch header.
+func (r *Record) Offset(h *Header) int64 { return h.BaseOffset + int64(r.OffsetDelta) }
+
+// Timestamp is the record's timestamp in ms, honouring LogAppendTime batches.
+func (r *Record) Timestamp(h *Header) int64 {
+	if h.IsLogAppendTime() {
+		return h.MaxTimestamp
+	}
+	return h.BaseTimestamp + r.TimestampDelta
+}
+
+// Records decodes every record of a batch (decompressing it first when its
+// codec is not none, to at most maxUncompressed bytes) and calls fn for each.
+// It stops at fn's first error and returns it. Malformed records give an
+// *InvalidError; a failed or oversized decompression a *CorruptError.
+func Records(h Header, batch []byte, maxUncompressed int, fn func(*Record) error) error {
+	if len(batch) < HeaderSize {
+		return errTruncated(len(batch), HeaderSize)
+	}
+	body := batch[HeaderSize:]
+	if c := h.Codec(); c != CodecNone {
+		dec, err := compress.Decode(int8(c), body, maxUncompressed)
+		if err != nil {
+			return &CorruptError{Reason: fmt.Sprintf("%s decompression: %v", c, err)}
+		}
+		body = dec
+	}
+	var r Record
+	for i := 0; len(body) > 0; i++ {
+		if int32(i) >= h.RecordCount {
+			return &InvalidError{Reason: fmt.Sprintf("trailing bytes after %d records", h.RecordCount), RecordIndex: i}
+		}
+		n, err := decodeRecord(body, &r)
+		if err != nil {
+			return &InvalidError{Reason: err.Error(), RecordIndex: i}
+		}
+		body = body[n:]
+		if err := fn(&r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeRecord decodes one length-prefixed record from b into r (reusing
+// r.Headers' backing array) and returns the bytes consumed.
+func decodeRecord(b []byte, r *Record) (int, error) {
+	length, n := binary.Varint(b)
+	if n <= 0 || length < 0 {
+		return 0, fmt.Errorf("bad record length")
+	}
+	if int64(len(b)-n) < length {
+		return 0, fmt.Errorf("record length %d overruns the batch", length)
+	}
+	total := n + int(length)
+	p := b[n:total]
+	if len(p) < 1 {
+		return 0, fmt.Errorf("empty record")
+	}
+	r.Attributes = int8(p[0])
+	p = p[1:]
+	var ok bool
+	if r.TimestampDelta, p, ok = varlong(p); !ok {
+		return 0, fmt.Errorf("bad timestamp delta")
+	}
+	var od int64
+	if od, p, ok = varlong(p); !ok || od > int64(^uint32(0)>>1) || od < 0 {
+		return 0, fmt.Errorf("bad offset delta")
+	}
+	r.OffsetDelta = int32(od)
+	if r.Key, p, ok = varbytes(p); !ok {
+		return 0, fmt.Errorf("bad key")
+	}
+	if r.Value, p, ok = varbytes(p); !ok {
+		return 0, fmt.Errorf("bad value")
+	}
+	var nh int64
+	if nh, p, ok = varlong(p); !ok || nh < 0 || nh > int64(len(p)) {
+		return 0, fmt.Errorf("bad header count")
+	}
+	r.Headers = r.Headers[:0]
+	for j := int64(0); j < nh; j++ {
+		var hk, hv []byte
+		if hk, p, ok = varbytes(p); !ok || hk == nil {
+			return 0, fmt.Errorf("bad header key")
+		}
+		if hv, p, ok = varbytes(p); !ok {
+			return 0, fmt.Errorf("bad header value")
+		}
+		r.Headers = append(r.Headers, RecordHeader{Key: hk, Value: hv})
+	}
+	if len(p) != 0 {
+		return 0, fmt.Errorf("%d stray bytes inside record", len(p))
+	}
+	return total, nil
+}
+
+func varlong(b []byte) (int64, []byte, bool) {
+	v, n := binary.Varint(b)
+	if n <= 0 {
+		return 0, b, false
+	}
+	return v, b[n:], true
+}
+
+// varbytes reads a zigzag-varint length then that many bytes; length -1 is null.
+func varbytes(b []byte) ([]byte, []byte, bool) {
+	l, rest, ok := varlong(b)
+	if !ok || l < -1 || l > int64(len(rest)) {
+		return nil, b, false
+	}
+	if l == -1 {
+		return nil, rest, true
+	}
+	return rest[:l:l], rest[l:], true
+}

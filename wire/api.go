@@ -1,0 +1,107 @@
+// Package wire is Gregor's Kafka protocol layer. This file is the contract
+// between the connection server (wire/server), the zero-copy fetch encoder
+// (wire/fetchresp) and the request handlers (wire/handlers).
+//
+// Flow: a connection's reader goroutine reads a frame, parses the request
+// header, decodes the body with kmsg and calls Dispatcher.Handle IN REQUEST
+// ORDER on that goroutine (so per-connection ordering reaches the partition
+// actors, which idempotent produce needs). Handle must not block for long: a
+// handler that waits (acks=all, fetch long poll, an actor reply) returns
+// Later(ch) and the connection's writer goroutine sends the responses in
+// request order as they complete.
+package wire
+
+import (
+	"context"
+	"net"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/storage"
+)
+
+// RequestContext describes one request as read off a connection.
+type RequestContext struct {
+	Ctx           context.Context // cancelled when the connection closes
+	Key           int16           // API key
+	Version       int16           // API version of the request
+	CorrelationID int32
+	ClientID      string // "" when null
+	Remote        net.Addr
+	Listener      string // listener name, e.g. "PLAINTEXT"
+	// Raw is the request body (after the header) as received; kmsg
+	// UnsafeReadFrom decodes alias it, so it stays valid until the response
+	// has been written.
+	Raw []byte
+}
+
+// Response is what a handler answers. Exactly one of Msg, Body or None.
+type Response struct {
+	// Msg is encoded by the writer at the request's version (the writer sets
+	// its version; flexible response headers are handled by the writer).
+	Msg kmsg.Response
+	// Body is a pre-encoded response body (everything after the response
+	// header), possibly with file regions for zero-copy fetch.
+	Body *Body
+	// None sends nothing (Produce with acks=0).
+	None bool
+	// CloseConn closes the connection after this response (or instead of it
+	// when the response is None).
+	CloseConn bool
+}
+
+// Chunk is one piece of a pre-encoded body: bytes, or a file region sent
+// with sendfile at an explicit offset.
+type Chunk struct {
+	Bytes  []byte
+	Region storage.Region // used when Bytes is nil and Region.Len > 0
+}
+
+// Body is a pre-encoded response body. Release (may be nil) runs once after
+// the body was written or abandoned; it releases segment references.
+type Body struct {
+	Chunks  []Chunk
+	Size    int64 // total bytes of all chunks
+	Release func()
+}
+
+// Reply is a handler's answer, now or later.
+type Reply struct {
+	now   Response
+	later <-chan Response
+}
+
+// Now answers immediately.
+func Now(r Response) Reply { return Reply{now: r} }
+
+// Later answers when ch delivers one Response (ch should be buffered 1).
+func Later(ch <-chan Response) Reply { return Reply{later: ch} }
+
+// Resolve blocks until the response is available (ctx cancels the wait;
+// then ok is false).
+func (r Reply) Resolve(ctx context.Context) (resp Response, ok bool) {
+	if r.later == nil {
+		return r.now, true
+	}
+	select {
+	case resp = <-r.later:
+		return resp, true
+	case <-ctx.Done():
+		return Response{}, false
+	}
+}
+
+// ApiRange is one API key and the versions Gregor serves for it.
+type ApiRange struct {
+	Key        int16
+	MinVersion int16
+	MaxVersion int16
+}
+
+// Dispatcher routes decoded requests to handlers. The server calls Handle
+// only for (key, version) pairs inside Supported(); others get
+// UNSUPPORTED_VERSION from the server (ApiVersions excepted, see KIP-511).
+type Dispatcher interface {
+	Handle(rc *RequestContext, req kmsg.Request) Reply
+	Supported() []ApiRange
+}

@@ -1,0 +1,68 @@
+// Package handlers holds one file per Kafka API key (kfake-style names:
+// 00_produce.go, 01_fetch.go, …). Each file starts with a header comment
+// listing the versions served and behaviour notes, and registers its handler
+// in init() with register(key, minVersion, maxVersion, fn). The advertised
+// ApiVersions ranges come from these registrations.
+package handlers
+
+import (
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"gregor/config"
+	"gregor/wire"
+)
+
+// HandlerFunc serves one decoded request. It runs on the connection's reader
+// goroutine, in request order; anything that waits must return wire.Later.
+type HandlerFunc func(b *Broker, rc *wire.RequestContext, req kmsg.Request) wire.Reply
+
+type entry struct {
+	r  wire.ApiRange
+	fn HandlerFunc
+}
+
+var registry = map[int16]entry{}
+
+// register adds the handler for an API key; called from init() in each handler file.
+func register(key, minV, maxV int16, fn HandlerFunc) {
+	if _, dup := registry[key]; dup {
+		panic("handlers: API key registered twice")
+	}
+	registry[key] = entry{r: wire.ApiRange{Key: key, MinVersion: minV, MaxVersion: maxV}, fn: fn}
+}
+
+// Broker is the set of dependencies that handlers use. It implements
+// wire.Dispatcher.
+type Broker struct {
+	Config   *config.Broker
+	Log      *zap.Logger
+	Replicas ReplicaSource // partitions hosted here (deps_replicas.go)
+	Topics   TopicSource   // topic metadata and admin (deps_topics.go)
+}
+
+// Handle implements wire.Dispatcher.
+func (b *Broker) Handle(rc *wire.RequestContext, req kmsg.Request) wire.Reply {
+	e, ok := registry[rc.Key]
+	if !ok {
+		// The server only dispatches supported keys; this is a programming error.
+		b.Log.Error("no handler for API key", zap.Int16("key", rc.Key))
+		return wire.Now(wire.Response{CloseConn: true, None: true})
+	}
+	return e.fn(b, rc, req)
+}
+
+// Supported implements wire.Dispatcher: every registered key and its versions, by key.
+func (b *Broker) Supported() []wire.ApiRange { return SupportedRanges() }
+
+// SupportedRanges lists the registered API ranges sorted by key.
+func SupportedRanges() []wire.ApiRange {
+	out := make([]wire.ApiRange, 0, len(registry))
+	for _, e := range registry {
+		out = append(out, e.r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
