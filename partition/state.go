@@ -4,19 +4,10 @@
 // manager hosts one partition actor per partition.
 package partition
 
-import (
-	"fmt"
+import "gregor/storage"
 
-	"gregor/storage"
-)
-
-// TopicPartition names one partition.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
+// TopicPartition names one partition (same type as the storage key).
+type TopicPartition = storage.TopicPartition
 
 // LeaderAndIsr is the state the controller assigns to one partition replica
 // (the per-partition part of Kafka's LeaderAndIsr request). In single-node

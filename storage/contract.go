@@ -12,8 +12,18 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"os"
 )
+
+// TopicPartition names one partition; its log directory is "<topic>-<partition>".
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// String is the partition's directory name, "<topic>-<partition>".
+func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
 
 // Region is a byte range of a segment file, for zero-copy sends
 // (sendfile at an explicit offset; never through the file's shared offset).
