@@ -1,0 +1,31 @@
+# Gregor — a Kafka-compatible commit log in one Go binary.
+#   make run    single node on 127.0.0.1:9092, embedded metadata, data under ./data
+#   make test   installs what the tests need if it is missing, then runs every test with -race
+#   make bench  benchmarks (loopback only, bounded)
+
+GO        ?= go
+BIN       ?= gregor
+TESTFLAGS ?= -race -count=1 -timeout 40m
+
+.PHONY: build run test test-deps bench vet clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/gregor
+
+run: build
+	./$(BIN) server config/server.properties
+
+# test-deps installs the external clients the tests drive (kcat, kafka-python)
+# and ZooKeeper, when they are missing and we may install them.
+test-deps:
+	@test/install-deps.sh
+
+test: test-deps build
+	$(GO) vet ./...
+	$(GO) test $(TESTFLAGS) ./...
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
+
+clean:
+	rm -f $(BIN)

@@ -1,0 +1,61 @@
+// Package harness starts real Gregor broker processes for integration tests:
+// it builds the gregor binary once per test binary, writes a
+// server.properties for each broker in a temporary directory, picks free
+// loopback ports, waits until the broker answers ApiVersions, and stops it
+// with SIGTERM or SIGKILL.
+package harness
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+	buildOut  []byte
+)
+
+// Binary returns the path of a gregor binary built from this checkout (with
+// the race detector when the tests run with it), building it on first use.
+// GREGOR_BIN overrides it with a prebuilt binary.
+func Binary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("GREGOR_BIN"); p != "" {
+		return p
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "gregor-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "gregor")
+		args := []string{"build", "-o", buildPath}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		args = append(args, "./cmd/gregor")
+		cmd := exec.Command("go", args...)
+		cmd.Dir = repoRoot()
+		buildOut, buildErr = cmd.CombinedOutput()
+	})
+	if buildErr != nil {
+		t.Fatalf("building gregor: %v\n%s", buildErr, buildOut)
+	}
+	return buildPath
+}
+
+// repoRoot is the module root (two levels above this file).
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// RepoRoot exposes the module root for tests that run repo scripts (bin/).
+func RepoRoot() string { return repoRoot() }

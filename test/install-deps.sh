@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what the integration tests drive from outside Go: kcat
+# (librdkafka), kafka-python (Debian's python3-kafka, run with
+# /usr/bin/python3) and ZooKeeper with a JRE. Does nothing when they are
+# present; warns (and the tests that need them skip) when they are missing
+# and we cannot install them (not root, no apt-get).
+set -euo pipefail
+missing=()
+command -v kcat >/dev/null 2>&1 || missing+=(kcat)
+/usr/bin/python3 -c 'import kafka' >/dev/null 2>&1 || missing+=(python3-kafka)
+[ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
+command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "warning: missing ${missing[*]} and cannot install them (need root and apt-get); tests that use them will skip" >&2
+  exit 0
+fi
+echo "installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq "${missing[@]}" >/dev/null
