@@ -20,10 +20,10 @@ import "errors"
 
 // Errors, named after ZooKeeper's KeeperException codes.
 var (
-	ErrNoNode                  = errors.New("metastore: node does not exist")         // NONODE
-	ErrNodeExists              = errors.New("metastore: node already exists")         // NODEEXISTS
-	ErrBadVersion              = errors.New("metastore: version conflict")            // BADVERSION
-	ErrNotEmpty                = errors.New("metastore: node has children")           // NOTEMPTY
+	ErrNoNode                  = errors.New("metastore: node does not exist") // NONODE
+	ErrNodeExists              = errors.New("metastore: node already exists") // NODEEXISTS
+	ErrBadVersion              = errors.New("metastore: version conflict")    // BADVERSION
+	ErrNotEmpty                = errors.New("metastore: node has children")   // NOTEMPTY
 	ErrNoChildrenForEphemerals = errors.New("metastore: ephemeral nodes cannot have children")
 	ErrInvalidPath             = errors.New("metastore: invalid path")
 	ErrClosed                  = errors.New("metastore: store closed") // SESSIONEXPIRED / connection closed
