@@ -53,14 +53,14 @@ const (
 
 // Attribute bits (attributes int16 of the batch header).
 const (
-	AttrCompressionMask   = 0x07
-	AttrTimestampType     = 0x08 // 1 = LogAppendTime
-	AttrTransactional     = 0x10
-	AttrControl           = 0x20
-	AttrDeleteHorizonSet  = 0x40
-	NoProducerID          = int64(-1)
-	NoSequence            = int32(-1)
-	NoTimestamp           = int64(-1)
+	AttrCompressionMask  = 0x07
+	AttrTimestampType    = 0x08 // 1 = LogAppendTime
+	AttrTransactional    = 0x10
+	AttrControl          = 0x20
+	AttrDeleteHorizonSet = 0x40
+	NoProducerID         = int64(-1)
+	NoSequence           = int32(-1)
+	NoTimestamp          = int64(-1)
 )
 
 // Codec is the compression codec id in the low three attribute bits.
