@@ -102,8 +102,19 @@ func randResponse(r *rand.Rand, version int16, f *os.File, fileData []byte) (*km
 				p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = r.Int32(), r.Int32()
 				p.CurrentLeader.UnknownTags = randTags(r, flex)
 			}
+			// Each tagged struct is present when any one field differs from
+			// its default, so vary the fields independently.
 			if r.IntN(3) == 0 {
-				p.SnapshotID.EndOffset, p.SnapshotID.Epoch = r.Int64(), r.Int32()
+				p.SnapshotID.EndOffset = r.Int64()
+			}
+			if r.IntN(3) == 0 {
+				p.SnapshotID.Epoch = r.Int32()
+			}
+			if r.IntN(4) == 0 {
+				p.DivergingEpoch.EndOffset = r.Int64()
+			}
+			if r.IntN(4) == 0 {
+				p.CurrentLeader.LeaderEpoch = r.Int32()
 			}
 			p.UnknownTags = randTags(r, flex)
 			switch r.IntN(5) {
