@@ -105,3 +105,20 @@ type Dispatcher interface {
 	Handle(rc *RequestContext, req kmsg.Request) Reply
 	Supported() []ApiRange
 }
+
+// TryResolve returns the response if it is available without waiting (a Now
+// reply, or a Later whose channel has delivered). A delivered Later response
+// is consumed: call Resolve afterwards only when ok was false. The
+// connection writer uses it to coalesce ready responses into one write and
+// to flush what it holds before it blocks.
+func (r Reply) TryResolve() (resp Response, ok bool) {
+	if r.later == nil {
+		return r.now, true
+	}
+	select {
+	case resp = <-r.later:
+		return resp, true
+	default:
+		return Response{}, false
+	}
+}
