@@ -1,0 +1,134 @@
+package partition
+
+import (
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Role is a replica's role for its partition.
+type Role int8
+
+// Replica roles.
+const (
+	RoleNone     Role = iota // not yet told its role
+	RoleLeader               // this broker leads the partition
+	RoleFollower             // this broker follows Leader
+	RoleOffline              // the log failed or the actor gave up (KAFKA_STORAGE_ERROR)
+)
+
+func (r Role) String() string {
+	switch r {
+	case RoleLeader:
+		return "leader"
+	case RoleFollower:
+		return "follower"
+	case RoleOffline:
+		return "offline"
+	}
+	return "none"
+}
+
+// Replica is the pure offset/role state of one partition replica: no I/O,
+// no actors. The partition actor owns it; tests drive it directly.
+//
+// Offsets follow Kafka's terms: LogStartOffset ≤ HighWatermark ≤
+// LogEndOffset. The high watermark is the offset up to which every ISR
+// member has the data (consumers read below it); with an ISR of one
+// (this broker) it equals the log end offset after every append.
+type Replica struct {
+	TP             TopicPartition
+	BrokerID       int32 // this broker (broker.id)
+	Role           Role
+	Leader         int32 // leader broker id, -1 = none
+	LeaderEpoch    int32 // -1 = never had a leader
+	ISR            []int32
+	Replicas       []int32
+	HighWatermark  int64
+	LogEndOffset   int64
+	LogStartOffset int64
+}
+
+// NewReplica is a replica that has not been told its role.
+func NewReplica(tp TopicPartition, brokerID int32) *Replica {
+	return &Replica{TP: tp, BrokerID: brokerID, Leader: -1, LeaderEpoch: -1}
+}
+
+// Apply takes a LeaderAndIsr state from the controller. A state with a
+// leader epoch older than the current one is stale: it is refused with
+// FENCED_LEADER_EPOCH and changes nothing (Kafka skips it too). An equal
+// epoch is accepted (the embedded controller re-sends states at restart)
+// and updates ISR and replicas.
+// checkpointHW is the high watermark read from replication-offset-checkpoint
+// (-1 when unknown), used to seed the high watermark on becoming leader.
+func (r *Replica) Apply(s LeaderAndIsr, checkpointHW int64) *kerr.Error {
+	if s.LeaderEpoch < r.LeaderEpoch {
+		return kerr.FencedLeaderEpoch
+	}
+	r.LeaderEpoch = s.LeaderEpoch
+	r.Leader = s.Leader
+	r.ISR = slices.Clone(s.ISR)
+	r.Replicas = slices.Clone(s.Replicas)
+	switch s.Leader {
+	case r.BrokerID:
+		r.Role = RoleLeader
+	default:
+		r.Role = RoleFollower
+	}
+	if checkpointHW >= 0 && checkpointHW > r.HighWatermark {
+		r.HighWatermark = checkpointHW
+	}
+	r.clampHW()
+	r.maybeAdvanceHW()
+	return nil
+}
+
+// SetLogOffsets records the log's current start and end offsets (after
+// open, append, truncation, retention) and advances the high watermark when
+// this broker alone forms the ISR. It reports whether the high watermark moved.
+func (r *Replica) SetLogOffsets(logStart, logEnd int64) (hwAdvanced bool) {
+	before := r.HighWatermark
+	r.LogStartOffset, r.LogEndOffset = logStart, logEnd
+	r.clampHW()
+	r.maybeAdvanceHW()
+	return r.HighWatermark > before
+}
+
+// SoleISR reports whether this broker is the only in-sync replica, in which
+// case acks=-1 is satisfied as soon as the leader has appended.
+func (r *Replica) SoleISR() bool {
+	return len(r.ISR) == 0 || (len(r.ISR) == 1 && r.ISR[0] == r.BrokerID)
+}
+
+func (r *Replica) clampHW() {
+	if r.HighWatermark > r.LogEndOffset {
+		r.HighWatermark = r.LogEndOffset
+	}
+	if r.HighWatermark < r.LogStartOffset {
+		r.HighWatermark = r.LogStartOffset
+	}
+}
+
+// maybeAdvanceHW: a leader with a sole ISR has its high watermark at the log
+// end offset (Kafka Partition.maybeIncrementLeaderHW with one ISR member).
+// Larger ISRs advance by follower fetch positions (replication, not here).
+func (r *Replica) maybeAdvanceHW() {
+	if r.Role == RoleLeader && r.SoleISR() && r.HighWatermark < r.LogEndOffset {
+		r.HighWatermark = r.LogEndOffset
+	}
+}
+
+// CheckLeaderEpoch validates a request's current_leader_epoch (KIP-320):
+// -1 skips the check; older than ours → FENCED_LEADER_EPOCH; newer →
+// UNKNOWN_LEADER_EPOCH (the client knows of a leader change we have not seen).
+func CheckLeaderEpoch(current, ours int32) *kerr.Error {
+	switch {
+	case current < 0:
+		return nil
+	case current < ours:
+		return kerr.FencedLeaderEpoch
+	case current > ours:
+		return kerr.UnknownLeaderEpoch
+	}
+	return nil
+}
