@@ -37,7 +37,7 @@ var Keys = []Key{
 	{Name: "cleanup.policy", Type: kmsg.ConfigTypeList, Default: "delete", Synonyms: syn("log.cleanup.policy"),
 		Doc: "\"delete\" discards old segments by retention time or size; \"compact\" keeps the last record per key; both may be listed.", validate: validPolicy},
 	{Name: "compression.type", Type: kmsg.ConfigTypeString, Default: "producer", Synonyms: syn("compression.type"),
-		Doc: "Final compression of the topic's batches: uncompressed, gzip, snappy, lz4, zstd, or producer (keep the producer's codec).",
+		Doc:      "Final compression of the topic's batches: uncompressed, gzip, snappy, lz4, zstd, or producer (keep the producer's codec).",
 		validate: oneOf("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")},
 	{Name: "delete.retention.ms", Type: kmsg.ConfigTypeLong, Default: "86400000", Synonyms: syn("log.cleaner.delete.retention.ms"),
 		Doc: "How long tombstones are kept on compacted topics.", validate: long(0)},
