@@ -1,0 +1,93 @@
+// Package metadata is the broker's metadata cache: an immutable snapshot of
+// the live brokers and every topic's partitions (leader, leader epoch, ISR,
+// replicas), published by the controller after each change (Kafka's
+// UpdateMetadata) and read lock-free by the request handlers.
+package metadata
+
+import (
+	"sort"
+	"sync/atomic"
+)
+
+// Broker is one live broker as clients see it (Metadata brokers array).
+type Broker struct {
+	ID   int32
+	Host string
+	Port int32
+	Rack *string // nil = no broker.rack
+}
+
+// Partition is one partition's state.
+type Partition struct {
+	Partition       int32
+	Leader          int32 // -1 = no leader (LEADER_NOT_AVAILABLE)
+	LeaderEpoch     int32
+	ISR             []int32
+	Replicas        []int32 // assigned replicas, preferred leader first
+	OfflineReplicas []int32 // assigned replicas whose broker is not live
+}
+
+// Topic is one topic's state. Partitions is indexed by partition id.
+type Topic struct {
+	Name       string
+	ID         [16]byte // Kafka topic id (Metadata v10+)
+	Internal   bool     // __consumer_offsets, __transaction_state
+	Partitions []Partition
+}
+
+// Snapshot is an immutable view of the cluster. Never modify a published
+// snapshot or anything it references: build a new one.
+type Snapshot struct {
+	ClusterID    string
+	ControllerID int32    // -1 = none
+	Brokers      []Broker // sorted by id
+	Topics       map[string]*Topic
+	TopicsByID   map[[16]byte]*Topic
+}
+
+// Empty is the snapshot before the controller publishes anything.
+var Empty = &Snapshot{ControllerID: -1, Topics: map[string]*Topic{}, TopicsByID: map[[16]byte]*Topic{}}
+
+// Broker returns the live broker with id, or false.
+func (s *Snapshot) Broker(id int32) (Broker, bool) {
+	i := sort.Search(len(s.Brokers), func(i int) bool { return s.Brokers[i].ID >= id })
+	if i < len(s.Brokers) && s.Brokers[i].ID == id {
+		return s.Brokers[i], true
+	}
+	return Broker{}, false
+}
+
+// TopicNames lists every topic name, sorted.
+func (s *Snapshot) TopicNames() []string {
+	out := make([]string, 0, len(s.Topics))
+	for n := range s.Topics {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Partition returns one partition's state, or false.
+func (s *Snapshot) Partition(topic string, p int32) (Partition, bool) {
+	t, ok := s.Topics[topic]
+	if !ok || p < 0 || int(p) >= len(t.Partitions) {
+		return Partition{}, false
+	}
+	return t.Partitions[p], true
+}
+
+// Cache holds the current snapshot; Load is one atomic read.
+type Cache struct {
+	p atomic.Pointer[Snapshot]
+}
+
+// Load returns the current snapshot (Empty before the first Publish).
+func (c *Cache) Load() *Snapshot {
+	if s := c.p.Load(); s != nil {
+		return s
+	}
+	return Empty
+}
+
+// Publish replaces the snapshot. s must not be modified afterwards.
+func (c *Cache) Publish(s *Snapshot) { c.p.Store(s) }
