@@ -1,22 +1,31 @@
 // Package config reads a Kafka server.properties file into a typed broker
 // configuration, with Kafka's key names and defaults, and derives per-topic
 // log configs (topic overrides over broker defaults).
+//
+// Entry points: Load (a server.properties file), Parse (a key/value map),
+// Broker.LogConfig (broker-wide log defaults), TopicLogConfig and
+// Broker.TopicPolicy (a topic's overrides validated Kafka-style),
+// Broker.DescribeTopicConfigs (DescribeConfigs entries for a topic).
+// README.md lists the keys Gregor accepts but does not act on yet.
 package config
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Listener is one entry of listeners / advertised.listeners
 // ("PLAINTEXT://host:port").
 type Listener struct {
 	Name string // listener name, e.g. "PLAINTEXT"
 	Host string // "" = all interfaces (only for listeners)
-	Port int
+	Port int    // 0..65535; 0 in listeners = an ephemeral port chosen at bind
 }
 
 // Broker is the broker configuration. Every field names its Kafka key.
 type Broker struct {
-	BrokerID                   int32         // broker.id, default 0
-	Listeners                  []Listener    // listeners, default PLAINTEXT://:9092
+	BrokerID                   int32         // broker.id, default 0 (Gregor has no automatic id generation)
+	Listeners                  []Listener    // listeners, default PLAINTEXT://:9092 (or legacy host.name/port)
 	AdvertisedListeners        []Listener    // advertised.listeners, default = listeners (empty host → hostname)
 	LogDirs                    []string      // log.dirs (or log.dir), default /tmp/kafka-logs
 	ZookeeperConnect           string        // zookeeper.connect; "" = embedded metadata (single node)
@@ -39,7 +48,8 @@ type Broker struct {
 	LogFlushIntervalMs           int64         // log.flush.interval.ms, default MaxInt64 (log.flush.scheduler.interval.ms checks)
 	LogIndexIntervalBytes        int32         // log.index.interval.bytes, default 4096
 	LogIndexSizeMaxBytes         int32         // log.index.size.max.bytes, default 10485760
-	LogCleanupPolicy             string        // log.cleanup.policy, default "delete"
+	LogCleanupPolicy             string        // log.cleanup.policy, default "delete" ("compact", "delete" or "compact,delete")
+	LogCleanerEnable             bool          // log.cleaner.enable, default true
 	LogSegmentDeleteDelayMs      int64         // log.segment.delete.delay.ms, default 60000
 	NumRecoveryThreadsPerDataDir int           // num.recovery.threads.per.data.dir, default 1
 	CompressionType              string        // compression.type, default "producer"
@@ -67,12 +77,87 @@ type Broker struct {
 	GroupMaxSessionTimeout        time.Duration // group.max.session.timeout.ms, default 1800000
 	GroupMaxSize                  int           // group.max.size, default MaxInt32
 
-	ReplicaLagTimeMax         time.Duration // replica.lag.time.max.ms, default 30000
-	NumReplicaFetchers        int           // num.replica.fetchers, default 1
-	TransactionalIDExpiration time.Duration // transactional.id.expiration.ms, default 604800000
+	TransactionStateLogNumPartitions     int32         // transaction.state.log.num.partitions, default 50
+	TransactionStateLogReplicationFactor int16         // transaction.state.log.replication.factor, default 3
+	TransactionStateLogMinIsr            int           // transaction.state.log.min.isr, default 2
+	TransactionStateLogSegmentBytes      int64         // transaction.state.log.segment.bytes, default 104857600
+	TransactionalIDExpiration            time.Duration // transactional.id.expiration.ms, default 604800000
+
+	ReplicaLagTimeMax  time.Duration // replica.lag.time.max.ms, default 30000
+	NumReplicaFetchers int           // num.replica.fetchers, default 1
 
 	AdminListener string // admin.listener (Gregor): host:port of the HTTP admin listener; "" = off
 
-	// Raw holds every key as read, for DescribeConfigs and topic defaults.
+	// Raw holds every key as read (values trimmed), for DescribeConfigs and
+	// topic defaults. Unknown keys are kept too.
 	Raw map[string]string
 }
+
+// Defaults returns a Broker holding Kafka's defaults for every field (the
+// configuration of an empty server.properties). Listeners is
+// PLAINTEXT://:9092; AdvertisedListeners is left empty here and derived by
+// Parse.
+func Defaults() *Broker {
+	return &Broker{
+		BrokerID:                   0,
+		Listeners:                  []Listener{{Name: "PLAINTEXT", Port: 9092}},
+		LogDirs:                    []string{"/tmp/kafka-logs"},
+		ZookeeperSessionTimeout:    18000 * time.Millisecond,
+		ZookeeperConnectionTimeout: 18000 * time.Millisecond,
+
+		NumPartitions:            1,
+		DefaultReplicationFactor: 1,
+		AutoCreateTopicsEnable:   true,
+		DeleteTopicEnable:        true,
+		MinInsyncReplicas:        1,
+
+		LogRetentionMs:               168 * hourMs,
+		LogRetentionBytes:            -1,
+		LogSegmentBytes:              1 << 30,
+		LogRollMs:                    168 * hourMs,
+		LogRetentionCheckInterval:    300000 * time.Millisecond,
+		LogFlushIntervalMessages:     math.MaxInt64,
+		LogFlushIntervalMs:           math.MaxInt64,
+		LogIndexIntervalBytes:        4096,
+		LogIndexSizeMaxBytes:         10 << 20,
+		LogCleanupPolicy:             "delete",
+		LogCleanerEnable:             true,
+		LogSegmentDeleteDelayMs:      60000,
+		NumRecoveryThreadsPerDataDir: 1,
+		CompressionType:              "producer",
+		MessageTimestampType:         "CreateTime",
+
+		MessageMaxBytes:          1048588,
+		SocketRequestMaxBytes:    104857600,
+		SocketSendBufferBytes:    102400,
+		SocketReceiveBufferBytes: 102400,
+		NumNetworkThreads:        3,
+		NumIOThreads:             8,
+		QueuedMaxRequests:        500,
+
+		OffsetsTopicNumPartitions:     50,
+		OffsetsTopicReplicationFactor: 3,
+		OffsetsTopicSegmentBytes:      104857600,
+		OffsetsRetentionMinutes:       10080,
+		GroupInitialRebalanceDelay:    3000 * time.Millisecond,
+		GroupMinSessionTimeout:        6000 * time.Millisecond,
+		GroupMaxSessionTimeout:        1800000 * time.Millisecond,
+		GroupMaxSize:                  math.MaxInt32,
+
+		TransactionStateLogNumPartitions:     50,
+		TransactionStateLogReplicationFactor: 3,
+		TransactionStateLogMinIsr:            2,
+		TransactionStateLogSegmentBytes:      104857600,
+		TransactionalIDExpiration:            604800000 * time.Millisecond,
+
+		ReplicaLagTimeMax:  30000 * time.Millisecond,
+		NumReplicaFetchers: 1,
+
+		Raw: map[string]string{},
+	}
+}
+
+const (
+	minuteMs = int64(60 * 1000)
+	hourMs   = 60 * minuteMs
+)

@@ -1,0 +1,226 @@
+package config
+
+import (
+	"math"
+	"net"
+	"strconv"
+	"time"
+)
+
+// setter validates one key's value and stores it in b. Keys whose effect
+// depends on other keys (listeners vs port/host.name, log.retention.ms vs
+// .minutes vs .hours, log.dirs vs log.dir…) only validate here; resolve
+// combines them once every key has been read.
+type setter func(b *Broker, key, v string) error
+
+func intSetter[T ~int | ~int16 | ~int32 | ~int64](field func(*Broker) *T, bits int, min int64) setter {
+	return func(b *Broker, key, v string) error {
+		n, err := parseInt(key, v, bits, min)
+		if err != nil {
+			return err
+		}
+		*field(b) = T(n)
+		return nil
+	}
+}
+
+func msSetter(field func(*Broker) *time.Duration, bits int, min int64) setter {
+	return func(b *Broker, key, v string) error {
+		n, err := parseInt(key, v, bits, min)
+		if err != nil {
+			return err
+		}
+		*field(b) = ms(n)
+		return nil
+	}
+}
+
+func boolSetter(field func(*Broker) *bool) setter {
+	return func(b *Broker, key, v string) error {
+		x, err := parseBool(key, v)
+		if err != nil {
+			return err
+		}
+		*field(b) = x
+		return nil
+	}
+}
+
+func enumSetter(field func(*Broker) *string, allowed ...string) setter {
+	return func(b *Broker, key, v string) error {
+		if err := oneOf(key, v, allowed...); err != nil {
+			return err
+		}
+		*field(b) = v
+		return nil
+	}
+}
+
+// validateOnly checks a number and leaves the decision to resolve.
+func validateInt(bits int, min int64) setter {
+	return func(_ *Broker, key, v string) error {
+		_, err := parseInt(key, v, bits, min)
+		return err
+	}
+}
+
+func validateListeners(_ *Broker, key, v string) error {
+	_, err := parseListeners(key, v)
+	return err
+}
+
+func acceptAny(*Broker, string, string) error { return nil }
+
+const noMin = math.MinInt64
+
+// brokerKeys are the server.properties keys Gregor applies (or validates for
+// resolve). Minimums follow Kafka's KafkaConfig validators; where Kafka has
+// none but a negative value is meaningless, the minimum is 0 or 1 and the
+// comment says so.
+var brokerKeys = map[string]setter{
+	"broker.id":                       intSetter(func(b *Broker) *int32 { return &b.BrokerID }, 32, 0), // Gregor: no broker.id generation (-1)
+	"listeners":                       validateListeners,
+	"advertised.listeners":            validateListeners,
+	"port":                            validateInt(32, 0),
+	"host.name":                       acceptAny,
+	"advertised.port":                 validateInt(32, 0),
+	"advertised.host.name":            acceptAny,
+	"log.dirs":                        acceptAny,
+	"log.dir":                         acceptAny,
+	"zookeeper.connect":               acceptAny,
+	"zookeeper.session.timeout.ms":    msSetter(func(b *Broker) *time.Duration { return &b.ZookeeperSessionTimeout }, 32, 1),
+	"zookeeper.connection.timeout.ms": validateInt(32, 1),
+
+	"num.partitions":                 intSetter(func(b *Broker) *int32 { return &b.NumPartitions }, 32, 1),
+	"default.replication.factor":     intSetter(func(b *Broker) *int16 { return &b.DefaultReplicationFactor }, 16, 1),
+	"auto.create.topics.enable":      boolSetter(func(b *Broker) *bool { return &b.AutoCreateTopicsEnable }),
+	"delete.topic.enable":            boolSetter(func(b *Broker) *bool { return &b.DeleteTopicEnable }),
+	"min.insync.replicas":            intSetter(func(b *Broker) *int { return &b.MinInsyncReplicas }, 32, 1),
+	"unclean.leader.election.enable": boolSetter(func(b *Broker) *bool { return &b.UncleanLeaderElection }),
+
+	"log.retention.ms":                  validateInt(64, noMin), // negative = keep forever
+	"log.retention.minutes":             validateInt(32, noMin),
+	"log.retention.hours":               validateInt(32, noMin),
+	"log.retention.bytes":               intSetter(func(b *Broker) *int64 { return &b.LogRetentionBytes }, 64, noMin),
+	"log.segment.bytes":                 intSetter(func(b *Broker) *int64 { return &b.LogSegmentBytes }, 32, 14), // LegacyRecord.RECORD_OVERHEAD_V0
+	"log.roll.ms":                       validateInt(64, 1),
+	"log.roll.hours":                    validateInt(32, 1),
+	"log.retention.check.interval.ms":   msSetter(func(b *Broker) *time.Duration { return &b.LogRetentionCheckInterval }, 64, 1),
+	"log.flush.interval.messages":       intSetter(func(b *Broker) *int64 { return &b.LogFlushIntervalMessages }, 64, 1),
+	"log.flush.interval.ms":             intSetter(func(b *Broker) *int64 { return &b.LogFlushIntervalMs }, 64, 0),
+	"log.flush.scheduler.interval.ms":   validateInt(64, 0),
+	"log.index.interval.bytes":          intSetter(func(b *Broker) *int32 { return &b.LogIndexIntervalBytes }, 32, 0),
+	"log.index.size.max.bytes":          intSetter(func(b *Broker) *int32 { return &b.LogIndexSizeMaxBytes }, 32, 4),
+	"log.cleanup.policy":                setCleanupPolicy,
+	"log.cleaner.enable":                boolSetter(func(b *Broker) *bool { return &b.LogCleanerEnable }),
+	"log.segment.delete.delay.ms":       intSetter(func(b *Broker) *int64 { return &b.LogSegmentDeleteDelayMs }, 64, 0),
+	"num.recovery.threads.per.data.dir": intSetter(func(b *Broker) *int { return &b.NumRecoveryThreadsPerDataDir }, 32, 1),
+	"compression.type":                  enumSetter(func(b *Broker) *string { return &b.CompressionType }, compressionTypes...),
+	"log.message.timestamp.type":        enumSetter(func(b *Broker) *string { return &b.MessageTimestampType }, timestampTypes...),
+
+	"message.max.bytes":           intSetter(func(b *Broker) *int32 { return &b.MessageMaxBytes }, 32, 0),
+	"socket.request.max.bytes":    intSetter(func(b *Broker) *int32 { return &b.SocketRequestMaxBytes }, 32, 1),
+	"socket.send.buffer.bytes":    intSetter(func(b *Broker) *int { return &b.SocketSendBufferBytes }, 32, -1), // -1 = OS default
+	"socket.receive.buffer.bytes": intSetter(func(b *Broker) *int { return &b.SocketReceiveBufferBytes }, 32, -1),
+	"num.network.threads":         intSetter(func(b *Broker) *int { return &b.NumNetworkThreads }, 32, 1),
+	"num.io.threads":              intSetter(func(b *Broker) *int { return &b.NumIOThreads }, 32, 1),
+	"queued.max.requests":         intSetter(func(b *Broker) *int { return &b.QueuedMaxRequests }, 32, 1),
+
+	"offsets.topic.num.partitions":     intSetter(func(b *Broker) *int32 { return &b.OffsetsTopicNumPartitions }, 32, 1),
+	"offsets.topic.replication.factor": intSetter(func(b *Broker) *int16 { return &b.OffsetsTopicReplicationFactor }, 16, 1),
+	"offsets.topic.segment.bytes":      intSetter(func(b *Broker) *int64 { return &b.OffsetsTopicSegmentBytes }, 32, 1),
+	"offsets.retention.minutes":        intSetter(func(b *Broker) *int64 { return &b.OffsetsRetentionMinutes }, 32, 1),
+	"group.initial.rebalance.delay.ms": msSetter(func(b *Broker) *time.Duration { return &b.GroupInitialRebalanceDelay }, 32, 0),
+	"group.min.session.timeout.ms":     msSetter(func(b *Broker) *time.Duration { return &b.GroupMinSessionTimeout }, 32, 0),
+	"group.max.session.timeout.ms":     msSetter(func(b *Broker) *time.Duration { return &b.GroupMaxSessionTimeout }, 32, 0),
+	"group.max.size":                   intSetter(func(b *Broker) *int { return &b.GroupMaxSize }, 32, 1),
+
+	"transaction.state.log.num.partitions":     intSetter(func(b *Broker) *int32 { return &b.TransactionStateLogNumPartitions }, 32, 1),
+	"transaction.state.log.replication.factor": intSetter(func(b *Broker) *int16 { return &b.TransactionStateLogReplicationFactor }, 16, 1),
+	"transaction.state.log.min.isr":            intSetter(func(b *Broker) *int { return &b.TransactionStateLogMinIsr }, 32, 1),
+	"transaction.state.log.segment.bytes":      intSetter(func(b *Broker) *int64 { return &b.TransactionStateLogSegmentBytes }, 32, 1),
+	"transactional.id.expiration.ms":           msSetter(func(b *Broker) *time.Duration { return &b.TransactionalIDExpiration }, 32, 1),
+
+	"replica.lag.time.max.ms": msSetter(func(b *Broker) *time.Duration { return &b.ReplicaLagTimeMax }, 64, 0),
+	"num.replica.fetchers":    intSetter(func(b *Broker) *int { return &b.NumReplicaFetchers }, 32, 1),
+
+	"admin.listener": setAdminListener,
+}
+
+func setCleanupPolicy(b *Broker, key, v string) error {
+	p, _, err := parseCleanupPolicy(key, v)
+	if err != nil {
+		return err
+	}
+	b.LogCleanupPolicy = p
+	return nil
+}
+
+// setAdminListener accepts "host:port" (empty host = all interfaces) or "" (off).
+func setAdminListener(b *Broker, key, v string) error {
+	if v == "" {
+		b.AdminListener = ""
+		return nil
+	}
+	_, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return invalid(key, v, "expected host:port")
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return invalid(key, v, "port must be a number in 0..65535")
+	}
+	b.AdminListener = v
+	return nil
+}
+
+// ignoredKeys are Kafka broker keys Gregor accepts without acting on them
+// (yet). They are listed, with the reason, in README.md. Accepting them keeps
+// real-world server.properties files (the seed articles' among them) loading
+// without warnings.
+var ignoredKeys = map[string]bool{
+	// Thread pools and queues that have no counterpart in a goroutine-per-connection server.
+	"background.threads": true, "num.replica.alter.log.dirs.threads": true, "log.cleaner.threads": true,
+	"queued.max.request.bytes": true, "connections.max.idle.ms": true, "max.connections": true,
+	"max.connections.per.ip": true, "max.connections.per.ip.overrides": true, "max.connection.creation.rate": true,
+	"socket.listen.backlog.size": true, "socket.connection.setup.timeout.ms": true, "socket.connection.setup.timeout.max.ms": true,
+	// Listener details beyond PLAINTEXT.
+	"listener.security.protocol.map": true, "inter.broker.listener.name": true, "security.inter.broker.protocol": true,
+	"control.plane.listener.name": true, "ssl.keystore.location": true, "ssl.keystore.password": true, "ssl.key.password": true,
+	"ssl.truststore.location": true, "ssl.truststore.password": true, "ssl.client.auth": true, "ssl.endpoint.identification.algorithm": true,
+	"sasl.enabled.mechanisms": true, "sasl.mechanism.inter.broker.protocol": true, "authorizer.class.name": true,
+	"allow.everyone.if.no.acl.found": true, "super.users": true, "principal.builder.class": true,
+	// Broker identity and placement.
+	"broker.rack": true, "broker.id.generation.enable": true, "reserved.broker.max.id": true,
+	"inter.broker.protocol.version": true, "log.message.format.version": true, "zookeeper.set.acl": true,
+	"zookeeper.max.in.flight.requests": true, "zookeeper.sync.time.ms": true, "zookeeper.clientCnxnSocket": true,
+	// Controller and leadership.
+	"controlled.shutdown.enable": true, "controlled.shutdown.max.retries": true, "controlled.shutdown.retry.backoff.ms": true,
+	"auto.leader.rebalance.enable": true, "leader.imbalance.check.interval.seconds": true, "leader.imbalance.per.broker.percentage": true,
+	"controller.socket.timeout.ms": true, "controller.quota.window.num": true,
+	// Replication tuning (0.8-era names included: the seed articles use them).
+	"replica.lag.max.messages": true, "replica.fetch.max.bytes": true, "replica.fetch.min.bytes": true, "replica.fetch.wait.max.ms": true,
+	"replica.fetch.backoff.ms": true, "replica.fetch.response.max.bytes": true, "replica.socket.timeout.ms": true,
+	"replica.socket.receive.buffer.bytes": true, "replica.high.watermark.checkpoint.interval.ms": true, "replica.selector.class": true,
+	"fetch.purgatory.purge.interval.requests": true, "producer.purgatory.purge.interval.requests": true,
+	"delete.records.purgatory.purge.interval.requests": true,
+	// Log cleaner tuning.
+	"log.cleaner.dedupe.buffer.size": true, "log.cleaner.io.buffer.size": true, "log.cleaner.io.buffer.load.factor": true,
+	"log.cleaner.io.max.bytes.per.second": true, "log.cleaner.backoff.ms": true, "log.cleaner.min.cleanable.ratio": true,
+	"log.cleaner.delete.retention.ms": true, "log.cleaner.min.compaction.lag.ms": true, "log.cleaner.max.compaction.lag.ms": true,
+	// Log details.
+	"log.preallocate": true, "log.roll.jitter.ms": true, "log.roll.jitter.hours": true, "log.message.timestamp.difference.max.ms": true,
+	"log.message.downconversion.enable": true, "log.flush.offset.checkpoint.interval.ms": true, "log.flush.start.offset.checkpoint.interval.ms": true,
+	"log.dir.failure.timeout.ms": true,
+	// Groups, offsets and transactions tuning.
+	"offsets.commit.timeout.ms": true, "offsets.commit.required.acks": true, "offsets.load.buffer.size": true,
+	"offsets.retention.check.interval.ms": true, "offsets.topic.compression.codec": true, "offset.metadata.max.bytes": true,
+	"transaction.state.log.load.buffer.size": true, "transaction.max.timeout.ms": true,
+	"transaction.abort.timed.out.transaction.cleanup.interval.ms": true, "transaction.remove.expired.transaction.cleanup.interval.ms": true,
+	"producer.id.expiration.ms": true, "group.consumer.session.timeout.ms": true,
+	// Quotas, metrics and request handling.
+	"quota.window.num": true, "quota.window.size.seconds": true, "replication.quota.window.num": true,
+	"metric.reporters": true, "metrics.num.samples": true, "metrics.sample.window.ms": true, "metrics.recording.level": true,
+	"request.timeout.ms": true, "connection.failed.authentication.delay.ms": true, "create.topic.policy.class.name": true,
+	"alter.config.policy.class.name": true, "password.encoder.secret": true, "delegation.token.master.key": true,
+	"kafka.metrics.reporters": true, "kafka.metrics.polling.interval.secs": true,
+}

@@ -1,0 +1,308 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/storage"
+)
+
+// TopicConfigKey describes one topic-level config (Kafka's LogConfig /
+// TopicConfig): its name, the server.properties key(s) that set its
+// broker-wide default, and Kafka's default. DescribeConfigs uses it.
+type TopicConfigKey struct {
+	Name       string   // topic config name, e.g. "retention.ms"
+	BrokerKeys []string // broker default keys, highest precedence first (e.g. log.retention.ms, .minutes, .hours); BrokerKeys[0] is the one DescribeConfigs synonyms name
+	Default    string   // Kafka's default when neither topic nor broker sets it
+	ReadOnly   bool     // never alterable (no topic config is read-only today)
+	Sensitive  bool     // value hidden in DescribeConfigs (none today)
+
+	validate func(key, v string) error
+	apply    func(c *storage.LogConfig, p *TopicPolicy, v string) // v already validated
+	broker   func(b *Broker) string                               // the broker's resolved value
+}
+
+// TopicPolicy holds the topic configs that are not storage-level: the
+// partition and produce path read them. Field comments name the topic
+// config and its broker default key.
+type TopicPolicy struct {
+	MinInsyncReplicas     int    // min.insync.replicas (min.insync.replicas), default 1
+	UncleanLeaderElection bool   // unclean.leader.election.enable (same key), default false
+	CompressionType       string // compression.type (compression.type), default "producer"
+	MessageTimestampType  string // message.timestamp.type (log.message.timestamp.type), default "CreateTime"
+}
+
+// UnknownTopicConfigError is a topic config name Kafka does not define
+// (CreateTopics/AlterConfigs answer INVALID_CONFIG, error code 40).
+type UnknownTopicConfigError struct{ Key string }
+
+func (e *UnknownTopicConfigError) Error() string { return "Unknown topic config name: " + e.Key }
+
+func vInt(bits int, min int64) func(string, string) error {
+	return func(k, v string) error { _, err := parseInt(k, v, bits, min); return err }
+}
+func vBool(k, v string) error   { _, err := parseBool(k, v); return err }
+func vAny(string, string) error { return nil }
+func vEnum(allowed ...string) func(string, string) error {
+	return func(k, v string) error { return oneOf(k, v, allowed...) }
+}
+func vRatio(k, v string) error  { _, err := parseDouble(k, v, 0, 1); return err }
+func vPolicy(k, v string) error { _, _, err := parseCleanupPolicy(k, v); return err }
+
+func atoi64(v string) int64 { n, _ := strconv.ParseInt(v, 10, 64); return n }
+func i64(n int64) string    { return strconv.FormatInt(n, 10) }
+
+// topicConfigKeys is the table, sorted by name. Minimums follow Kafka's
+// LogConfig validators.
+var topicConfigKeys = []TopicConfigKey{
+	{Name: "cleanup.policy", BrokerKeys: []string{"log.cleanup.policy"}, Default: "delete", validate: vPolicy,
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { _, c.Compact, _ = parseCleanupPolicy("", v) },
+		broker: func(b *Broker) string { return b.LogCleanupPolicy }},
+	{Name: "compression.type", BrokerKeys: []string{"compression.type"}, Default: "producer", validate: vEnum(compressionTypes...),
+		apply:  func(_ *storage.LogConfig, p *TopicPolicy, v string) { p.CompressionType = v },
+		broker: func(b *Broker) string { return b.CompressionType }},
+	{Name: "delete.retention.ms", BrokerKeys: []string{"log.cleaner.delete.retention.ms"}, Default: "86400000", validate: vInt(64, 0)},
+	{Name: "file.delete.delay.ms", BrokerKeys: []string{"log.segment.delete.delay.ms"}, Default: "60000", validate: vInt(64, 0),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.FileDeleteDelayMs = atoi64(v) },
+		broker: func(b *Broker) string { return i64(b.LogSegmentDeleteDelayMs) }},
+	{Name: "flush.messages", BrokerKeys: []string{"log.flush.interval.messages"}, Default: i64(math.MaxInt64), validate: vInt(64, 1),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.FlushMessages = atoi64(v) },
+		broker: func(b *Broker) string { return i64(b.LogFlushIntervalMessages) }},
+	{Name: "flush.ms", BrokerKeys: []string{"log.flush.interval.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 0),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.FlushMs = atoi64(v) },
+		broker: func(b *Broker) string { return i64(b.LogFlushIntervalMs) }},
+	{Name: "follower.replication.throttled.replicas", BrokerKeys: []string{"follower.replication.throttled.replicas"}, Default: "", validate: vAny},
+	{Name: "index.interval.bytes", BrokerKeys: []string{"log.index.interval.bytes"}, Default: "4096", validate: vInt(32, 0),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.IndexIntervalBytes = int32(atoi64(v)) },
+		broker: func(b *Broker) string { return i64(int64(b.LogIndexIntervalBytes)) }},
+	{Name: "leader.replication.throttled.replicas", BrokerKeys: []string{"leader.replication.throttled.replicas"}, Default: "", validate: vAny},
+	{Name: "max.compaction.lag.ms", BrokerKeys: []string{"log.cleaner.max.compaction.lag.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 1)},
+	{Name: "max.message.bytes", BrokerKeys: []string{"message.max.bytes"}, Default: "1048588", validate: vInt(32, 0),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.MaxMessageBytes = int32(atoi64(v)) },
+		broker: func(b *Broker) string { return i64(int64(b.MessageMaxBytes)) }},
+	{Name: "message.downconversion.enable", BrokerKeys: []string{"log.message.downconversion.enable"}, Default: "true", validate: vBool},
+	{Name: "message.format.version", BrokerKeys: []string{"log.message.format.version"}, Default: "3.0-IV1", validate: vAny},
+	{Name: "message.timestamp.difference.max.ms", BrokerKeys: []string{"log.message.timestamp.difference.max.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 0)},
+	{Name: "message.timestamp.type", BrokerKeys: []string{"log.message.timestamp.type"}, Default: "CreateTime", validate: vEnum(timestampTypes...),
+		apply:  func(_ *storage.LogConfig, p *TopicPolicy, v string) { p.MessageTimestampType = v },
+		broker: func(b *Broker) string { return b.MessageTimestampType }},
+	{Name: "min.cleanable.dirty.ratio", BrokerKeys: []string{"log.cleaner.min.cleanable.ratio"}, Default: "0.5", validate: vRatio},
+	{Name: "min.compaction.lag.ms", BrokerKeys: []string{"log.cleaner.min.compaction.lag.ms"}, Default: "0", validate: vInt(64, 0)},
+	{Name: "min.insync.replicas", BrokerKeys: []string{"min.insync.replicas"}, Default: "1", validate: vInt(32, 1),
+		apply:  func(_ *storage.LogConfig, p *TopicPolicy, v string) { p.MinInsyncReplicas = int(atoi64(v)) },
+		broker: func(b *Broker) string { return i64(int64(b.MinInsyncReplicas)) }},
+	{Name: "preallocate", BrokerKeys: []string{"log.preallocate"}, Default: "false", validate: vBool},
+	{Name: "retention.bytes", BrokerKeys: []string{"log.retention.bytes"}, Default: "-1", validate: vInt(64, noMin),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.RetentionBytes = atoi64(v) },
+		broker: func(b *Broker) string { return i64(b.LogRetentionBytes) }},
+	{Name: "retention.ms", BrokerKeys: []string{"log.retention.ms", "log.retention.minutes", "log.retention.hours"}, Default: "604800000", validate: vInt(64, -1),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.RetentionMs = atoi64(v) },
+		broker: func(b *Broker) string { return i64(b.LogRetentionMs) }},
+	{Name: "segment.bytes", BrokerKeys: []string{"log.segment.bytes"}, Default: "1073741824", validate: vInt(32, 14),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.SegmentBytes = atoi64(v) },
+		broker: func(b *Broker) string { return i64(b.LogSegmentBytes) }},
+	{Name: "segment.index.bytes", BrokerKeys: []string{"log.index.size.max.bytes"}, Default: "10485760", validate: vInt(32, 4),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.SegmentIndexBytes = int32(atoi64(v)) },
+		broker: func(b *Broker) string { return i64(int64(b.LogIndexSizeMaxBytes)) }},
+	{Name: "segment.jitter.ms", BrokerKeys: []string{"log.roll.jitter.ms", "log.roll.jitter.hours"}, Default: "0", validate: vInt(64, 0)},
+	{Name: "segment.ms", BrokerKeys: []string{"log.roll.ms", "log.roll.hours"}, Default: "604800000", validate: vInt(64, 1),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.SegmentMs = atoi64(v) },
+		broker: func(b *Broker) string { return i64(b.LogRollMs) }},
+	{Name: "unclean.leader.election.enable", BrokerKeys: []string{"unclean.leader.election.enable"}, Default: "false", validate: vBool,
+		apply: func(_ *storage.LogConfig, p *TopicPolicy, v string) {
+			p.UncleanLeaderElection, _ = parseBool("", v)
+		},
+		broker: func(b *Broker) string { return strconv.FormatBool(b.UncleanLeaderElection) }},
+}
+
+var topicConfigIndex = func() map[string]*TopicConfigKey {
+	m := make(map[string]*TopicConfigKey, len(topicConfigKeys))
+	for i := range topicConfigKeys {
+		m[topicConfigKeys[i].Name] = &topicConfigKeys[i]
+	}
+	return m
+}()
+
+// TopicConfigKeys returns the topic config table sorted by name (a copy).
+func TopicConfigKeys() []TopicConfigKey {
+	return append([]TopicConfigKey(nil), topicConfigKeys...)
+}
+
+// LookupTopicConfig returns the table entry for a topic config name.
+func LookupTopicConfig(name string) (TopicConfigKey, bool) {
+	k, ok := topicConfigIndex[name]
+	if !ok {
+		return TopicConfigKey{}, false
+	}
+	return *k, true
+}
+
+// ValidateTopicConfigs checks topic config overrides (CreateTopics configs,
+// AlterConfigs / IncrementalAlterConfigs on a topic). Keys are checked in
+// name order; the first problem is returned: *UnknownTopicConfigError or
+// *ValueError. Values are trimmed before checking, as Kafka does.
+func ValidateTopicConfigs(overrides map[string]string) error {
+	for _, k := range sortedKeys(overrides) {
+		tk, ok := topicConfigIndex[k]
+		if !ok {
+			return &UnknownTopicConfigError{Key: k}
+		}
+		if err := tk.validate(k, strings.TrimSpace(overrides[k])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TopicLogConfig returns base (the broker's LogConfig) with a topic's
+// overrides applied: cleanup.policy, retention.ms, retention.bytes,
+// segment.bytes, segment.ms, segment.index.bytes, index.interval.bytes,
+// flush.messages, flush.ms, max.message.bytes, file.delete.delay.ms. Other
+// valid topic configs (min.insync.replicas, compression.type… see
+// Broker.TopicPolicy) are validated but do not change the LogConfig.
+// Errors as ValidateTopicConfigs; on error base is returned unchanged.
+func TopicLogConfig(base storage.LogConfig, overrides map[string]string) (storage.LogConfig, error) {
+	if err := ValidateTopicConfigs(overrides); err != nil {
+		return base, err
+	}
+	c := base
+	var p TopicPolicy
+	for _, k := range sortedKeys(overrides) {
+		if tk := topicConfigIndex[k]; tk.apply != nil {
+			tk.apply(&c, &p, strings.TrimSpace(overrides[k]))
+		}
+	}
+	return c, nil
+}
+
+// LogConfig returns the broker-wide log defaults (the LogConfig of a topic
+// without overrides): log.segment.bytes, log.roll.ms/hours,
+// log.index.size.max.bytes, log.index.interval.bytes,
+// log.retention.ms/minutes/hours, log.retention.bytes,
+// log.flush.interval.messages, log.flush.interval.ms,
+// log.segment.delete.delay.ms, message.max.bytes, log.cleanup.policy.
+func (b *Broker) LogConfig() storage.LogConfig {
+	_, compact, _ := parseCleanupPolicy("log.cleanup.policy", b.LogCleanupPolicy)
+	return storage.LogConfig{
+		SegmentBytes:       b.LogSegmentBytes,
+		SegmentMs:          b.LogRollMs,
+		SegmentIndexBytes:  b.LogIndexSizeMaxBytes,
+		IndexIntervalBytes: b.LogIndexIntervalBytes,
+		RetentionMs:        b.LogRetentionMs,
+		RetentionBytes:     b.LogRetentionBytes,
+		FlushMessages:      b.LogFlushIntervalMessages,
+		FlushMs:            b.LogFlushIntervalMs,
+		FileDeleteDelayMs:  b.LogSegmentDeleteDelayMs,
+		MaxMessageBytes:    b.MessageMaxBytes,
+		Compact:            compact,
+	}
+}
+
+// TopicPolicy returns the non-storage topic settings: the broker defaults
+// (min.insync.replicas, unclean.leader.election.enable, compression.type,
+// log.message.timestamp.type) with the topic's overrides applied. Errors as
+// ValidateTopicConfigs.
+func (b *Broker) TopicPolicy(overrides map[string]string) (TopicPolicy, error) {
+	p := TopicPolicy{
+		MinInsyncReplicas:     b.MinInsyncReplicas,
+		UncleanLeaderElection: b.UncleanLeaderElection,
+		CompressionType:       b.CompressionType,
+		MessageTimestampType:  b.MessageTimestampType,
+	}
+	if err := ValidateTopicConfigs(overrides); err != nil {
+		return p, err
+	}
+	var c storage.LogConfig
+	for _, k := range sortedKeys(overrides) {
+		if tk := topicConfigIndex[k]; tk.apply != nil {
+			tk.apply(&c, &p, strings.TrimSpace(overrides[k]))
+		}
+	}
+	return p, nil
+}
+
+// ConfigEntry is one DescribeConfigs result entry (DescribeConfigsResponse
+// Resources[].Configs[]).
+type ConfigEntry struct {
+	Name      string
+	Value     string
+	Source    kmsg.ConfigSource // TOPIC_CONFIG (1), STATIC_BROKER_CONFIG (4) or DEFAULT_CONFIG (5)
+	ReadOnly  bool
+	Sensitive bool
+	// Synonyms are the lower-precedence sources of the value, highest first
+	// (DescribeConfigs v1+ IncludeSynonyms): the broker's static value when
+	// server.properties sets it, then the default.
+	Synonyms []ConfigSynonym
+}
+
+// ConfigSynonym is one DescribeConfigs synonym: a config name (topic config
+// or broker key), its value there, and where that value comes from.
+type ConfigSynonym struct {
+	Name   string
+	Value  string
+	Source kmsg.ConfigSource
+}
+
+// DescribeTopicConfigs returns every topic config for a topic with the given
+// overrides, sorted by name: the override (TOPIC_CONFIG), else the broker's
+// value when server.properties sets one of its broker keys
+// (STATIC_BROKER_CONFIG), else Kafka's default (DEFAULT_CONFIG). Overrides
+// with unknown names are skipped (they were rejected when set).
+func (b *Broker) DescribeTopicConfigs(overrides map[string]string) []ConfigEntry {
+	out := make([]ConfigEntry, 0, len(topicConfigKeys))
+	for _, tk := range topicConfigKeys {
+		e := ConfigEntry{Name: tk.Name, ReadOnly: tk.ReadOnly, Sensitive: tk.Sensitive}
+		if v, ok := overrides[tk.Name]; ok {
+			e.Synonyms = append(e.Synonyms, ConfigSynonym{Name: tk.Name, Value: strings.TrimSpace(v), Source: kmsg.ConfigSourceDynamicTopicConfig})
+		}
+		bv, key, static := b.staticValue(tk)
+		if static {
+			// The synonym carries the broker key's own value and unit
+			// (log.retention.hours=168); the entry's value is in the topic
+			// config's unit (retention.ms=604800000).
+			e.Synonyms = append(e.Synonyms, ConfigSynonym{Name: key, Value: b.Raw[key], Source: kmsg.ConfigSourceStaticBrokerConfig})
+		}
+		e.Synonyms = append(e.Synonyms, ConfigSynonym{Name: tk.BrokerKeys[0], Value: tk.Default, Source: kmsg.ConfigSourceDefaultConfig})
+		switch e.Source = e.Synonyms[0].Source; e.Source {
+		case kmsg.ConfigSourceStaticBrokerConfig:
+			e.Value = bv
+		default:
+			e.Value = e.Synonyms[0].Value
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// staticValue reports the broker's value for a topic config when
+// server.properties set one of its broker keys, with the key that was set.
+func (b *Broker) staticValue(tk TopicConfigKey) (value, key string, ok bool) {
+	for _, k := range tk.BrokerKeys {
+		if has(b, k) {
+			if tk.broker != nil {
+				return tk.broker(b), k, true
+			}
+			return b.Raw[k], k, true
+		}
+	}
+	return "", "", false
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// String renders a TopicConfigKey for tables and debugging.
+func (k TopicConfigKey) String() string {
+	return fmt.Sprintf("%s (broker %s, default %q)", k.Name, strings.Join(k.BrokerKeys, "/"), k.Default)
+}
