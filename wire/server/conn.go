@@ -1,0 +1,218 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"gregor/wire"
+)
+
+// pending is one request whose response the writer still has to send.
+type pending struct {
+	key           int16
+	version       int16 // version the response is encoded at
+	correlationID int32
+	// flexibleHeader: response header v1 (correlation id + empty tagged
+	// fields) instead of v0. ApiVersions always uses v0 (KIP-511).
+	flexibleHeader bool
+	reply          wire.Reply
+}
+
+// conn is one client connection: a reader goroutine and a writer goroutine
+// joined by a bounded queue.
+type conn struct {
+	s        *Server
+	nc       net.Conn
+	listener string
+	log      *zap.Logger
+
+	ctx    context.Context // cancelled by abort; RequestContext.Ctx
+	cancel context.CancelFunc
+	queue  chan *pending // reader → writer, request order; closed by the reader
+
+	abortOnce sync.Once
+}
+
+func newConn(s *Server, nc net.Conn, listener string) *conn {
+	c := &conn{
+		s:        s,
+		nc:       nc,
+		listener: listener,
+		log:      s.log.With(zap.String("listener", listener), zap.Stringer("remote", nc.RemoteAddr())),
+		queue:    make(chan *pending, s.cfg.MaxInFlightPerConn),
+	}
+	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	return c
+}
+
+// abort closes the connection now: pending responses are abandoned (their
+// bodies released) and both goroutines exit. Idempotent.
+func (c *conn) abort() {
+	c.abortOnce.Do(func() {
+		c.cancel()
+		c.nc.Close()
+	})
+}
+
+// closeWithReason logs why a connection is being closed and closes it.
+func (c *conn) closeWithReason(msg string, fields ...zap.Field) {
+	c.log.Warn("closing connection: "+msg, fields...)
+	c.abort()
+}
+
+// readLoop reads frames until EOF or an error. On a clean EOF at a frame
+// boundary the writer still sends the responses already queued.
+func (c *conn) readLoop() {
+	defer c.s.wg.Done()
+	defer close(c.queue)
+	br := bufio.NewReaderSize(c.nc, 16<<10)
+	var sizeBuf [4]byte
+	for {
+		if _, err := io.ReadFull(br, sizeBuf[:]); err != nil {
+			switch {
+			case c.ctx.Err() != nil:
+			case errors.Is(err, io.EOF):
+				c.log.Debug("client closed the connection")
+			default:
+				c.closeWithReason("read failed", zap.Error(err))
+			}
+			return
+		}
+		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if size < 0 || size > c.s.cfg.SocketRequestMaxBytes {
+			c.closeWithReason(fmt.Sprintf("request size %d outside [0, socket.request.max.bytes=%d]", size, c.s.cfg.SocketRequestMaxBytes))
+			return
+		}
+		// A fresh buffer per frame: decoded requests (Produce's RecordBatches
+		// in particular) alias it until their response is written.
+		frame := make([]byte, size)
+		if _, err := io.ReadFull(br, frame); err != nil {
+			if c.ctx.Err() == nil {
+				c.closeWithReason(fmt.Sprintf("truncated request frame (size %d)", size), zap.Error(err))
+			}
+			return
+		}
+		c.s.Stats.BytesIn.Add(4 + int64(size))
+		c.s.Stats.Requests.Add(1)
+		if !c.handleFrame(frame) {
+			c.abort()
+			return
+		}
+	}
+}
+
+// handleFrame parses and dispatches one request; false closes the connection
+// (the reason has been logged). Panics while decoding or inside the
+// dispatcher are recovered here: logged with their stack, and only this
+// connection is closed.
+func (c *conn) handleFrame(frame []byte) (ok bool) {
+	var h requestHeader
+	defer func() {
+		if v := recover(); v != nil {
+			c.log.Error("panic while handling request; closing connection",
+				zap.Int16("api_key", h.key), zap.Int16("api_version", h.version),
+				zap.Int32("correlation_id", h.correlationID),
+				zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
+			ok = false
+		}
+	}()
+	h, rest, err := parseFixedHeader(frame)
+	if err != nil {
+		c.closeWithReason("malformed request header", zap.Error(err))
+		return false
+	}
+	req := kmsg.RequestForKey(h.key)
+	if req == nil {
+		c.closeWithReason("unknown API key", zap.Int16("api_key", h.key), zap.Int16("api_version", h.version))
+		return false
+	}
+	if !c.s.supports(h.key, h.version) {
+		return c.unsupportedVersion(h, req)
+	}
+	req.SetVersion(h.version)
+	// ControlledShutdown v0 is the one request with header v0 (no client_id).
+	var clientID string
+	body := rest
+	if !(h.key == 7 && h.version == 0) {
+		clientID, body, err = parseClientID(rest, req.IsFlexible())
+		if err != nil {
+			c.closeWithReason("malformed request header", zap.Int16("api_key", h.key), zap.Int16("api_version", h.version), zap.Error(err))
+			return false
+		}
+	}
+	// kmsg's ReadFrom aliases bytes fields (Produce's RecordBatches) into
+	// body and copies strings; UnsafeReadFrom would alias strings too, and a
+	// topic name kept in a map would then pin a whole produce frame.
+	if err := req.ReadFrom(body); err != nil {
+		c.closeWithReason("cannot decode request body", zap.Int16("api_key", h.key), zap.Int16("api_version", h.version),
+			zap.Int32("correlation_id", h.correlationID), zap.Error(err))
+		return false
+	}
+	rc := &wire.RequestContext{
+		Ctx:           c.ctx,
+		Key:           h.key,
+		Version:       h.version,
+		CorrelationID: h.correlationID,
+		ClientID:      clientID,
+		Remote:        c.nc.RemoteAddr(),
+		Listener:      c.listener,
+		Raw:           body,
+	}
+	reply := c.s.d.Handle(rc, req)
+	return c.enqueue(&pending{
+		key:            h.key,
+		version:        h.version,
+		correlationID:  h.correlationID,
+		flexibleHeader: req.IsFlexible() && h.key != 18,
+		reply:          reply,
+	})
+}
+
+// enqueue hands p to the writer, blocking while MaxInFlightPerConn
+// responses are outstanding. It fails once the connection is aborting.
+func (c *conn) enqueue(p *pending) bool {
+	select {
+	case c.queue <- p:
+		return true
+	case <-c.ctx.Done():
+		c.abandon(p)
+		return false
+	}
+}
+
+// abandon releases what p's response holds without sending it. A Later
+// reply that is not ready yet is waited for by a server-owned goroutine
+// until it arrives or the server closes, so its segment references are not
+// leaked.
+func (c *conn) abandon(p *pending) {
+	if resp, ok := p.reply.TryResolve(); ok {
+		release(resp)
+		return
+	}
+	c.s.wg.Add(1) // the caller's goroutine holds a wg count, so this is no race with Wait
+	go func() {
+		defer c.s.wg.Done()
+		if resp, ok := p.reply.Resolve(c.s.ctx); ok {
+			release(resp)
+		}
+	}()
+}
+
+// release runs a response body's Release, if any, once.
+func release(r wire.Response) {
+	if r.Body != nil && r.Body.Release != nil {
+		f := r.Body.Release
+		r.Body.Release = nil
+		f()
+	}
+}
