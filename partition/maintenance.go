@@ -1,0 +1,151 @@
+package partition
+
+import (
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
+
+	"gregor/actors"
+)
+
+// MaintenanceName is the log-manager actor's name.
+const MaintenanceName = "log-manager"
+
+// MaintenanceConfig sets the log-manager actor's periods.
+type MaintenanceConfig struct {
+	// RetentionCheck: log.retention.check.interval.ms (default 300000).
+	RetentionCheck time.Duration
+	// FlushCheck: log.flush.scheduler.interval.ms (Kafka default MaxLong;
+	// here default 1s — the pass is cheap when nothing is due).
+	FlushCheck time.Duration
+	// Checkpoint: replica.high.watermark.checkpoint.interval.ms (default
+	// 5000); recovery points and log start offsets are checkpointed with it.
+	Checkpoint time.Duration
+}
+
+func (c *MaintenanceConfig) defaults() {
+	if c.RetentionCheck <= 0 {
+		c.RetentionCheck = 300 * time.Second
+	}
+	if c.FlushCheck <= 0 {
+		c.FlushCheck = time.Second
+	}
+	if c.Checkpoint <= 0 {
+		c.Checkpoint = 5 * time.Second
+	}
+}
+
+type maintTick struct{ kind int }
+
+const (
+	tickRetention = iota
+	tickFlush
+	tickCheckpoint
+)
+
+// maintenanceActor runs the LogStore's periodic passes. Timers are
+// time.AfterFunc re-armed after each pass (no goroutine of our own, no
+// overlapping passes) and stopped in Stopping, after a final checkpoint.
+type maintenanceActor struct {
+	store  LogStore
+	hw     func() map[TopicPartition]int64
+	cfg    MaintenanceConfig
+	log    *zap.Logger
+	timers [3]*time.Timer
+}
+
+func (a *maintenanceActor) period(kind int) time.Duration {
+	switch kind {
+	case tickRetention:
+		return a.cfg.RetentionCheck
+	case tickFlush:
+		return a.cfg.FlushCheck
+	}
+	return a.cfg.Checkpoint
+}
+
+func (a *maintenanceActor) arm(ctx actor.Context, kind int) {
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	a.timers[kind] = time.AfterFunc(a.period(kind), func() { root.Send(self, &maintTick{kind: kind}) })
+}
+
+func (a *maintenanceActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		for k := range a.timers {
+			a.arm(ctx, k)
+		}
+	case *maintTick:
+		a.run(m.kind)
+		a.arm(ctx, m.kind)
+	case *actor.Restarting:
+		a.stopTimers()
+	case *actor.Stopping:
+		a.stopTimers()
+		a.run(tickCheckpoint)
+	}
+}
+
+func (a *maintenanceActor) stopTimers() {
+	for _, t := range a.timers {
+		if t != nil {
+			t.Stop()
+		}
+	}
+}
+
+func (a *maintenanceActor) run(kind int) {
+	now := time.Now()
+	switch kind {
+	case tickRetention:
+		n, err := a.store.RetentionPass(now)
+		if err != nil {
+			a.log.Warn("retention pass", zap.Error(err))
+		} else if n > 0 {
+			a.log.Info("retention deleted segments", zap.Int("segments", n))
+		}
+	case tickFlush:
+		if err := a.store.FlushPass(now); err != nil {
+			a.log.Warn("flush pass", zap.Error(err))
+		}
+	case tickCheckpoint:
+		if a.hw != nil {
+			if err := a.store.CheckpointHighWatermarks(a.hw()); err != nil {
+				a.log.Warn("high watermark checkpoint", zap.Error(err))
+			}
+		}
+		if err := a.store.Checkpoint(); err != nil {
+			a.log.Warn("log checkpoint", zap.Error(err))
+		}
+	}
+}
+
+// Maintenance is the running log-manager actor.
+type Maintenance struct {
+	sys *actor.ActorSystem
+	pid *actor.PID
+}
+
+// StartMaintenance spawns the log-manager actor: retention, flush and
+// checkpoints (high watermarks from hw, typically Manager.HighWatermarks)
+// on their periods, and a final checkpoint when stopped. It restarts on a
+// panic (default supervision) and its timers are re-armed on restart.
+func StartMaintenance(sys *actor.ActorSystem, store LogStore, hw func() map[TopicPartition]int64, cfg MaintenanceConfig, log *zap.Logger) (*Maintenance, error) {
+	cfg.defaults()
+	if log == nil {
+		log = zap.NewNop()
+	}
+	props := actors.Props(log, func() actor.Actor {
+		return &maintenanceActor{store: store, hw: hw, cfg: cfg, log: log}
+	})
+	pid, err := sys.Root.SpawnNamed(props, MaintenanceName)
+	if err != nil {
+		return nil, err
+	}
+	return &Maintenance{sys: sys, pid: pid}, nil
+}
+
+// Stop stops the actor after its final checkpoint and waits for it. Stop
+// the replica manager first so the checkpointed high watermarks are final.
+func (m *Maintenance) Stop() { _ = m.sys.Root.StopFuture(m.pid).Wait() }

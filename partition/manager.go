@@ -1,0 +1,319 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.uber.org/zap"
+
+	"gregor/actors"
+	"gregor/storage"
+)
+
+// ManagerName is the replica manager actor's name; partition actors are its
+// children, named "<ManagerName>/<topic>-<partition>".
+const ManagerName = "replica-manager"
+
+// askTimeout bounds the replica manager's waits on its actors (spawn,
+// state changes, stop). They are local and fast; the bound only keeps a
+// wedged actor from wedging the controller.
+const askTimeout = 10 * time.Second
+
+// ManagerConfig configures NewManager.
+type ManagerConfig struct {
+	System   *actor.ActorSystem
+	Store    LogStore
+	BrokerID int32       // broker.id
+	Logger   *zap.Logger // nil = no logs
+	// Backoff is the partition actors' supervision policy; zero fields take
+	// BackoffStrategy's defaults (100ms → 10s, give up after 5 failures in
+	// 60s). OnGiveUp is set by the manager (the partition goes offline).
+	Backoff actors.BackoffStrategy
+}
+
+// Manager is the replica manager: it hosts one partition actor per
+// partition replica on this broker, under a supervisor actor with the
+// backoff strategy, and hands out the partitions' Handles to the request
+// handlers. Safe for concurrent use.
+type Manager struct {
+	sys      *actor.ActorSystem
+	store    LogStore
+	brokerID int32
+	log      *zap.Logger
+	sup      *actor.PID
+	initHW   map[TopicPartition]int64
+
+	mu     sync.Mutex
+	parts  map[TopicPartition]*Handle
+	byID   map[string]*Handle // actor id → handle, for OnGiveUp
+	closed bool
+}
+
+// spawnChild asks the supervisor actor to spawn a partition actor.
+type spawnChild struct {
+	name  string
+	props *actor.Props
+	reply chan spawnResult
+}
+
+type spawnResult struct {
+	pid *actor.PID
+	err error
+}
+
+// NewManager spawns the replica manager actor. It does not open any log:
+// partitions come with ApplyLeaderAndIsr.
+func NewManager(cfg ManagerConfig) (*Manager, error) {
+	if cfg.System == nil || cfg.Store == nil {
+		return nil, errors.New("partition: ManagerConfig needs System and Store")
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = zap.NewNop()
+	}
+	m := &Manager{
+		sys: cfg.System, store: cfg.Store, brokerID: cfg.BrokerID, log: lg,
+		initHW: cfg.Store.HighWatermarks(),
+		parts:  make(map[TopicPartition]*Handle),
+		byID:   make(map[string]*Handle),
+	}
+	strategy := cfg.Backoff
+	strategy.OnGiveUp = m.onGiveUp
+	userRestart := cfg.Backoff.OnRestart
+	strategy.OnRestart = func(child *actor.PID, reason any, d time.Duration) {
+		lg.Warn("partition actor failed; restarting", zap.String("actor", child.GetId()), zap.Any("reason", reason), zap.Duration("backoff", d))
+		if userRestart != nil {
+			userRestart(child, reason, d)
+		}
+	}
+	props := actors.Props(lg, func() actor.Actor {
+		return actor.ReceiveFunc(func(ctx actor.Context) {
+			if m, ok := ctx.Message().(*spawnChild); ok {
+				pid, err := ctx.SpawnNamed(m.props, m.name)
+				m.reply <- spawnResult{pid, err}
+			}
+		})
+	}, actor.WithSupervisor(&strategy))
+	pid, err := cfg.System.Root.SpawnNamed(props, ManagerName)
+	if err != nil {
+		return nil, fmt.Errorf("partition: spawn %s: %w", ManagerName, err)
+	}
+	m.sup = pid
+	return m, nil
+}
+
+// onGiveUp runs on the supervisor's goroutine when a partition actor failed
+// too often: the partition goes offline (KAFKA_STORAGE_ERROR) and the
+// broker keeps serving the others.
+func (m *Manager) onGiveUp(child *actor.PID, reason any) {
+	m.mu.Lock()
+	h := m.byID[child.GetId()]
+	m.mu.Unlock()
+	m.log.Error("partition actor failed too often; partition offline", zap.String("actor", child.GetId()), zap.Any("reason", reason))
+	if h != nil {
+		h.setUnavailable(kerr.KafkaStorageError)
+	}
+}
+
+// ApplyLeaderAndIsr makes this broker host each partition in states with
+// the given role (single node: the leader). New partitions get their log
+// (LogStore.GetOrCreate with the state's Config) and a partition actor;
+// running ones take the new state. It returns when every partition has
+// applied its state; the map holds the partitions that failed (a storage
+// error, a stale leader epoch → FENCED_LEADER_EPOCH).
+func (m *Manager) ApplyLeaderAndIsr(states []LeaderAndIsr) map[TopicPartition]error {
+	errs := make(map[TopicPartition]error)
+	for _, s := range states {
+		if err := m.applyOne(s); err != nil {
+			errs[s.TopicPartition] = err
+		}
+	}
+	return errs
+}
+
+func (m *Manager) applyOne(s LeaderAndIsr) error {
+	tp := s.TopicPartition
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return storage.ErrLogClosed
+	}
+	h, ok := m.parts[tp]
+	if !ok {
+		h = newHandle(tp, m.sys.Root)
+		m.parts[tp] = h
+		m.byID[ManagerName+"/"+tp.String()] = h
+	}
+	m.mu.Unlock()
+
+	if h.PID() == nil {
+		// New, stopped or offline: (re)create the log and spawn the actor.
+		if _, err := m.store.GetOrCreate(tp, s.Config); err != nil {
+			h.setUnavailable(kerr.KafkaStorageError)
+			return err
+		}
+		h.setState(s)
+		if err := m.spawn(h); err != nil {
+			return err
+		}
+	}
+	done := make(chan *kerr.Error, 1)
+	h.root.Send(h.PID(), &applyState{state: s, done: done})
+	select {
+	case kerrv := <-done:
+		if kerrv != nil {
+			return kerrv
+		}
+		h.setState(s)
+		return nil
+	case <-time.After(askTimeout):
+		return kerr.RequestTimedOut
+	}
+}
+
+func (m *Manager) spawn(h *Handle) error {
+	initHW := int64(-1)
+	if hw, ok := m.initHW[h.tp]; ok {
+		initHW = hw
+	}
+	props := actors.Props(m.log, func() actor.Actor {
+		return &partitionActor{h: h, store: m.store, brokerID: m.brokerID, log: m.log, initialHW: initHW}
+	})
+	reply := make(chan spawnResult, 1)
+	m.sys.Root.Send(m.sup, &spawnChild{name: h.tp.String(), props: props, reply: reply})
+	select {
+	case r := <-reply:
+		if r.err != nil {
+			return fmt.Errorf("partition: spawn %s: %w", h.tp, r.err)
+		}
+		// Set before Started is handled (which also stores it) so that
+		// messages sent right after this reach the new actor.
+		h.pid.Store(r.pid)
+		return nil
+	case <-time.After(askTimeout):
+		return fmt.Errorf("partition: spawn %s: %w", h.tp, kerr.RequestTimedOut)
+	}
+}
+
+// Get returns the handle of a hosted partition.
+func (m *Manager) Get(tp TopicPartition) (*Handle, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h, ok := m.parts[tp]
+	return h, ok
+}
+
+// Partitions lists the hosted partitions' handles (any order).
+func (m *Manager) Partitions() []*Handle {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Handle, 0, len(m.parts))
+	for _, h := range m.parts {
+		out = append(out, h)
+	}
+	return out
+}
+
+// StopReplicas stops the partitions' actors (Kafka StopReplica) and, with
+// deleteLogs, deletes their logs. Unknown partitions are skipped. It
+// returns the first error (joined) after trying every partition.
+func (m *Manager) StopReplicas(tps []TopicPartition, deleteLogs bool) error {
+	var errs []error
+	for _, tp := range tps {
+		m.mu.Lock()
+		h, ok := m.parts[tp]
+		delete(m.parts, tp)
+		delete(m.byID, ManagerName+"/"+tp.String())
+		m.mu.Unlock()
+		if ok {
+			if pid := h.PID(); pid != nil {
+				if err := m.sys.Root.StopFuture(pid).Wait(); err != nil {
+					errs = append(errs, fmt.Errorf("stop %s: %w", tp, err))
+				}
+			}
+			h.setUnavailable(kerr.NotLeaderForPartition)
+		}
+		if deleteLogs {
+			if err := m.store.Delete(tp); err != nil {
+				errs = append(errs, fmt.Errorf("delete %s: %w", tp, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// HighWatermarks is every hosted partition's current high watermark (for
+// replication-offset-checkpoint).
+func (m *Manager) HighWatermarks() map[TopicPartition]int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[TopicPartition]int64, len(m.parts))
+	for tp, h := range m.parts {
+		out[tp] = h.View().HighWatermark
+	}
+	return out
+}
+
+// UpdateConfig applies a topic config change to the topic's partitions.
+func (m *Manager) UpdateConfig(topic string, cfg storage.LogConfig) {
+	for _, h := range m.Partitions() {
+		if h.tp.Topic != topic {
+			continue
+		}
+		h.stateMu.Lock()
+		h.state.Config = cfg
+		h.stateMu.Unlock()
+		if pid := h.PID(); pid != nil {
+			h.root.Send(pid, &setConfig{cfg: cfg})
+		}
+	}
+}
+
+// DeleteRecords advances a partition's log start offset to offset (-1 =
+// the high watermark), as the DeleteRecords API asks; it waits for the
+// actor at most timeout.
+func (m *Manager) DeleteRecords(tp TopicPartition, offset int64, timeout time.Duration) DeleteRecordsResult {
+	h, ok := m.Get(tp)
+	if !ok {
+		return DeleteRecordsResult{Err: kerr.UnknownTopicOrPartition, LowWatermark: -1}
+	}
+	pid := h.PID()
+	if pid == nil {
+		return DeleteRecordsResult{Err: kerr.NotLeaderForPartition, LowWatermark: -1}
+	}
+	done := make(chan DeleteRecordsResult, 1)
+	h.root.Send(pid, &deleteRecords{offset: offset, done: done})
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r
+	case <-t.C:
+		return DeleteRecordsResult{Err: kerr.RequestTimedOut, LowWatermark: -1}
+	}
+}
+
+// Close stops every partition actor and the supervisor, and returns once
+// they have stopped (ActorSystem.Shutdown would not stop them). Logs stay
+// open: the LogManager owns and closes them.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = true
+	m.mu.Unlock()
+	// Stopping the supervisor stops its children first and finishes only
+	// when they have terminated.
+	_ = m.sys.Root.StopFuture(m.sup).Wait()
+	for _, h := range m.Partitions() {
+		if h.View().Err == nil {
+			h.setUnavailable(kerr.NotLeaderForPartition)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package partition
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"gregor/storage"
+	"gregor/storage/record"
+)
+
+// Produce asks the partition actor to append one batch as leader.
+type Produce struct {
+	// Batch is one record batch already checked with record.Validate and
+	// record.ValidateRecords on the connection goroutine. It may alias the
+	// request buffer: the actor rewrites its base offset (and leader epoch,
+	// and maybe log append time) in place before writing it.
+	Batch  []byte
+	Header record.Header // Batch's parsed header
+	// Acks is the request's acks: 1 or -1 (acks=0 requests still get a
+	// reply on Reply; the handler just does not wait for it).
+	Acks int16
+	// Reply receives exactly one result. It must have a free buffer slot.
+	Reply chan<- ProduceResult
+}
+
+// ProduceResult is the per-partition outcome of a Produce (the fields of
+// Kafka's ProduceResponse partition).
+type ProduceResult struct {
+	Err            *kerr.Error // nil = success
+	ErrorMessage   string      // detail for INVALID_RECORD (v8+)
+	BaseOffset     int64       // offset of the batch's first record; -1 on error
+	LogAppendTime  int64       // ms; -1 unless message.timestamp.type=LogAppendTime
+	LogStartOffset int64       // the log start offset after the append (v5+)
+}
+
+// Crash makes a partition actor panic (fault injection and tests).
+type Crash struct{ Reason string }
+
+// becomeLeader applies a new LeaderAndIsr state to a running actor.
+type applyState struct {
+	state LeaderAndIsr
+	done  chan *kerr.Error
+}
+
+// setConfig changes the topic config of a running partition.
+type setConfig struct{ cfg storage.LogConfig }
+
+// deleteRecords advances the log start offset (DeleteRecords API).
+type deleteRecords struct {
+	offset int64
+	done   chan DeleteRecordsResult
+}
+
+// DeleteRecordsResult is the outcome of a DeleteRecords on one partition.
+type DeleteRecordsResult struct {
+	Err          *kerr.Error
+	LowWatermark int64 // the log start offset afterwards
+}
