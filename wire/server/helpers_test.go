@@ -64,6 +64,12 @@ func (d *fakeDispatcher) Supported() []wire.ApiRange {
 func (d *fakeDispatcher) Handle(rc *wire.RequestContext, req kmsg.Request) wire.Reply {
 	switch r := req.(type) {
 	case *kmsg.MetadataRequest:
+		if len(r.Topics) == 1 && r.Topics[0].Topic != nil && *r.Topics[0].Topic == "panic-encode" {
+			return wire.Now(wire.Response{Msg: panicOnEncode{r.ResponseKind().(*kmsg.MetadataResponse)}})
+		}
+		if len(r.Topics) == 1 && r.Topics[0].Topic != nil && *r.Topics[0].Topic == "wrong-key" {
+			return wire.Now(wire.Response{Msg: kmsg.NewPtrHeartbeatResponse()})
+		}
 		resp := r.ResponseKind().(*kmsg.MetadataResponse)
 		b := kmsg.NewMetadataResponseBroker()
 		b.NodeID, b.Host, b.Port = 1, d.host, d.port
@@ -142,7 +148,8 @@ func (d *fakeDispatcher) Handle(rc *wire.RequestContext, req kmsg.Request) wire.
 		}
 		resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
 		resp.NodeID, resp.Host, resp.Port = 1, d.host, d.port
-		return wire.Now(wire.Response{Msg: resp})
+		// "close": answer, then close the connection (Response.CloseConn).
+		return wire.Now(wire.Response{Msg: resp, CloseConn: r.CoordinatorKey == "close"})
 	}
 	panic(fmt.Sprintf("fake dispatcher: unexpected %T", req))
 }
@@ -335,3 +342,8 @@ func (d *fakeDispatcher) setLaterBatch(n int) {
 	d.laterBatch = n
 	d.mu.Unlock()
 }
+
+// panicOnEncode is a response whose encoding panics (a handler bug).
+type panicOnEncode struct{ *kmsg.MetadataResponse }
+
+func (panicOnEncode) AppendTo([]byte) []byte { panic("encoder exploded") }
