@@ -12,9 +12,26 @@ import (
 // Broker is one live broker as clients see it (Metadata brokers array).
 type Broker struct {
 	ID   int32
-	Host string
+	Host string // of the first advertised listener
 	Port int32
 	Rack *string // nil = no broker.rack
+	// Listeners maps each advertised listener name ("PLAINTEXT") to its
+	// address; Metadata answers with the listener the client connected to.
+	Listeners map[string]HostPort
+}
+
+// HostPort is one advertised listener address.
+type HostPort struct {
+	Host string
+	Port int32
+}
+
+// Endpoint returns the broker's address on listener (or its first one).
+func (b Broker) Endpoint(listener string) (string, int32) {
+	if hp, ok := b.Listeners[listener]; ok {
+		return hp.Host, hp.Port
+	}
+	return b.Host, b.Port
 }
 
 // Partition is one partition's state.
