@@ -98,6 +98,10 @@ type LogConfig struct {
 	MaxMessageBytes int32
 	// Compact: cleanup.policy contains "compact" (keys required).
 	Compact bool
+	// SkipRollFsync turns off the fsync of the old segment when the log
+	// rolls (not a Kafka config: Kafka flushes rolled segments in the
+	// background). For benchmarks and tests; leave false in production.
+	SkipRollFsync bool
 }
 
 // DefaultLogConfig returns Kafka's defaults.

@@ -1,0 +1,296 @@
+package storage
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"go.uber.org/zap"
+
+	"gregor/storage/checkpoint"
+)
+
+// GetOrCreate returns the log of tp, creating it (in the online log dir
+// holding the fewest partitions) when absent. For an existing log cfg is
+// applied with SetConfig. Errors: ErrNoOnlineLogDir; ErrLogClosed after
+// Close; I/O errors.
+func (m *LogManager) GetOrCreate(tp TopicPartition, cfg LogConfig) (*Log, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrLogClosed
+	}
+	if l, ok := m.logs[tp]; ok {
+		l.SetConfig(cfg)
+		return l, nil
+	}
+	if len(m.online) == 0 {
+		return nil, ErrNoOnlineLogDir
+	}
+	counts := map[string]int{}
+	for _, d := range m.parent {
+		counts[d]++
+	}
+	dir := m.online[0]
+	for _, d := range m.online[1:] {
+		if counts[d] < counts[dir] {
+			dir = d
+		}
+	}
+	l, err := OpenLog(filepath.Join(dir, tp.String()), cfg, OpenOptions{CleanShutdown: true, Logger: m.logger})
+	if err != nil {
+		return nil, fmt.Errorf("create log %s in %s: %w", tp, dir, err)
+	}
+	if err := checkpoint.SyncDir(dir); err != nil {
+		l.Close()
+		return nil, err
+	}
+	m.logs[tp] = l
+	m.parent[tp] = dir
+	return l, nil
+}
+
+// Get returns the log of tp, if hosted.
+func (m *LogManager) Get(tp TopicPartition) (*Log, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.logs[tp]
+	return l, ok
+}
+
+// All returns every hosted log, sorted by topic and partition.
+func (m *LogManager) All() []*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Log, 0, len(m.logs))
+	for _, l := range m.logs {
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].TopicPartition(), out[j].TopicPartition()
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	return out
+}
+
+// LogDir returns the log dir holding tp.
+func (m *LogManager) LogDir(tp TopicPartition) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, ok := m.parent[tp]
+	return d, ok
+}
+
+// Delete closes the log of tp and removes its directory: it is first
+// renamed to "<topic>-<partition>.<uuid>-delete" (as Kafka), so a crash
+// mid-way leaves a directory that the next start removes. Readers holding
+// FetchData finish on the unlinked files. No-op when tp is not hosted.
+func (m *LogManager) Delete(tp TopicPartition) error {
+	m.mu.Lock()
+	l, ok := m.logs[tp]
+	dir := m.parent[tp]
+	delete(m.logs, tp)
+	delete(m.parent, tp)
+	delete(m.hw, tp)
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	err := l.Close()
+	var id [16]byte
+	_, _ = rand.Read(id[:])
+	doomed := filepath.Join(dir, fmt.Sprintf("%s.%s-delete", tp, hex.EncodeToString(id[:])))
+	if rerr := os.Rename(l.Dir(), doomed); rerr != nil {
+		return errors.Join(err, fmt.Errorf("delete %s: %w", tp, rerr))
+	}
+	if serr := checkpoint.SyncDir(dir); serr != nil {
+		err = errors.Join(err, serr)
+	}
+	if rerr := os.RemoveAll(doomed); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("delete %s: %w", tp, rerr))
+	}
+	return err
+}
+
+// OfflineDirs returns the log dirs that failed, with their errors.
+func (m *LogManager) OfflineDirs() map[string]error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]error, len(m.offline))
+	for d, e := range m.offline {
+		out[d] = e
+	}
+	return out
+}
+
+// byDir groups hosted logs by log dir (online dirs only, each present).
+func (m *LogManager) byDir() map[string][]*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string][]*Log, len(m.online))
+	for _, d := range m.online {
+		out[d] = nil
+	}
+	for tp, l := range m.logs {
+		out[m.parent[tp]] = append(out[m.parent[tp]], l)
+	}
+	return out
+}
+
+// markOffline takes a dir out of service after a write failure.
+func (m *LogManager) markOffline(dir string, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, d := range m.online {
+		if d == dir {
+			m.online = append(m.online[:i:i], m.online[i+1:]...)
+			m.offline[dir] = err
+			m.logger.Error("log dir offline", zap.String("dir", dir), zap.Error(err))
+			return
+		}
+	}
+}
+
+// CheckpointHighWatermarks records the given high watermarks (they also
+// bound retention of each log) and writes replication-offset-checkpoint in
+// every online log dir with the last known high watermark of each log it
+// holds. A dir whose write fails goes offline; the error is returned.
+func (m *LogManager) CheckpointHighWatermarks(hw map[TopicPartition]int64) error {
+	m.mu.Lock()
+	for tp, v := range hw {
+		if l, ok := m.logs[tp]; ok {
+			m.hw[tp] = v
+			l.SetHighWatermark(v)
+		}
+	}
+	known := make(map[TopicPartition]int64, len(m.hw))
+	for tp, v := range m.hw {
+		known[tp] = v
+	}
+	m.mu.Unlock()
+	return m.writePerDir(checkpoint.ReplicationFile, func(l *Log) (int64, bool) {
+		v, ok := known[l.TopicPartition()]
+		return v, ok
+	})
+}
+
+// HighWatermarks returns the high watermarks read from
+// replication-offset-checkpoint at startup (for the partition layer's
+// restart).
+func (m *LogManager) HighWatermarks() map[TopicPartition]int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[TopicPartition]int64, len(m.hwRead))
+	for tp, v := range m.hwRead {
+		out[tp] = v
+	}
+	return out
+}
+
+// Checkpoint writes recovery-point-offset-checkpoint and
+// log-start-offset-checkpoint in every online log dir. A dir whose write
+// fails goes offline; the errors are returned joined.
+func (m *LogManager) Checkpoint() error {
+	err := m.writePerDir(checkpoint.RecoveryPointFile, func(l *Log) (int64, bool) { return l.RecoveryPoint(), true })
+	return errors.Join(err, m.writePerDir(checkpoint.LogStartOffsetFile, func(l *Log) (int64, bool) { return l.LogStartOffset(), true }))
+}
+
+func (m *LogManager) writePerDir(name string, value func(*Log) (int64, bool)) error {
+	m.ckptMu.Lock()
+	defer m.ckptMu.Unlock()
+	var errs []error
+	for dir, logs := range m.byDir() {
+		entries := make([]checkpoint.Entry, 0, len(logs))
+		for _, l := range logs {
+			if v, ok := value(l); ok {
+				tp := l.TopicPartition()
+				entries = append(entries, checkpoint.Entry{Topic: tp.Topic, Partition: tp.Partition, Offset: v})
+			}
+		}
+		if err := checkpoint.WriteOffsets(filepath.Join(dir, name), entries); err != nil {
+			m.markOffline(dir, err)
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RetentionPass runs retention on every log (retention.ms, retention.bytes,
+// log start offset; see Log) and completes segment deletions whose
+// file.delete.delay.ms has passed. It returns the number of segments
+// scheduled for deletion.
+func (m *LogManager) RetentionPass(now time.Time) (segmentsDeleted int, err error) {
+	var errs []error
+	for _, l := range m.All() {
+		n, e := l.retain(now)
+		segmentsDeleted += n
+		if e != nil {
+			errs = append(errs, fmt.Errorf("retention %s: %w", l.TopicPartition(), e))
+		}
+	}
+	return segmentsDeleted, errors.Join(errs...)
+}
+
+// FlushPass flushes every log whose unflushed records are older than its
+// flush.ms (flush.messages is applied on append).
+func (m *LogManager) FlushPass(now time.Time) error {
+	var errs []error
+	for _, l := range m.All() {
+		if e := l.flushIfDue(now); e != nil {
+			errs = append(errs, fmt.Errorf("flush %s: %w", l.TopicPartition(), e))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close flushes and closes every log, writes the checkpoints, then the
+// clean shutdown marker (.kafka_cleanshutdown) in each online dir whose logs
+// all closed cleanly, and releases the dir locks. Idempotent.
+func (m *LogManager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+	var errs []error
+	failed := map[string]bool{}
+	for dir, logs := range m.byDir() {
+		for _, l := range logs {
+			if err := l.Close(); err != nil {
+				failed[dir] = true
+				errs = append(errs, fmt.Errorf("close %s: %w", l.TopicPartition(), err))
+			}
+		}
+	}
+	if err := m.Checkpoint(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := m.CheckpointHighWatermarks(nil); err != nil {
+		errs = append(errs, err)
+	}
+	m.mu.Lock()
+	online := append([]string(nil), m.online...)
+	m.mu.Unlock()
+	for _, dir := range online {
+		if failed[dir] {
+			continue
+		}
+		if err := checkpoint.WriteFileAtomic(filepath.Join(dir, CleanShutdownFile), nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	m.mu.Lock()
+	m.unlockAll()
+	m.mu.Unlock()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,57 @@
+package segment
+
+import (
+	"fmt"
+	"math"
+
+	"gregor/storage/record"
+)
+
+// CanHold reports whether a batch of size bytes with offsets up to
+// lastOffset fits this segment's 32-bit positions and relative offsets.
+func (s *Segment) CanHold(size int, lastOffset int64) bool {
+	return s.Size()+int64(size) <= math.MaxInt32 && lastOffset-s.base <= math.MaxInt32 && lastOffset >= s.base
+}
+
+// Append writes one batch (already validated, offsets assigned; h is its
+// header) at the end of the .log file and indexes it: an offset index entry
+// once more than index.interval.bytes were appended since the last one, and
+// a time index entry with the segment's running maximum timestamp at the
+// same moment (Kafka's LogSegment.append). On a write error the file is cut
+// back so that nothing of the batch remains.
+func (s *Segment) Append(batch []byte, h record.Header) error {
+	pos := s.Size()
+	if !s.CanHold(len(batch), h.LastOffset()) {
+		return fmt.Errorf("segment %d: batch [%d, %d] of %d bytes does not fit", s.base, h.BaseOffset, h.LastOffset(), len(batch))
+	}
+	if _, err := s.log.WriteAt(batch, pos); err != nil {
+		_ = s.log.Truncate(pos)
+		return fmt.Errorf("append to %s: %w", s.logPath, err)
+	}
+	s.unflushed = true
+	return s.indexBatch(pos, h)
+}
+
+// indexBatch updates the in-memory state and indexes for a batch written at
+// pos, then publishes the new size and next offset.
+func (s *Segment) indexBatch(pos int64, h record.Header) error {
+	if h.MaxTimestamp > s.maxTs.Load() {
+		s.maxTs.Store(h.MaxTimestamp)
+		s.maxTsOffset.Store(h.LastOffset())
+	}
+	if s.firstTs.Load() == record.NoTimestamp && pos == 0 {
+		s.firstTs.Store(h.MaxTimestamp)
+	}
+	var err error
+	if s.bytesSinceIndex > int64(s.cfg.IndexIntervalBytes) {
+		if err = s.index.Append(h.LastOffset(), int32(pos)); err == nil {
+			ts, off := s.MaxTimestamp()
+			err = s.tindex.MaybeAppend(ts, off, false)
+		}
+		s.bytesSinceIndex = 0
+	}
+	s.bytesSinceIndex += int64(h.Size())
+	s.size.Store(pos + int64(h.Size()))
+	s.next.Store(h.NextOffset())
+	return err
+}

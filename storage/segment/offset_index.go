@@ -1,0 +1,161 @@
+package segment
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"sync"
+)
+
+// OffsetIndexEntrySize is the size of one .index entry: a 4-byte offset
+// relative to the segment's base offset and a 4-byte .log file position.
+const OffsetIndexEntrySize = 8
+
+// offsetEntry is one offset index entry: rel is the last offset of a batch
+// minus the base offset, pos the batch's byte position in the .log file
+// (Kafka's OffsetIndex: the batch at pos holds offsets up to base+rel).
+type offsetEntry struct {
+	rel int32
+	pos int32
+}
+
+// OffsetIndex is a segment's sparse offset index (.index), held in memory and
+// mirrored to its file by appends.
+//
+// Thread-safety: one writer (the log's writer) at a time; Lookup is safe
+// concurrently with the writer.
+type OffsetIndex struct {
+	path       string
+	base       int64
+	maxEntries int
+	mu         sync.RWMutex
+	entries    []offsetEntry
+	f          *os.File
+}
+
+// openOffsetIndex opens or creates path. When load is true the existing
+// content is read and sanity-checked against logSize (increasing offsets and
+// positions, positions below logSize); a missing file or bad content returns
+// an error wrapping errIndexCorrupt (or fs.ErrNotExist) and the caller
+// rebuilds it.
+func openOffsetIndex(path string, base int64, maxBytes int32, load bool, logSize int64) (*OffsetIndex, error) {
+	idx := &OffsetIndex{path: path, base: base, maxEntries: maxIndexEntries(maxBytes, OffsetIndexEntrySize)}
+	flags := os.O_RDWR | os.O_CREATE
+	if load {
+		flags = os.O_RDWR
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	idx.f = f
+	if !load {
+		if err := f.Truncate(0); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return idx, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if len(data)%OffsetIndexEntrySize != 0 {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s: size %d not a multiple of %d", errIndexCorrupt, path, len(data), OffsetIndexEntrySize)
+	}
+	idx.entries = make([]offsetEntry, len(data)/OffsetIndexEntrySize)
+	for i := range idx.entries {
+		e := offsetEntry{
+			rel: int32(binary.BigEndian.Uint32(data[i*8:])),
+			pos: int32(binary.BigEndian.Uint32(data[i*8+4:])),
+		}
+		if e.rel < 0 || e.pos < 0 || int64(e.pos) >= logSize ||
+			(i > 0 && (e.rel <= idx.entries[i-1].rel || e.pos <= idx.entries[i-1].pos)) {
+			f.Close()
+			return nil, fmt.Errorf("%w: %s: entry %d (%d, %d) out of order or past the log (%d bytes)", errIndexCorrupt, path, i, e.rel, e.pos, logSize)
+		}
+		idx.entries[i] = e
+	}
+	return idx, nil
+}
+
+var errIndexCorrupt = errors.New("corrupt index")
+
+// isMissingOrCorrupt reports whether an index open error means "rebuild it".
+func isMissingOrCorrupt(err error) bool {
+	return errors.Is(err, errIndexCorrupt) || errors.Is(err, fs.ErrNotExist)
+}
+
+func maxIndexEntries(maxBytes int32, entrySize int) int {
+	n := int(maxBytes) / entrySize
+	if n < 1 {
+		n = 1
+	}
+	return n
+}
+
+// Len is the number of entries.
+func (x *OffsetIndex) Len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.entries)
+}
+
+// Full reports whether segment.index.bytes worth of entries are written.
+func (x *OffsetIndex) Full() bool { return x.Len() >= x.maxEntries }
+
+// Append adds an entry for a batch whose last offset is lastOffset, at
+// byte position pos. Offsets and positions must increase.
+func (x *OffsetIndex) Append(lastOffset int64, pos int32) error {
+	rel := lastOffset - x.base
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if n := len(x.entries); n > 0 && (int32(rel) <= x.entries[n-1].rel || pos <= x.entries[n-1].pos) {
+		return fmt.Errorf("offset index %s: entry (%d, %d) not after (%d, %d)", x.path, rel, pos, x.entries[n-1].rel, x.entries[n-1].pos)
+	}
+	var b [OffsetIndexEntrySize]byte
+	binary.BigEndian.PutUint32(b[0:], uint32(rel))
+	binary.BigEndian.PutUint32(b[4:], uint32(pos))
+	if _, err := x.f.WriteAt(b[:], int64(len(x.entries))*OffsetIndexEntrySize); err != nil {
+		return fmt.Errorf("offset index %s: %w", x.path, err)
+	}
+	x.entries = append(x.entries, offsetEntry{rel: int32(rel), pos: pos})
+	return nil
+}
+
+// Lookup returns the position of the batch to start scanning from for
+// offset: the largest entry with offset <= target, or 0 when none.
+func (x *OffsetIndex) Lookup(target int64) int64 {
+	rel := target - x.base
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	i := sort.Search(len(x.entries), func(i int) bool { return int64(x.entries[i].rel) > rel })
+	if i == 0 {
+		return 0
+	}
+	return int64(x.entries[i-1].pos)
+}
+
+// TruncateToPos drops every entry whose position is >= pos (the log was cut
+// at pos).
+func (x *OffsetIndex) TruncateToPos(pos int64) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	i := sort.Search(len(x.entries), func(i int) bool { return int64(x.entries[i].pos) >= pos })
+	x.entries = x.entries[:i]
+	return x.f.Truncate(int64(i) * OffsetIndexEntrySize)
+}
+
+// reset empties the index (before a rebuild).
+func (x *OffsetIndex) reset() error { return x.TruncateToPos(0) }
+
+// Sync fsyncs the index file.
+func (x *OffsetIndex) Sync() error { return x.f.Sync() }
+
+// Close closes the index file.
+func (x *OffsetIndex) Close() error { return x.f.Close() }
