@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"gregor/cmd/internal/clientutil"
+	"gregor/cmd/internal/topics"
+)
+
+// `gregor topics` = kafka-topics.sh.
+func init() {
+	var o topics.Options
+	var commandConfig string
+	cmd := &cobra.Command{
+		Use:   "topics",
+		Short: "Create, list, describe, alter and delete topics (kafka-topics.sh)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var props map[string]string
+			if commandConfig != "" {
+				p, err := clientutil.LoadPropsFile(commandConfig)
+				if err != nil {
+					os.Exit(clientutil.Report(os.Stderr, topics.ErrorPrefix, err))
+				}
+				props = p
+			}
+			if code := topics.Main(cmd.Context(), o, props, os.Stdout, os.Stderr); code != 0 {
+				os.Exit(code)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.BootstrapServer, "bootstrap-server", "", "REQUIRED: the Kafka server(s) to connect to, host:port[,host:port]")
+	f.StringVar(&o.ZooKeeper, "zookeeper", "", "DEPRECATED: ZooKeeper connection string (not supported yet; use --bootstrap-server)")
+	f.StringVar(&commandConfig, "command-config", "", "property file with client configs")
+	f.BoolVar(&o.Create, "create", false, "create a new topic")
+	f.BoolVar(&o.List, "list", false, "list all available topics")
+	f.BoolVar(&o.Describe, "describe", false, "list details for the given topics")
+	f.BoolVar(&o.Delete, "delete", false, "delete a topic")
+	f.BoolVar(&o.Alter, "alter", false, "alter the number of partitions of a topic")
+	f.StringVar(&o.Topic, "topic", "", "the topic to create, alter, describe or delete; a regular expression except with --create")
+	f.Int32Var(&o.Partitions, "partitions", -1, "number of partitions (create: default num.partitions; alter: the new total)")
+	f.Int32Var(&o.ReplicationFactor, "replication-factor", -1, "replication factor of each partition (default default.replication.factor)")
+	f.StringArrayVar(&o.Configs, "config", nil, "a topic config override, name=value (repeatable)")
+	f.BoolVar(&o.IfExists, "if-exists", false, "with --alter, --delete or --describe: only act if the topic exists")
+	f.BoolVar(&o.IfNotExists, "if-not-exists", false, "with --create: only create if the topic does not exist")
+	f.BoolVar(&o.ExcludeInternal, "exclude-internal", false, "exclude internal topics from --list and --describe")
+	root.AddCommand(cmd)
+}

@@ -1,0 +1,326 @@
+package clientutil
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Options is the result of mapping Kafka client properties to kgo options.
+type Options struct {
+	Opts []kgo.Opt
+	// Group is group.id ("" = none).
+	Group string
+	// Ignored lists property names that were accepted but have no kgo
+	// counterpart (serializers, buffer sizes…) or are unknown, sorted; the
+	// tools print a warning for each, as Kafka's clients log "supplied but
+	// isn't a known config".
+	Ignored []string
+}
+
+func propInt(k, v string, min int64) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid value %s for configuration %s: not a number", v, k)
+	}
+	if n < min {
+		return 0, fmt.Errorf("invalid value %s for configuration %s: value must be at least %d", v, k, min)
+	}
+	return n, nil
+}
+
+func propBool(k, v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("invalid value %s for configuration %s: expected true or false", v, k)
+}
+
+func msDur(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// Codec maps a Kafka compression name (compression.type,
+// --compression-codec) to a kgo codec: none, gzip, snappy, lz4, zstd.
+func Codec(name string) (kgo.CompressionCodec, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "none", "uncompressed", "":
+		return kgo.NoCompression(), nil
+	case "gzip":
+		return kgo.GzipCompression(), nil
+	case "snappy":
+		return kgo.SnappyCompression(), nil
+	case "lz4":
+		return kgo.Lz4Compression(), nil
+	case "zstd":
+		return kgo.ZstdCompression(), nil
+	}
+	return kgo.CompressionCodec{}, fmt.Errorf("invalid compression codec %q: expected none, gzip, snappy, lz4 or zstd", name)
+}
+
+// common handles properties every client has; it reports whether k was handled.
+func common(o *Options, k, v string) (bool, error) {
+	switch k {
+	case "client.id":
+		o.Opts = append(o.Opts, kgo.ClientID(v))
+	case "bootstrap.servers":
+		// The --bootstrap-server flag decides; Kafka's tools do the same.
+	case "security.protocol":
+		if !strings.EqualFold(v, "PLAINTEXT") {
+			return true, fmt.Errorf("security.protocol %s is not supported; only PLAINTEXT", v)
+		}
+	case "request.timeout.ms":
+		n, err := propInt(k, v, 0)
+		if err != nil {
+			return true, err
+		}
+		o.Opts = append(o.Opts, kgo.ProduceRequestTimeout(max(msDur(n), 100*time.Millisecond)))
+	case "metadata.max.age.ms":
+		n, err := propInt(k, v, 0)
+		if err != nil {
+			return true, err
+		}
+		o.Opts = append(o.Opts, kgo.MetadataMaxAge(min(max(msDur(n), 10*time.Millisecond), time.Hour)))
+	case "retry.backoff.ms":
+		n, err := propInt(k, v, 0)
+		if err != nil {
+			return true, err
+		}
+		o.Opts = append(o.Opts, kgo.RetryBackoffFn(func(int) time.Duration { return msDur(n) }))
+	case "socket.connection.setup.timeout.ms":
+		n, err := propInt(k, v, 0)
+		if err != nil {
+			return true, err
+		}
+		o.Opts = append(o.Opts, kgo.DialTimeout(msDur(n)))
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// ProducerOptions maps Kafka producer properties to kgo options: acks
+// (all/-1, 1, 0), linger.ms, batch.size (kgo's minimum batch is 512 bytes),
+// compression.type, client.id, retries, delivery.timeout.ms,
+// request.timeout.ms, enable.idempotence, max.in.flight.requests.per.connection,
+// buffer.memory, retry.backoff.ms, metadata.max.age.ms. As in Kafka ≥ 3,
+// idempotence is on by default and turned off when acks is not all, unless
+// enable.idempotence=true was asked for, which is then an error.
+func ProducerOptions(props map[string]string) (Options, error) {
+	var o Options
+	acks := "-1"
+	idem, idemSet := true, false
+	for _, k := range sortedKeys(props) {
+		v := strings.TrimSpace(props[k])
+		if ok, err := common(&o, k, v); err != nil {
+			return o, err
+		} else if ok {
+			continue
+		}
+		switch k {
+		case "acks", "request.required.acks":
+			switch strings.ToLower(v) {
+			case "all", "-1":
+				acks = "-1"
+			case "0", "1":
+				acks = v
+			default:
+				return o, fmt.Errorf("invalid value %s for configuration %s: expected all, -1, 0 or 1", v, k)
+			}
+		case "enable.idempotence":
+			b, err := propBool(k, v)
+			if err != nil {
+				return o, err
+			}
+			idem, idemSet = b, true
+		case "linger.ms":
+			n, err := propInt(k, v, 0)
+			if err != nil {
+				return o, err
+			}
+			o.Opts = append(o.Opts, kgo.ProducerLinger(min(msDur(n), time.Minute)))
+		case "batch.size":
+			n, err := propInt(k, v, 0)
+			if err != nil {
+				return o, err
+			}
+			o.Opts = append(o.Opts, kgo.ProducerBatchMaxBytes(int32(min(max(n, 512), 1<<30))))
+		case "compression.type":
+			c, err := Codec(v)
+			if err != nil {
+				return o, err
+			}
+			o.Opts = append(o.Opts, kgo.ProducerBatchCompression(c))
+		case "retries":
+			n, err := propInt(k, v, 0)
+			if err != nil {
+				return o, err
+			}
+			o.Opts = append(o.Opts, kgo.RecordRetries(int(min(n, 1<<31-1))))
+		case "delivery.timeout.ms":
+			n, err := propInt(k, v, 0)
+			if err != nil {
+				return o, err
+			}
+			o.Opts = append(o.Opts, kgo.RecordDeliveryTimeout(max(msDur(n), time.Second)))
+		case "max.in.flight.requests.per.connection":
+			n, err := propInt(k, v, 1)
+			if err != nil {
+				return o, err
+			}
+			o.Opts = append(o.Opts, kgo.MaxProduceRequestsInflightPerBroker(int(min(n, 1<<20))))
+		case "buffer.memory":
+			n, err := propInt(k, v, 0)
+			if err != nil {
+				return o, err
+			}
+			o.Opts = append(o.Opts, kgo.MaxBufferedBytes(int(n)))
+		default:
+			o.Ignored = append(o.Ignored, k)
+		}
+	}
+	switch acks {
+	case "-1":
+		o.Opts = append(o.Opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	case "1":
+		o.Opts = append(o.Opts, kgo.RequiredAcks(kgo.LeaderAck()))
+	case "0":
+		o.Opts = append(o.Opts, kgo.RequiredAcks(kgo.NoAck()))
+	}
+	if acks != "-1" {
+		if idemSet && idem {
+			return o, fmt.Errorf("enable.idempotence=true requires acks=all (got acks=%s)", acks)
+		}
+		idem = false
+	}
+	if !idem {
+		o.Opts = append(o.Opts, kgo.DisableIdempotentWrite())
+	}
+	return o, nil
+}
+
+// ConsumerOptions maps Kafka consumer properties to kgo options: group.id,
+// auto.offset.reset (earliest, latest, none), fetch.min.bytes,
+// fetch.max.bytes, fetch.max.wait.ms, max.partition.fetch.bytes,
+// isolation.level, session.timeout.ms, heartbeat.interval.ms,
+// max.poll.interval.ms (rebalance timeout), enable.auto.commit,
+// auto.commit.interval.ms, partition.assignment.strategy, client.id and the
+// common ones.
+func ConsumerOptions(props map[string]string) (Options, error) {
+	var o Options
+	for _, k := range sortedKeys(props) {
+		v := strings.TrimSpace(props[k])
+		if ok, err := common(&o, k, v); err != nil {
+			return o, err
+		} else if ok {
+			continue
+		}
+		var n int64
+		var err error
+		switch k {
+		case "fetch.min.bytes", "fetch.max.bytes", "max.partition.fetch.bytes", "fetch.max.wait.ms",
+			"session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms", "auto.commit.interval.ms":
+			if n, err = propInt(k, v, 0); err != nil {
+				return o, err
+			}
+		}
+		switch k {
+		case "group.id":
+			o.Group = v
+		case "auto.offset.reset":
+			switch strings.ToLower(v) {
+			case "earliest":
+				o.Opts = append(o.Opts, kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+			case "latest":
+				o.Opts = append(o.Opts, kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()))
+			case "none":
+				o.Opts = append(o.Opts, kgo.ConsumeResetOffset(kgo.NoResetOffset()))
+			default:
+				return o, fmt.Errorf("invalid value %s for configuration auto.offset.reset: expected earliest, latest or none", v)
+			}
+		case "fetch.min.bytes":
+			o.Opts = append(o.Opts, kgo.FetchMinBytes(int32(min(max(n, 1), 1<<30))))
+		case "fetch.max.bytes":
+			o.Opts = append(o.Opts, kgo.FetchMaxBytes(int32(min(max(n, 1), 1<<30))))
+		case "max.partition.fetch.bytes":
+			o.Opts = append(o.Opts, kgo.FetchMaxPartitionBytes(int32(min(max(n, 1), 1<<30))))
+		case "fetch.max.wait.ms":
+			o.Opts = append(o.Opts, kgo.FetchMaxWait(max(msDur(n), 10*time.Millisecond)))
+		case "isolation.level":
+			switch strings.ToLower(v) {
+			case "read_committed":
+				o.Opts = append(o.Opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+			case "read_uncommitted":
+				o.Opts = append(o.Opts, kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
+			default:
+				return o, fmt.Errorf("invalid value %s for configuration isolation.level: expected read_committed or read_uncommitted", v)
+			}
+		case "session.timeout.ms":
+			o.Opts = append(o.Opts, kgo.SessionTimeout(max(msDur(n), 100*time.Millisecond)))
+		case "heartbeat.interval.ms":
+			o.Opts = append(o.Opts, kgo.HeartbeatInterval(max(msDur(n), time.Millisecond)))
+		case "max.poll.interval.ms":
+			o.Opts = append(o.Opts, kgo.RebalanceTimeout(max(msDur(n), 100*time.Millisecond)))
+		case "enable.auto.commit":
+			b, err := propBool(k, v)
+			if err != nil {
+				return o, err
+			}
+			if !b {
+				o.Opts = append(o.Opts, kgo.DisableAutoCommit())
+			}
+		case "auto.commit.interval.ms":
+			o.Opts = append(o.Opts, kgo.AutoCommitInterval(max(msDur(n), time.Millisecond)))
+		case "partition.assignment.strategy":
+			bs, err := balancers(v)
+			if err != nil {
+				return o, err
+			}
+			o.Opts = append(o.Opts, kgo.Balancers(bs...))
+		default:
+			o.Ignored = append(o.Ignored, k)
+		}
+	}
+	return o, nil
+}
+
+// balancers maps Kafka assignor class names (or their short names) to kgo
+// balancers.
+func balancers(v string) ([]kgo.GroupBalancer, error) {
+	var out []kgo.GroupBalancer
+	for _, s := range strings.Split(v, ",") {
+		s = strings.TrimSpace(s)
+		short := strings.ToLower(s[strings.LastIndex(s, ".")+1:])
+		switch short {
+		case "range", "rangeassignor":
+			out = append(out, kgo.RangeBalancer())
+		case "roundrobin", "roundrobinassignor":
+			out = append(out, kgo.RoundRobinBalancer())
+		case "sticky", "stickyassignor":
+			out = append(out, kgo.StickyBalancer())
+		case "cooperative-sticky", "cooperativestickyassignor":
+			out = append(out, kgo.CooperativeStickyBalancer())
+		case "":
+		default:
+			return nil, fmt.Errorf("invalid value %s for configuration partition.assignment.strategy", s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("partition.assignment.strategy is empty")
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,175 @@
+// Package topics is `gregor topics` (kafka-topics.sh): create, list,
+// describe, alter (add partitions) and delete topics, with Kafka's
+// TopicCommand flags and output. The work goes through the Admin interface;
+// KadmAdmin implements it over the Kafka protocol (franz-go kadm). A
+// ZooKeeper implementation (--zookeeper) plugs in through ZooKeeperAdmin.
+package topics
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Admin is what the topic command needs from a cluster. Errors from the
+// cluster should keep their kerr error (errors.Is(err, kerr.TopicAlreadyExists)).
+type Admin interface {
+	// ListTopics returns every topic name (internal ones included), sorted.
+	ListTopics(ctx context.Context) ([]string, error)
+	// CreateTopic creates one topic; partitions / replicationFactor -1 take
+	// the broker's num.partitions / default.replication.factor.
+	CreateTopic(ctx context.Context, topic string, partitions int32, replicationFactor int16, configs map[string]string) error
+	// DeleteTopics deletes the topics.
+	DeleteTopics(ctx context.Context, topics []string) error
+	// SetPartitionCount grows a topic to total partitions (CreatePartitions).
+	SetPartitionCount(ctx context.Context, topic string, total int) error
+	// DescribeTopics returns the topics' partitions and non-default configs,
+	// in the order asked.
+	DescribeTopics(ctx context.Context, topics []string) ([]TopicDescription, error)
+	// Close releases the connection(s).
+	Close()
+}
+
+// TopicDescription is one topic as --describe prints it.
+type TopicDescription struct {
+	Name       string
+	ID         string // Kafka's Uuid text (URL-safe base64, no padding); "" when the cluster has no topic ids
+	Partitions []PartitionDescription
+	// Configs are the topic's configs whose source is not DEFAULT_CONFIG
+	// (topic overrides and static broker settings), sorted by name, as
+	// Kafka's TopicCommand prints them.
+	Configs []ConfigValue
+}
+
+// PartitionDescription is one partition's leadership.
+type PartitionDescription struct {
+	Partition int32
+	Leader    int32 // -1 = no leader (printed "none")
+	Replicas  []int32
+	ISR       []int32
+}
+
+// ConfigValue is one name=value pair.
+type ConfigValue struct{ Name, Value string }
+
+// ZooKeeperAdmin, when set, returns an Admin that works through ZooKeeper
+// for --zookeeper host:port[/chroot]. Nil (today): --zookeeper is refused
+// with exit status 2.
+var ZooKeeperAdmin func(connect string) (Admin, error)
+
+// KadmAdmin is Admin over the Kafka protocol.
+type KadmAdmin struct{ Adm *kadm.Client }
+
+// ListTopics implements Admin.
+func (a KadmAdmin) ListTopics(ctx context.Context) ([]string, error) {
+	ds, err := a.Adm.ListTopicsWithInternal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := ds.Error(); err != nil {
+		return nil, err
+	}
+	return ds.Names(), nil
+}
+
+// CreateTopic implements Admin.
+func (a KadmAdmin) CreateTopic(ctx context.Context, topic string, partitions int32, rf int16, configs map[string]string) error {
+	cfg := make(map[string]*string, len(configs))
+	for k, v := range configs {
+		v := v
+		cfg[k] = &v
+	}
+	resp, err := a.Adm.CreateTopic(ctx, partitions, rf, cfg, topic)
+	if err != nil {
+		return err
+	}
+	return withMessage(resp.Err, resp.ErrMessage)
+}
+
+// DeleteTopics implements Admin.
+func (a KadmAdmin) DeleteTopics(ctx context.Context, topics []string) error {
+	resps, err := a.Adm.DeleteTopics(ctx, topics...)
+	if err != nil {
+		return err
+	}
+	for _, t := range resps.Sorted() {
+		if t.Err != nil {
+			return fmt.Errorf("topic %s: %w", t.Topic, withMessage(t.Err, t.ErrMessage))
+		}
+	}
+	return nil
+}
+
+// SetPartitionCount implements Admin.
+func (a KadmAdmin) SetPartitionCount(ctx context.Context, topic string, total int) error {
+	resps, err := a.Adm.UpdatePartitions(ctx, total, topic)
+	if err != nil {
+		return err
+	}
+	for _, r := range resps.Sorted() {
+		if r.Err != nil {
+			return withMessage(r.Err, r.ErrMessage)
+		}
+	}
+	return nil
+}
+
+// DescribeTopics implements Admin. When the cluster cannot describe configs
+// (an old or partial broker), Configs is left empty rather than failing
+// the whole describe.
+func (a KadmAdmin) DescribeTopics(ctx context.Context, topics []string) ([]TopicDescription, error) {
+	ds, err := a.Adm.ListTopicsWithInternal(ctx, topics...)
+	if err != nil {
+		return nil, err
+	}
+	configs := map[string][]ConfigValue{}
+	if rcs, err := a.Adm.DescribeTopicConfigs(ctx, topics...); err == nil {
+		for _, rc := range rcs {
+			if rc.Err != nil {
+				continue
+			}
+			for _, c := range rc.Configs {
+				if c.Source == kmsg.ConfigSourceDefaultConfig || c.Value == nil {
+					continue
+				}
+				configs[rc.Name] = append(configs[rc.Name], ConfigValue{c.Key, *c.Value})
+			}
+			sort.Slice(configs[rc.Name], func(i, j int) bool { return configs[rc.Name][i].Name < configs[rc.Name][j].Name })
+		}
+	}
+	out := make([]TopicDescription, 0, len(topics))
+	for _, t := range topics {
+		d, ok := ds[t]
+		if !ok {
+			return nil, fmt.Errorf("topic %s: %w", t, kerr.UnknownTopicOrPartition)
+		}
+		if d.Err != nil {
+			return nil, fmt.Errorf("topic %s: %w", t, d.Err)
+		}
+		td := TopicDescription{Name: t, Configs: configs[t]}
+		if d.ID != (kadm.TopicID{}) {
+			td.ID = base64.RawURLEncoding.EncodeToString(d.ID[:])
+		}
+		for _, p := range d.Partitions.Sorted() {
+			td.Partitions = append(td.Partitions, PartitionDescription{Partition: p.Partition, Leader: p.Leader, Replicas: p.Replicas, ISR: p.ISR})
+		}
+		out = append(out, td)
+	}
+	return out, nil
+}
+
+// Close implements Admin.
+func (a KadmAdmin) Close() { a.Adm.Close() }
+
+// withMessage adds the broker's error message, when it has one, to a kerr error.
+func withMessage(err error, msg string) error {
+	if err == nil || msg == "" {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, msg)
+}

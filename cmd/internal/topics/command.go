@@ -1,0 +1,226 @@
+package topics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"gregor/cmd/internal/clientutil"
+)
+
+// Options are kafka-topics.sh's flags.
+type Options struct {
+	BootstrapServer                       string
+	ZooKeeper                             string
+	Create, List, Describe, Delete, Alter bool
+	Topic                                 string // a name, or for list/describe/delete/alter a regular expression (',' = '|'), as Kafka's IncludeList
+	Partitions                            int32  // -1 = not given
+	ReplicationFactor                     int32  // -1 = not given
+	Configs                               []string
+	IfExists                              bool
+	IfNotExists                           bool
+	ExcludeInternal                       bool
+}
+
+// ErrorPrefix begins every error line, as Kafka's TopicCommand prints it.
+const ErrorPrefix = "Error while executing topic command : "
+
+// Check validates the flag combination (Kafka's TopicCommandOptions.checkArgs).
+func (o *Options) Check() error {
+	actions := 0
+	for _, b := range []bool{o.Create, o.List, o.Describe, o.Delete, o.Alter} {
+		if b {
+			actions++
+		}
+	}
+	if actions != 1 {
+		return clientutil.Usage("Command must include exactly one action: --list, --describe, --create, --alter or --delete")
+	}
+	if o.BootstrapServer == "" && o.ZooKeeper == "" {
+		return clientutil.Usage("Missing required argument \"[bootstrap-server]\"")
+	}
+	if (o.Create || o.Delete || o.Alter) && o.Topic == "" {
+		return clientutil.Usage("Missing required argument \"[topic]\"")
+	}
+	if o.Alter && o.Partitions < 0 {
+		return clientutil.Usage("--alter needs --partitions (changing configs is kafka-configs.sh's job)")
+	}
+	if o.Alter && len(o.Configs) > 0 {
+		return clientutil.Usage("Option \"[config]\" can't be used with option \"[alter]\"; use kafka-configs.sh to change topic configs")
+	}
+	if o.IfExists && !(o.Alter || o.Delete || o.Describe) {
+		return clientutil.Usage("Option \"[if-exists]\" can only be used with --alter, --delete or --describe")
+	}
+	if o.IfNotExists && !o.Create {
+		return clientutil.Usage("Option \"[if-not-exists]\" can only be used with --create")
+	}
+	if o.Create {
+		if o.ReplicationFactor != -1 && (o.ReplicationFactor < 1 || o.ReplicationFactor > 32767) {
+			return clientutil.Usage("The replication factor must be between 1 and 32767 inclusive")
+		}
+		if o.Partitions != -1 && o.Partitions < 1 {
+			return clientutil.Usage("The partitions must be greater than 0")
+		}
+	}
+	return nil
+}
+
+// Run executes the command against admin, printing to stdout. Errors are
+// returned (the caller prints them with ErrorPrefix and exits non-zero).
+func Run(ctx context.Context, o Options, admin Admin, stdout io.Writer) error {
+	switch {
+	case o.Create:
+		return create(ctx, o, admin, stdout)
+	case o.List:
+		names, err := matching(ctx, o, admin)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			fmt.Fprintln(stdout, n)
+		}
+		return nil
+	case o.Describe:
+		return describe(ctx, o, admin, stdout)
+	case o.Delete:
+		names, err := existing(ctx, o, admin)
+		if err != nil || len(names) == 0 {
+			return err
+		}
+		return admin.DeleteTopics(ctx, names)
+	case o.Alter:
+		names, err := existing(ctx, o, admin)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if err := admin.SetPartitionCount(ctx, n, int(o.Partitions)); err != nil {
+				return fmt.Errorf("topic %s: %w", n, err)
+			}
+		}
+		return nil
+	}
+	return clientutil.Usage("no action")
+}
+
+func create(ctx context.Context, o Options, admin Admin, stdout io.Writer) error {
+	configs, err := clientutil.ParseProps("--config", o.Configs)
+	if err != nil {
+		return err
+	}
+	if strings.Contains(o.Topic, ".") && strings.Contains(o.Topic, "_") {
+		fmt.Fprintln(stdout, "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. To avoid issues it is best to use either, but not both.")
+	}
+	err = admin.CreateTopic(ctx, o.Topic, o.Partitions, int16(o.ReplicationFactor), configs)
+	switch {
+	case errors.Is(err, kerr.TopicAlreadyExists):
+		if o.IfNotExists {
+			return nil
+		}
+		return fmt.Errorf("Topic '%s' already exists.", o.Topic)
+	case err != nil:
+		return err
+	}
+	fmt.Fprintf(stdout, "Created topic %s.\n", o.Topic)
+	return nil
+}
+
+func describe(ctx context.Context, o Options, admin Admin, stdout io.Writer) error {
+	names, err := existing(ctx, o, admin)
+	if err != nil || len(names) == 0 {
+		return err
+	}
+	ds, err := admin.DescribeTopics(ctx, names)
+	if err != nil {
+		return err
+	}
+	for _, d := range ds {
+		io.WriteString(stdout, FormatDescription(d))
+	}
+	return nil
+}
+
+// FormatDescription renders a topic as Kafka's TopicCommand --describe does:
+// a summary line, then one tab-led line per partition.
+func FormatDescription(d TopicDescription) string {
+	var b strings.Builder
+	b.WriteString("Topic: " + d.Name)
+	if d.ID != "" {
+		b.WriteString("\tTopicId: " + d.ID)
+	}
+	rf := 0
+	if len(d.Partitions) > 0 {
+		rf = len(d.Partitions[0].Replicas)
+	}
+	cfg := make([]string, len(d.Configs))
+	for i, c := range d.Configs {
+		cfg[i] = c.Name + "=" + c.Value
+	}
+	fmt.Fprintf(&b, "\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: %s\n", len(d.Partitions), rf, strings.Join(cfg, ","))
+	for _, p := range d.Partitions {
+		leader := "none"
+		if p.Leader >= 0 {
+			leader = strconv.Itoa(int(p.Leader))
+		}
+		fmt.Fprintf(&b, "\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\n", d.Name, p.Partition, leader, joinIDs(p.Replicas), joinIDs(p.ISR))
+	}
+	return b.String()
+}
+
+func joinIDs(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(int(id))
+	}
+	return strings.Join(s, ",")
+}
+
+// matching lists topic names, filtered by --topic (a regular expression
+// matching the whole name, ',' meaning '|') and --exclude-internal.
+func matching(ctx context.Context, o Options, admin Admin) ([]string, error) {
+	all, err := admin.ListTopics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var re *regexp.Regexp
+	if o.Topic != "" {
+		expr := strings.ReplaceAll(strings.ReplaceAll(strings.TrimSpace(o.Topic), ",", "|"), " ", "")
+		expr = strings.Trim(expr, `"'`)
+		if re, err = regexp.Compile("^(?:" + expr + ")$"); err != nil {
+			return nil, clientutil.Usage("invalid --topic pattern %q: %v", o.Topic, err)
+		}
+	}
+	var out []string
+	for _, n := range all {
+		if o.ExcludeInternal && isInternal(n) {
+			continue
+		}
+		if re == nil || re.MatchString(n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// existing is matching plus Kafka's ensureTopicExists: a --topic that
+// matches nothing is an error unless --if-exists.
+func existing(ctx context.Context, o Options, admin Admin) ([]string, error) {
+	names, err := matching(ctx, o, admin)
+	if err != nil {
+		return nil, err
+	}
+	if o.Topic != "" && len(names) == 0 && !o.IfExists {
+		return nil, fmt.Errorf("Topic '%s' does not exist as expected", o.Topic)
+	}
+	return names, nil
+}
+
+func isInternal(topic string) bool {
+	return topic == "__consumer_offsets" || topic == "__transaction_state"
+}
