@@ -40,19 +40,26 @@ import (
 // version is any version kmsg knows for Fetch (0 through 18); resp.Version
 // is ignored.
 func Build(version int16, resp *kmsg.FetchResponse, records func(t, p int) []storage.Region, release func()) *wire.Body {
-	e := encoder{flexible: version >= 12, buf: make([]byte, 0, estimate(resp))}
+	size, parts := estimate(resp)
+	e := encoder{
+		flexible: version >= 12,
+		buf:      make([]byte, 0, size),
+		chunks:   make([]wire.Chunk, 0, 2*parts+1), // bytes, region, bytes, region, …
+	}
 	e.response(version, resp, records)
 	e.cut()
 	return &wire.Body{Chunks: e.chunks, Size: e.size, Release: release}
 }
 
-// estimate guesses the encoded size without records, to size the buffer once.
-func estimate(resp *kmsg.FetchResponse) int {
-	n := 64
+// estimate guesses the encoded size without records and counts the
+// partitions, to size the buffer and the chunk list once.
+func estimate(resp *kmsg.FetchResponse) (size, partitions int) {
+	size = 64
 	for i := range resp.Topics {
-		n += 24 + len(resp.Topics[i].Topic) + 64*len(resp.Topics[i].Partitions)
+		size += 24 + len(resp.Topics[i].Topic) + 64*len(resp.Topics[i].Partitions)
+		partitions += len(resp.Topics[i].Partitions)
 	}
-	return n
+	return size, partitions
 }
 
 // encoder accumulates bytes in buf; cut() turns the bytes since the last cut

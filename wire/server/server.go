@@ -52,8 +52,11 @@ type Config struct {
 	// SO_RCVBUF; -1 or 0 keeps the OS default.
 	SocketSendBufferBytes    int
 	SocketReceiveBufferBytes int
-	// MaxInFlightPerConn bounds the requests read but not yet answered per
-	// connection; the reader blocks when it is reached. 0 = 64.
+	// MaxInFlightPerConn is the capacity of a connection's queue of
+	// unanswered requests; the reader blocks when it is full. Counting the
+	// response the writer is sending and the request the reader is trying
+	// to queue, at most MaxInFlightPerConn+2 requests of one connection are
+	// dispatched and unanswered. 0 = 64.
 	MaxInFlightPerConn int
 }
 
