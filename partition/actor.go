@@ -49,6 +49,9 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		a.start()
 		a.h.pid.Store(ctx.Self())
 	case *Produce:
+		if !m.take() {
+			return // the handler gave up on it; no reply expected
+		}
 		a.inflight = m
 		if res, done := a.produce(m); done {
 			m.Reply <- res

@@ -33,6 +33,8 @@ type ManagerConfig struct {
 	// BackoffStrategy's defaults (100ms → 10s, give up after 5 failures in
 	// 60s). OnGiveUp is set by the manager (the partition goes offline).
 	Backoff actors.BackoffStrategy
+	// ProducerIDs allocates InitProducerId ids; nil = NextProducerID fails.
+	ProducerIDs *ProducerIDs
 }
 
 // Manager is the replica manager: it hosts one partition actor per
@@ -46,6 +48,7 @@ type Manager struct {
 	log      *zap.Logger
 	sup      *actor.PID
 	initHW   map[TopicPartition]int64
+	pids     *ProducerIDs
 
 	mu     sync.Mutex
 	parts  map[TopicPartition]*Handle
@@ -78,6 +81,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	m := &Manager{
 		sys: cfg.System, store: cfg.Store, brokerID: cfg.BrokerID, log: lg,
 		initHW: cfg.Store.HighWatermarks(),
+		pids:   cfg.ProducerIDs,
 		parts:  make(map[TopicPartition]*Handle),
 		byID:   make(map[string]*Handle),
 	}
@@ -316,4 +320,12 @@ func (m *Manager) Close() {
 			h.setUnavailable(kerr.NotLeaderForPartition)
 		}
 	}
+}
+
+// NextProducerID allocates a producer id for InitProducerId.
+func (m *Manager) NextProducerID() (int64, error) {
+	if m.pids == nil {
+		return -1, errors.New("partition: no producer id allocator configured")
+	}
+	return m.pids.Next()
 }

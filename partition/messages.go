@@ -1,6 +1,8 @@
 package partition
 
 import (
+	"sync/atomic"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"gregor/storage"
@@ -20,7 +22,20 @@ type Produce struct {
 	Acks int16
 	// Reply receives exactly one result. It must have a free buffer slot.
 	Reply chan<- ProduceResult
+
+	// claim arbitrates between the actor starting the append and the
+	// handler giving up (timeout): 0 open, 1 taken by the actor, 2 abandoned.
+	claim atomic.Int32
 }
+
+// Abandon tells the actor not to append this batch (the request timed out
+// or the connection closed). It returns false when the actor has already
+// started the append: the caller must then wait for the reply, because
+// Batch (aliasing the request buffer) is still being read.
+func (p *Produce) Abandon() bool { return p.claim.CompareAndSwap(0, 2) || p.claim.Load() == 2 }
+
+// take is the actor's side of Abandon: false means abandoned, skip it.
+func (p *Produce) take() bool { return p.claim.CompareAndSwap(0, 1) }
 
 // ProduceResult is the per-partition outcome of a Produce (the fields of
 // Kafka's ProduceResponse partition).
