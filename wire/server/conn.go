@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
@@ -39,6 +42,8 @@ type conn struct {
 	ctx    context.Context // cancelled by abort; RequestContext.Ctx
 	cancel context.CancelFunc
 	queue  chan *pending // reader → writer, request order; closed by the reader
+	// outstanding counts requests queued and not yet answered (idle check).
+	outstanding atomic.Int32
 
 	abortOnce sync.Once
 }
@@ -77,10 +82,19 @@ func (c *conn) readLoop() {
 	defer close(c.queue)
 	br := bufio.NewReaderSize(c.nc, 16<<10)
 	var sizeBuf [4]byte
+	idle := c.s.cfg.ConnectionsMaxIdle
 	for {
-		if _, err := io.ReadFull(br, sizeBuf[:]); err != nil {
+		if idle > 0 {
+			c.nc.SetReadDeadline(time.Now().Add(idle))
+		}
+		if n, err := io.ReadFull(br, sizeBuf[:]); err != nil {
 			switch {
 			case c.ctx.Err() != nil:
+			case n == 0 && errors.Is(err, os.ErrDeadlineExceeded):
+				if c.outstanding.Load() > 0 {
+					continue // waiting on our answers is not idle
+				}
+				c.closeWithReason(fmt.Sprintf("idle for connections.max.idle.ms=%d", idle.Milliseconds()))
 			case errors.Is(err, io.EOF):
 				c.log.Debug("client closed the connection")
 			default:
@@ -181,6 +195,7 @@ func (c *conn) handleFrame(frame []byte) (ok bool) {
 // enqueue hands p to the writer, blocking while MaxInFlightPerConn
 // responses are outstanding. It fails once the connection is aborting.
 func (c *conn) enqueue(p *pending) bool {
+	c.outstanding.Add(1)
 	select {
 	case c.queue <- p:
 		return true

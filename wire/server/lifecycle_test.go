@@ -118,3 +118,31 @@ func TestTwoListeners(t *testing.T) {
 		dialRaw(t, a.String()).roundTrip(metadataReq(1))
 	}
 }
+
+// connections.max.idle.ms: a silent connection is closed; one waiting on an
+// outstanding response is not.
+func TestIdleConnectionsClosed(t *testing.T) {
+	const idle = 50 * time.Millisecond
+	e := startServer(t, func(c *Config) { c.ConnectionsMaxIdle = idle })
+	e.d.setLaterBatch(2)
+	silent := dialRaw(t, e.addr)
+	busy := dialRaw(t, e.addr)
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Version, hb.MemberID = 4, "m-0"
+	busy.send(hb)
+	silent.expectClosed()
+	if !e.logged("idle for connections.max.idle.ms=50") {
+		t.Error("idle close not logged")
+	}
+	// Not an event we can await: the busy connection must survive several
+	// idle periods while its heartbeat is unanswered.
+	time.Sleep(4 * idle)
+	hb2 := kmsg.NewPtrHeartbeatRequest()
+	hb2.Version, hb2.MemberID = 4, "m-1"
+	busy.send(hb2) // completes the batch of 2: both answered
+	for i, req := range []kmsg.Request{hb, hb2} {
+		if _, resp, err := busy.recv(req); err != nil || resp.(*kmsg.HeartbeatResponse).ThrottleMillis != int32(i) {
+			t.Fatalf("busy connection response %d: %v", i, err)
+		}
+	}
+}

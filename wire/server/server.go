@@ -58,6 +58,10 @@ type Config struct {
 	// to queue, at most MaxInFlightPerConn+2 requests of one connection are
 	// dispatched and unanswered. 0 = 64.
 	MaxInFlightPerConn int
+	// ConnectionsMaxIdle (connections.max.idle.ms, Kafka default 10 min):
+	// a connection with nothing read for this long and no request
+	// outstanding is closed. 0 = never.
+	ConnectionsMaxIdle time.Duration
 }
 
 // ConfigFromBroker takes the listener and socket settings of a broker config.

@@ -83,6 +83,7 @@ func (w *respWriter) run() error {
 		}
 		err := w.send(p, resp)
 		release(resp)
+		c.outstanding.Add(-1)
 		if err == errCloseRequested {
 			if ferr := w.flush(); ferr != nil {
 				return ferr
