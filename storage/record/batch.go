@@ -198,3 +198,14 @@ func SetLogAppendTime(batch []byte, ts int64) {
 	binary.BigEndian.PutUint64(batch[OffMaxTimestamp:], uint64(ts))
 	binary.BigEndian.PutUint32(batch[OffCRC:], ComputeCRC(batch))
 }
+
+// DeleteHorizonMs returns the batch's delete horizon (KIP-534: a compacted
+// batch whose tombstones may be removed after this time, stored as the
+// baseTimestamp when the delete-horizon attribute bit is set) and whether it
+// is set. kafka-dump-log prints it as deleteHorizonMs.
+func (h *Header) DeleteHorizonMs() (int64, bool) {
+	if h.Attributes&AttrDeleteHorizonSet == 0 {
+		return 0, false
+	}
+	return h.BaseTimestamp, true
+}

@@ -12,6 +12,9 @@ type CorruptError struct {
 	Reason string // human-readable cause
 	Field  string // header field at fault, if any
 	Value  int64  // offending value, if any
+	// Err is the underlying cause, if any (e.g. compress.ErrTooLarge or
+	// compress.ErrMalformed from decompression); see Unwrap.
+	Err error
 }
 
 func (e *CorruptError) Error() string {
@@ -20,6 +23,9 @@ func (e *CorruptError) Error() string {
 	}
 	return fmt.Sprintf("corrupt record batch: %s (%s=%d)", e.Reason, e.Field, e.Value)
 }
+
+// Unwrap returns the underlying cause (nil for most corruptions).
+func (e *CorruptError) Unwrap() error { return e.Err }
 
 // InvalidError means the batch is intact but breaks a rule: record count
 // against the header, offset deltas, a missing key on a compacted topic. The

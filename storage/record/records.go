@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"gregor/storage/compress"
 )
@@ -46,9 +47,18 @@ func Records(h Header, batch []byte, maxUncompressed int, fn func(*Record) error
 	}
 	body := batch[HeaderSize:]
 	if c := h.Codec(); c != CodecNone {
-		dec, err := compress.Decode(int8(c), body, maxUncompressed)
+		// Records alias the decompressed bytes only during fn, so the
+		// buffer goes back to a pool afterwards.
+		bp := decodePool.Get().(*[]byte)
+		defer func() {
+			if cap(*bp) <= maxPooledDecode {
+				decodePool.Put(bp)
+			}
+		}()
+		dec, err := compress.AppendDecode(int8(c), (*bp)[:0], body, maxUncompressed)
+		*bp = dec[:0]
 		if err != nil {
-			return &CorruptError{Reason: fmt.Sprintf("%s decompression: %v", c, err)}
+			return &CorruptError{Reason: fmt.Sprintf("%s decompression: %v", c, err), Field: "attributes", Value: int64(h.Attributes), Err: err}
 		}
 		body = dec
 	}
@@ -68,6 +78,13 @@ func Records(h Header, batch []byte, maxUncompressed int, fn func(*Record) error
 	}
 	return nil
 }
+
+// decodePool holds decompression buffers for Records; buffers that grew
+// beyond maxPooledDecode are left to the GC so one huge batch does not pin
+// memory.
+var decodePool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+const maxPooledDecode = 8 << 20
 
 // decodeRecord decodes one length-prefixed record from b into r (reusing
 // r.Headers' backing array) and returns the bytes consumed.
