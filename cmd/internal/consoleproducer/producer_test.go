@@ -1,0 +1,161 @@
+package consoleproducer
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func TestLineReader(t *testing.T) {
+	r, unknown, err := NewLineReader(map[string]string{"parse.key": "true", "key.separator": ":", "null.marker": "NULL", "colour": "x"})
+	if err != nil || len(unknown) != 1 || unknown[0] != "colour" {
+		t.Fatalf("%v %v", unknown, err)
+	}
+	rec, err := r.Parse("t", "k1:v:1")
+	if err != nil || string(rec.Key) != "k1" || string(rec.Value) != "v:1" || rec.Topic != "t" {
+		t.Fatalf("%+v %v", rec, err)
+	}
+	rec, _ = r.Parse("t", "NULL:gone")
+	if rec.Key != nil || string(rec.Value) != "gone" {
+		t.Fatalf("null key: %+v", rec)
+	}
+	rec, _ = r.Parse("t", "k:NULL")
+	if rec.Value != nil || string(rec.Key) != "k" {
+		t.Fatalf("tombstone: %+v", rec)
+	}
+	if _, err = r.Parse("t", "no separator"); err == nil || err.Error() != "No key separator found on line number 4: 'no separator'" {
+		t.Fatalf("missing separator: %v", err)
+	}
+
+	r, _, _ = NewLineReader(map[string]string{"parse.key": "true", "ignore.error": "true"})
+	rec, _ = r.Parse("t", "whole line")
+	if rec.Key != nil || string(rec.Value) != "whole line" {
+		t.Fatalf("ignore.error: %+v", rec)
+	}
+
+	r, _, _ = NewLineReader(map[string]string{"parse.headers": "true", "parse.key": "true"})
+	rec, err = r.Parse("t", "h1:a,h2\tk\tv")
+	if err != nil || len(rec.Headers) != 2 || rec.Headers[0].Key != "h1" || string(rec.Headers[0].Value) != "a" ||
+		rec.Headers[1].Key != "h2" || rec.Headers[1].Value != nil || string(rec.Key) != "k" || string(rec.Value) != "v" {
+		t.Fatalf("headers: %+v %v", rec, err)
+	}
+
+	r, _, _ = NewLineReader(nil)
+	rec, _ = r.Parse("t", "")
+	if rec.Value == nil || len(rec.Value) != 0 || rec.Key != nil {
+		t.Fatalf("empty line must be an empty (not null) value: %+v", rec)
+	}
+	if _, _, err := NewLineReader(map[string]string{"key.separator": ""}); err == nil {
+		t.Fatal("empty key.separator accepted")
+	}
+}
+
+func newCluster(t *testing.T) (*kfake.Cluster, string) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "lines"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c, c.ListenAddrs()[0]
+}
+
+// readAll consumes n records of topic from the start.
+func readAll(t *testing.T, addr, topic string, n int) []*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out []*kgo.Record
+	for len(out) < n {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("got %d of %d records", len(out), n)
+		}
+		out = append(out, fs.Records()...)
+	}
+	return out
+}
+
+func TestProduceLines(t *testing.T) {
+	_, addr := newCluster(t)
+	var errb bytes.Buffer
+	in := "a:1\nb:2\r\nc:\nlast:no newline"
+	code := Main(context.Background(), Options{BootstrapServer: addr, Topic: "lines",
+		Properties:    []string{"parse.key=true", "key.separator=:"},
+		ProducerProps: []string{"linger.ms=5", "client.id=console-test"},
+		FlagProps:     map[string]string{"compression.type": "gzip"}}, strings.NewReader(in), &errb)
+	if code != 0 || errb.Len() != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	recs := readAll(t, addr, "lines", 4)
+	var got []string
+	for _, r := range recs {
+		got = append(got, string(r.Key)+"="+string(r.Value))
+	}
+	if strings.Join(got, "|") != "a=1|b=2|c=|last=no newline" {
+		t.Fatalf("records %q", got)
+	}
+}
+
+func TestProduceSyncAcksOne(t *testing.T) {
+	_, addr := newCluster(t)
+	var errb bytes.Buffer
+	code := Main(context.Background(), Options{BootstrapServer: addr, Topic: "lines", Sync: true,
+		FlagProps: map[string]string{"acks": "1"}}, strings.NewReader("x\ny\n"), &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if recs := readAll(t, addr, "lines", 2); string(recs[0].Value) != "x" || string(recs[1].Value) != "y" {
+		t.Fatalf("records %v", recs)
+	}
+}
+
+func TestProduceErrors(t *testing.T) {
+	_, addr := newCluster(t)
+	var errb bytes.Buffer
+	// A line without the key separator: one error line, exit 1.
+	code := Main(context.Background(), Options{BootstrapServer: addr, Topic: "lines", Properties: []string{"parse.key=true"}},
+		strings.NewReader("k\tv\nnokey\n"), &errb)
+	if code != 1 || errb.String() != "ERROR No key separator found on line number 2: 'nokey'\n" {
+		t.Fatalf("exit %d: %q", code, errb.String())
+	}
+
+	// A record larger than the topic's max.message.bytes: the broker's error, exit 1.
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(addr))
+	defer cl.Close()
+	big := "100"
+	if _, err := kadm.NewClient(cl).CreateTopic(context.Background(), 1, 1, map[string]*string{"max.message.bytes": &big}, "small"); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	code = Main(context.Background(), Options{BootstrapServer: addr, Topic: "small", FlagProps: map[string]string{"retries": "0"}},
+		strings.NewReader(strings.Repeat("x", 500)+"\n"), &errb)
+	if code != 1 || !strings.Contains(errb.String(), "Error when sending message to topic small with key: null, value: 500 bytes with error:") ||
+		strings.Count(errb.String(), "\n") != 1 {
+		t.Fatalf("exit %d: %q", code, errb.String())
+	}
+
+	for _, o := range []Options{{Topic: "x"}, {BootstrapServer: addr}, {BootstrapServer: addr, Topic: "t", ProducerProps: []string{"acks=2"}},
+		{BootstrapServer: addr, Topic: "t", ProducerProps: []string{"acks=1", "enable.idempotence=true"}}} {
+		errb.Reset()
+		if code := Main(context.Background(), o, strings.NewReader(""), &errb); code != 1 || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("%+v: exit %d %q", o, code, errb.String())
+		}
+	}
+	errb.Reset()
+	if code := Main(context.Background(), Options{ZooKeeper: "localhost:2181", Topic: "t"}, strings.NewReader(""), &errb); code != 2 ||
+		!strings.Contains(errb.String(), "--zookeeper") {
+		t.Errorf("zookeeper: exit %d %q", code, errb.String())
+	}
+}
