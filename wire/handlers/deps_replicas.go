@@ -1,7 +1,20 @@
 package handlers
 
+import (
+	"gregor/partition"
+	"gregor/storage"
+)
+
 // ReplicaSource is what the data-path handlers (Produce, Fetch, ListOffsets,
-// InitProducerId) need from the replica manager. Owned by the partition side;
-// extend it as handlers need more.
+// InitProducerId, DeleteRecords) need from the replica manager; the
+// *partition.Manager implements it.
 type ReplicaSource interface {
+	// Get returns the handle of a partition hosted on this broker; false
+	// means UNKNOWN_TOPIC_OR_PARTITION.
+	Get(tp storage.TopicPartition) (*partition.Handle, bool)
+	// NextProducerID allocates a producer id never handed out before
+	// (InitProducerId).
+	NextProducerID() (int64, error)
 }
+
+var _ ReplicaSource = (*partition.Manager)(nil)

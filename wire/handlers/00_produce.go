@@ -1,0 +1,236 @@
+package handlers
+
+// Produce: v3-v11
+//
+// Behaviour:
+//   - acks 0, 1 or -1 (all); anything else → INVALID_REQUIRED_ACKS on every
+//     partition. With a sole ISR (single node) acks=-1 is satisfied as soon
+//     as the leader appended; larger ISRs wait in the partition actor for
+//     the high watermark (replication completes them).
+//   - Per partition: not hosted here → UNKNOWN_TOPIC_OR_PARTITION; offline
+//     → KAFKA_STORAGE_ERROR; stopping/restarting → NOT_LEADER_OR_FOLLOWER;
+//     records larger than the topic's max.message.bytes → MESSAGE_TOO_LARGE.
+//   - Validation runs here, on the connection goroutine, not in the actor
+//     (so a partition's appends are not serialised behind validation):
+//     record.Validate (CRC-32C, magic 2, header sanity) → CORRUPT_MESSAGE;
+//     record.ValidateRecords (record framing, offset deltas, keys on
+//     compacted topics; decompression bounded by maxUncompressed) →
+//     INVALID_RECORD with ErrorMessage and, for a record at fault,
+//     ErrorRecords (KIP-467, v8+). Not exactly one batch in the partition's
+//     records → INVALID_RECORD (Kafka requires one v2 batch from v3 on).
+//   - Transactions are not implemented: transactional batches (or a request
+//     with a transactional id) get TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+//     the code Kafka answers when a transactional write is not permitted;
+//     clients treat it as fatal instead of retrying forever. Control
+//     batches from clients → INVALID_RECORD (Kafka's LogValidator rule).
+//   - Idempotent producers: sequence/epoch checks in the partition actor
+//     (partition.Producers): duplicates answered with their original
+//     offset, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH.
+//   - Each partition's batch goes to its partition actor in request order
+//     (the batch aliases the request buffer: no copy). The response waits
+//     for every partition, bounded by TimeoutMillis: partitions the actor
+//     has not started by then get REQUEST_TIMED_OUT and are never appended;
+//     one already being appended is waited for (its bytes are still read).
+//   - acks=0: no response is sent, but only after the actors are done with
+//     the request buffer.
+//   - LogAppendTime is -1 (CreateTime topics; message.timestamp.type=
+//     LogAppendTime is not wired yet).
+//
+// Version notes:
+//   - v3: transactional id; exactly one v2 batch per partition.
+//   - v4: KAFKA_STORAGE_ERROR may be returned.
+//   - v5: LogStartOffset in the response.
+//   - v6, v7: same as v5 (v7: ZStandard allowed).
+//   - v8: ErrorRecords and ErrorMessage (KIP-467).
+//   - v9: flexible versions.
+//   - v10, v11: same as v9 (KIP-951 CurrentLeader/NodeEndpoints tagged
+//     fields left empty; v11 adds TRANSACTION_ABORTABLE, which a server
+//     without transactions never returns).
+
+import (
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/partition"
+	"gregor/storage"
+	"gregor/storage/record"
+	"gregor/wire"
+)
+
+func init() { register(0, 3, 11, handleProduce) }
+
+// maxUncompressed bounds how much a compressed batch may inflate during
+// validation: 32× max.message.bytes, at least 64 MiB. Kafka does not bound
+// it; we do, so a compression bomb costs a CORRUPT_MESSAGE, not the heap.
+func maxUncompressed(maxMessageBytes int32) int {
+	return max(64<<20, 32*int(maxMessageBytes))
+}
+
+type pendingProduce struct {
+	p     *kmsg.ProduceResponseTopicPartition
+	msg   *partition.Produce
+	reply chan partition.ProduceResult
+}
+
+func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+	req := kreq.(*kmsg.ProduceRequest)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	var pending []pendingProduce
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	for ti, rt := range req.Topics {
+		for pi, rp := range rt.Partitions {
+			sp := &resp.Topics[ti].Partitions[pi]
+			tp := storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
+			msg, err, detail, recIdx := prepareProduce(b, req, tp, rp.Records)
+			if err != nil {
+				setProduceError(sp, req.Version, err, detail, recIdx)
+				continue
+			}
+			h, _ := b.Replicas.Get(tp)
+			reply := make(chan partition.ProduceResult, 1)
+			msg.Reply = reply
+			h.Produce(msg)
+			pending = append(pending, pendingProduce{p: sp, msg: msg, reply: reply})
+		}
+	}
+	none := req.Acks == 0
+	if len(pending) == 0 {
+		return wire.Now(wire.Response{Msg: resp, None: none})
+	}
+	ch := make(chan wire.Response, 1)
+	go func() {
+		timeout := time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond
+		waitProduce(rc, pending, req.Version, timeout)
+		ch <- wire.Response{Msg: resp, None: none}
+	}()
+	return wire.Later(ch)
+}
+
+// prepareProduce validates one partition's records and builds its Produce
+// message, or returns the error to answer (with detail and the index of the
+// record at fault, -1 for none).
+func prepareProduce(b *Broker, req *kmsg.ProduceRequest, tp storage.TopicPartition, records []byte) (*partition.Produce, *kerr.Error, string, int) {
+	if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
+		return nil, kerr.InvalidRequiredAcks, "", -1
+	}
+	if req.TransactionID != nil {
+		return nil, kerr.TransactionalIDAuthorizationFailed, "transactions are not supported", -1
+	}
+	h, ok := b.Replicas.Get(tp)
+	if !ok {
+		return nil, kerr.UnknownTopicOrPartition, "", -1
+	}
+	v := h.View()
+	if v.Err != nil {
+		return nil, v.Err, "", -1
+	}
+	if !v.IsLeader() {
+		return nil, kerr.NotLeaderForPartition, "", -1
+	}
+	cfg := v.Log.Config()
+	if len(records) > int(cfg.MaxMessageBytes) {
+		return nil, kerr.MessageTooLarge, "", -1
+	}
+	if len(records) == 0 {
+		return nil, kerr.InvalidRecord, "produce requests v3+ must carry exactly one record batch", -1
+	}
+	hdr, batch, err := record.Validate(records)
+	if err != nil {
+		return validationError(err)
+	}
+	if len(batch) != len(records) {
+		return nil, kerr.InvalidRecord, "produce requests v3+ must carry exactly one record batch", -1
+	}
+	if hdr.IsControl() {
+		return nil, kerr.InvalidRecord, "control batches are not accepted from clients", -1
+	}
+	if hdr.IsTransactional() {
+		return nil, kerr.TransactionalIDAuthorizationFailed, "transactions are not supported", -1
+	}
+	if err := record.ValidateRecords(hdr, batch, maxUncompressed(cfg.MaxMessageBytes), cfg.Compact); err != nil {
+		return validationError(err)
+	}
+	return &partition.Produce{Batch: batch, Header: hdr, Acks: req.Acks}, nil, "", -1
+}
+
+func validationError(err error) (*partition.Produce, *kerr.Error, string, int) {
+	var ie *record.InvalidError
+	if errors.As(err, &ie) {
+		return nil, kerr.InvalidRecord, ie.Error(), ie.RecordIndex
+	}
+	return nil, kerr.CorruptMessage, err.Error(), -1
+}
+
+func setProduceError(sp *kmsg.ProduceResponseTopicPartition, version int16, err *kerr.Error, detail string, recIdx int) {
+	sp.ErrorCode = err.Code
+	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+	if version < 8 {
+		return
+	}
+	if detail != "" {
+		sp.ErrorMessage = &detail
+	}
+	if recIdx >= 0 {
+		er := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+		er.RelativeOffset = int32(recIdx)
+		er.ErrorMessage = &detail
+		sp.ErrorRecords = append(sp.ErrorRecords, er)
+	}
+}
+
+// waitProduce collects the actors' replies, bounded by timeout (and the
+// connection's life). A partition the actor has not started is abandoned
+// (REQUEST_TIMED_OUT); one it has started is waited for.
+func waitProduce(rc *wire.RequestContext, pending []pendingProduce, version int16, timeout time.Duration) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var done <-chan struct{}
+	if rc.Ctx != nil {
+		done = rc.Ctx.Done()
+	}
+	expired := false
+	for _, pp := range pending {
+		var r partition.ProduceResult
+		if expired {
+			if pp.msg.Abandon() {
+				setProduceError(pp.p, version, kerr.RequestTimedOut, "", -1)
+				continue
+			}
+			r = <-pp.reply
+		} else {
+			select {
+			case r = <-pp.reply:
+			case <-timer.C:
+				expired = true
+			case <-done:
+				expired = true
+			}
+			if expired {
+				if pp.msg.Abandon() {
+					setProduceError(pp.p, version, kerr.RequestTimedOut, "", -1)
+					continue
+				}
+				r = <-pp.reply
+			}
+		}
+		if r.Err != nil {
+			setProduceError(pp.p, version, r.Err, r.ErrorMessage, -1)
+			continue
+		}
+		pp.p.ErrorCode = 0
+		pp.p.BaseOffset, pp.p.LogAppendTime, pp.p.LogStartOffset = r.BaseOffset, r.LogAppendTime, r.LogStartOffset
+	}
+}

@@ -1,0 +1,263 @@
+package handlers
+
+// Fetch: v4-v12
+//
+// Behaviour:
+//   - Sessionless (KIP-227): every response is a full response with
+//     SessionID 0, which tells clients no session was created; they keep
+//     sending full requests. A request naming a session (SessionID != 0)
+//     gets FETCH_SESSION_ID_NOT_FOUND so the client drops it and falls back.
+//     ForgottenTopics is ignored (there is no session to forget from).
+//   - Reads go straight to the partition's Log from the connection
+//     goroutine (no actor round trip): Log.Read(offset, maxBytes, bound)
+//     with bound = high watermark for consumers, log end offset for a
+//     follower (ReplicaID >= 0). Records are file regions sent with
+//     sendfile (fetchresp.Build); the segment references are released after
+//     the response is written.
+//   - Bytes: each partition reads at most min(PartitionMaxBytes, what is
+//     left of MaxBytes), whole batches only; the first partition with data
+//     returns at least one batch even when it is larger (KIP-74); later
+//     partitions return nothing rather than exceed MaxBytes.
+//   - Offsets below the log start offset or above the log end offset →
+//     OFFSET_OUT_OF_RANGE. An offset between the high watermark and the log
+//     end offset is valid and returns no records.
+//   - CurrentLeaderEpoch (v9+, KIP-320): older → FENCED_LEADER_EPOCH, newer
+//     → UNKNOWN_LEADER_EPOCH.
+//   - Long poll: when fewer than MinBytes are available and no partition
+//     has an error, the request waits up to MaxWaitMillis. It registers a
+//     waiter on each partition (partition.Handle.WaitForData) that appends
+//     wake when the high watermark moves; it never polls. On wake-up it
+//     re-reads everything.
+//   - IsolationLevel is accepted; without transactions the last stable
+//     offset is the high watermark and AbortedTransactions is empty.
+//     PreferredReadReplica is -1.
+//
+// Version notes:
+//   - v4: isolation level, last stable offset, aborted transactions.
+//   - v5: log start offset.
+//   - v6: same as v5. v7: sessions (KIP-227). v8: same as v7.
+//   - v9: CurrentLeaderEpoch (KIP-320). v10: same as v9 (zstd).
+//   - v11: rack and PreferredReadReplica (KIP-392).
+//   - v12: flexible versions; LastFetchedEpoch/DivergingEpoch (KIP-595),
+//     used only by followers; not served yet. v13+ use topic ids: not served.
+
+import (
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/partition"
+	"gregor/storage"
+	"gregor/wire"
+	"gregor/wire/fetchresp"
+)
+
+func init() { register(1, 4, 12, handleFetch) }
+
+// fetchPart is one requested partition and what was read for it.
+type fetchPart struct {
+	req *kmsg.FetchRequestTopicPartition
+	out *kmsg.FetchResponseTopicPartition
+	h   *partition.Handle
+	fd  storage.FetchData
+	has bool // fd holds segment references
+}
+
+type fetchState struct {
+	b       *Broker
+	req     *kmsg.FetchRequest
+	resp    *kmsg.FetchResponse
+	parts   []*fetchPart
+	idx     [][]*fetchPart // [topic][partition] in response order
+	hasErr  bool
+	gotData int64
+}
+
+func handleFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+	req := kreq.(*kmsg.FetchRequest)
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	if req.SessionID != 0 {
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		return wire.Now(wire.Response{Msg: resp})
+	}
+	s := &fetchState{b: b, req: req, resp: resp}
+	for ti := range req.Topics {
+		rt := &req.Topics[ti]
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic = rt.Topic
+		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
+		resp.Topics = append(resp.Topics, st)
+	}
+	s.idx = make([][]*fetchPart, len(req.Topics))
+	for ti := range req.Topics {
+		rt := &req.Topics[ti]
+		for pi := range rt.Partitions {
+			fp := &fetchPart{req: &rt.Partitions[pi], out: &resp.Topics[ti].Partitions[pi]}
+			if h, ok := b.Replicas.Get(storage.TopicPartition{Topic: rt.Topic, Partition: rt.Partitions[pi].Partition}); ok {
+				fp.h = h
+			}
+			s.parts = append(s.parts, fp)
+			s.idx[ti] = append(s.idx[ti], fp)
+		}
+	}
+	s.readAll()
+	if s.done() {
+		return wire.Now(s.respond(rc.Version))
+	}
+	ch := make(chan wire.Response, 1)
+	go s.longPoll(rc, ch)
+	return wire.Later(ch)
+}
+
+// done reports whether to answer now rather than wait.
+func (s *fetchState) done() bool {
+	return s.req.MaxWaitMillis <= 0 || s.hasErr || s.gotData >= int64(s.req.MinBytes) || len(s.parts) == 0
+}
+
+// longPoll waits for new data (or MaxWaitMillis, or the connection to
+// close) and answers on ch.
+func (s *fetchState) longPoll(rc *wire.RequestContext, ch chan<- wire.Response) {
+	timer := time.NewTimer(time.Duration(s.req.MaxWaitMillis) * time.Millisecond)
+	defer timer.Stop()
+	var closed <-chan struct{}
+	if rc.Ctx != nil {
+		closed = rc.Ctx.Done()
+	}
+	wake := make(chan struct{}, 1)
+	for {
+		s.releaseAll()
+		cancels := make([]func(), 0, len(s.parts))
+		for _, fp := range s.parts {
+			if fp.h != nil {
+				cancels = append(cancels, fp.h.WaitForData(fp.req.FetchOffset, wake))
+			}
+		}
+		expired := false
+		select {
+		case <-wake:
+		case <-timer.C:
+			expired = true
+		case <-closed:
+			expired = true
+		}
+		for _, c := range cancels {
+			c()
+		}
+		s.readAll()
+		if expired || s.done() {
+			ch <- s.respond(rc.Version)
+			return
+		}
+	}
+}
+
+func (s *fetchState) releaseAll() {
+	for _, fp := range s.parts {
+		if fp.has {
+			fp.fd.Release()
+			fp.has = false
+		}
+	}
+}
+
+// readAll (re)reads every partition into its response slot.
+func (s *fetchState) readAll() {
+	s.hasErr, s.gotData = false, 0
+	limit := int64(s.req.MaxBytes)
+	if limit <= 0 {
+		limit = 1<<31 - 1
+	}
+	minOne := true
+	for _, fp := range s.parts {
+		n, err := s.readOne(fp, limit, minOne)
+		out := fp.out
+		if err != nil {
+			*out = kmsg.NewFetchResponseTopicPartition()
+			out.Partition = fp.req.Partition
+			out.ErrorCode = err.Code
+			out.HighWatermark, out.LastStableOffset, out.LogStartOffset = -1, -1, -1
+			s.hasErr = true
+			continue
+		}
+		if n > 0 {
+			minOne = false
+			limit -= n
+			s.gotData += n
+		}
+	}
+}
+
+// readOne reads one partition with at most min(PartitionMaxBytes, limit)
+// bytes (at least one batch if minOne) and fills its response fields.
+func (s *fetchState) readOne(fp *fetchPart, limit int64, minOne bool) (int64, *kerr.Error) {
+	if fp.h == nil {
+		return 0, kerr.UnknownTopicOrPartition
+	}
+	v := fp.h.View()
+	if v.Err != nil {
+		return 0, v.Err
+	}
+	if !v.IsLeader() {
+		return 0, kerr.NotLeaderForPartition
+	}
+	if err := partition.CheckLeaderEpoch(fp.req.CurrentLeaderEpoch, v.LeaderEpoch); err != nil && s.req.Version >= 9 {
+		return 0, err
+	}
+	off := fp.req.FetchOffset
+	if off < v.LogStartOffset || off > v.LogEndOffset {
+		return 0, kerr.OffsetOutOfRange
+	}
+	bound := v.HighWatermark
+	if s.req.ReplicaID >= 0 {
+		bound = v.LogEndOffset
+	}
+	out := fp.out
+	*out = kmsg.NewFetchResponseTopicPartition()
+	out.Partition = fp.req.Partition
+	out.HighWatermark, out.LastStableOffset, out.LogStartOffset = v.HighWatermark, v.HighWatermark, v.LogStartOffset
+	out.PreferredReadReplica = -1
+	out.RecordBatches = []byte{} // empty, not null, as Kafka sends
+	maxBytes := min(int64(fp.req.PartitionMaxBytes), limit)
+	if off >= bound || maxBytes <= 0 && !minOne {
+		return 0, nil
+	}
+	fd, err := v.Log.Read(off, max(maxBytes, 0), bound)
+	switch {
+	case errors.Is(err, storage.ErrOffsetOutOfRange):
+		return 0, kerr.OffsetOutOfRange
+	case errors.Is(err, storage.ErrLogClosed):
+		return 0, kerr.NotLeaderForPartition
+	case err != nil:
+		return 0, kerr.KafkaStorageError
+	}
+	if fd.Bytes == 0 || (!minOne && fd.Bytes > maxBytes) {
+		// KIP-74: only the first partition with data may go over the limit.
+		fd.Release()
+		return 0, nil
+	}
+	fp.fd, fp.has = fd, true
+	return fd.Bytes, nil
+}
+
+// respond builds the zero-copy response; the segment references are
+// released once the writer has sent it.
+func (s *fetchState) respond(version int16) wire.Response {
+	parts := s.parts
+	records := func(t, p int) []storage.Region {
+		fp := s.idx[t][p]
+		if !fp.has {
+			return nil
+		}
+		return fp.fd.Regions
+	}
+	release := func() {
+		for _, fp := range parts {
+			if fp.has {
+				fp.fd.Release()
+			}
+		}
+	}
+	return wire.Response{Body: fetchresp.Build(version, s.resp, records, release)}
+}
