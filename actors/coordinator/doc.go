@@ -1,0 +1,31 @@
+// Package coordinator is Gregor's group coordinator: Kafka's classic consumer
+// group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
+// OffsetFetch, OffsetDelete, DescribeGroups, ListGroups, DeleteGroups) with
+// groups and committed offsets stored in the compacted internal topic
+// __consumer_offsets in Kafka's own record formats.
+//
+// Layers, from the inside out:
+//
+//   - Group (group.go, join.go, sync.go, heartbeat.go, offsets.go,
+//     describe.go) is the pure per-group state machine of Kafka's
+//     GroupCoordinator/GroupMetadata: states Empty, PreparingRebalance,
+//     CompletingRebalance, Stable and Dead. It has no goroutines, timers or
+//     actors: every call takes the current time, deferred JoinGroup and
+//     SyncGroup answers are callbacks, timeouts fire when the owner calls
+//     Tick(now) at NextDeadline(), and persistence is a synchronous Store.
+//   - records.go encodes and decodes the __consumer_offsets records
+//     (OffsetCommitKey/Value, GroupMetadataKey/Value, see kmsg) and load.go
+//     rebuilds groups from a partition's records.
+//   - groupActor (actor.go) is one protoactor actor per group, owning one
+//     Group; Coordinator (coordinator.go) is the group-coordinator
+//     supervisor that routes requests to group actors, loads
+//     __consumer_offsets partitions, and answers NOT_COORDINATOR /
+//     COORDINATOR_LOAD_IN_PROGRESS. Requests come in over channels (never
+//     RequestFuture, ARCHITECTURE-NOTES §1.7).
+//
+// The coordinator of a group is the leader of partition
+// abs(javaStringHashCode(group)) % offsets.topic.num.partitions of
+// __consumer_offsets (PartitionFor), so the same code serves a single node
+// and a cluster: the broker learns which partitions it leads through the
+// OffsetsTopic interface.
+package coordinator
