@@ -124,7 +124,13 @@ func (a *partitionActor) start() {
 	a.publish()
 }
 
+// hwSetter is storage.Log.SetHighWatermark (retention keeps what is above it).
+type hwSetter interface{ SetHighWatermark(int64) }
+
 func (a *partitionActor) publish() {
+	if s, ok := a.lg.(hwSetter); ok {
+		s.SetHighWatermark(a.rep.HighWatermark)
+	}
 	a.h.publish(&View{
 		Log:            a.lg,
 		HighWatermark:  a.rep.HighWatermark,

@@ -11,26 +11,28 @@ import (
 
 	"gregor/actors"
 	"gregor/partition"
-	"gregor/partition/partitiontest"
 	"gregor/storage"
 	"gregor/storage/record"
 	"gregor/wire"
 )
 
 // dataEnv is a broker with a real replica manager (real actors) over a
-// file-backed log store in a temp dir.
+// real storage.LogManager in a temp dir.
 type dataEnv struct {
-	t     *testing.T
-	b     *Broker
-	m     *partition.Manager
-	store *partitiontest.Store
+	t *testing.T
+	b *Broker
+	m *partition.Manager
 }
 
 func newDataEnv(t *testing.T, cfg storage.LogConfig, tps ...storage.TopicPartition) *dataEnv {
 	t.Helper()
 	sys := actors.NewSystem(nil)
 	dir := t.TempDir()
-	store := partitiontest.NewStore(dir)
+	lm, err := storage.NewLogManager(storage.LogManagerConfig{Dirs: []string{dir}, Defaults: storage.DefaultLogConfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := partition.StorageStore{M: lm}
 	ids, err := partition.OpenProducerIDs(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +45,9 @@ func newDataEnv(t *testing.T, cfg storage.LogConfig, tps ...storage.TopicPartiti
 	t.Cleanup(func() {
 		m.Close()
 		sys.Shutdown()
-		store.Close()
+		if err := lm.Close(); err != nil {
+			t.Error(err)
+		}
 	})
 	var states []partition.LeaderAndIsr
 	for _, tp := range tps {
@@ -52,7 +56,7 @@ func newDataEnv(t *testing.T, cfg storage.LogConfig, tps ...storage.TopicPartiti
 	if errs := m.ApplyLeaderAndIsr(states); len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	return &dataEnv{t: t, b: &Broker{Log: zap.NewNop(), Replicas: m}, m: m, store: store}
+	return &dataEnv{t: t, b: &Broker{Log: zap.NewNop(), Replicas: m}, m: m}
 }
 
 func (e *dataEnv) call(key, version int16, req kmsg.Request) wire.Response {
