@@ -1,0 +1,96 @@
+package handlers
+
+// CreateTopics: v0-7
+//
+// Behaviour (Kafka's ZkAdminManager.createTopics rules, see
+// controller.CreateTopics): INVALID_TOPIC_EXCEPTION for illegal names and
+// '.'/'_' collisions, TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS,
+// INVALID_REPLICATION_FACTOR (more than the live brokers), INVALID_REQUEST
+// when counts and a manual assignment are both set,
+// INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG. -1 partitions / replication
+// factor take num.partitions / default.replication.factor (v4+ clients send
+// them). A topic named twice in one request fails with INVALID_REQUEST for
+// each entry. Creation is synchronous: the topic is usable when the response
+// is sent, so TimeoutMillis is not needed.
+//
+// Version notes:
+//   - v1: ValidateOnly, ErrorMessage.  v2: ThrottleMillis.
+//   - v3: same as v2.  v4: -1 defaults allowed (KIP-464).
+//   - v5: flexible; NumPartitions, ReplicationFactor and Configs in the
+//     response (KIP-525).  v6: quota errors (none here).  v7: TopicID.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/replication/controller"
+	"gregor/wire"
+)
+
+func init() { register(19, 0, 7, handleCreateTopics) }
+
+func handleCreateTopics(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+	req := kreq.(*kmsg.CreateTopicsRequest)
+	return async(func() kmsg.Response { return createTopics(b, req) })
+}
+
+func createTopics(b *Broker, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	count := map[string]int{}
+	for _, t := range req.Topics {
+		count[t.Topic]++
+	}
+	var todo []controller.NewTopic
+	for _, t := range req.Topics {
+		if count[t.Topic] > 1 {
+			continue
+		}
+		nt := controller.NewTopic{Name: t.Topic, NumPartitions: t.NumPartitions, ReplicationFactor: t.ReplicationFactor,
+			Configs: map[string]string{}}
+		if len(t.ReplicaAssignment) > 0 {
+			nt.Assignment = map[int32][]int32{}
+			for _, a := range t.ReplicaAssignment {
+				nt.Assignment[a.Partition] = a.Replicas
+			}
+		}
+		for _, c := range t.Configs {
+			if c.Value != nil {
+				nt.Configs[c.Name] = *c.Value
+			}
+		}
+		todo = append(todo, nt)
+	}
+	results := b.Topics.CreateTopics(todo, req.ValidateOnly)
+	byName := make(map[string]controller.CreatedTopic, len(results))
+	for _, r := range results {
+		byName[r.Name] = r
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic = t.Topic
+		rt.NumPartitions, rt.ReplicationFactor = -1, -1
+		if count[t.Topic] > 1 {
+			rt.ErrorCode = kerr.InvalidRequest.Code
+			msg := "Create topics request from client contains multiple entries for the following topics: " + t.Topic
+			rt.ErrorMessage = &msg
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
+		r := byName[t.Topic]
+		rt.ErrorCode, rt.ErrorMessage = controller.Code(r.Err)
+		if r.Err == nil {
+			rt.TopicID = r.TopicID
+			rt.NumPartitions, rt.ReplicationFactor = r.NumPartitions, r.ReplicationFactor
+			for _, v := range r.Configs {
+				c := kmsg.NewCreateTopicsResponseTopicConfig()
+				c.Name = v.Key.Name
+				val := v.Value
+				c.Value = &val
+				c.Source = int8(v.Source)
+				rt.Configs = append(rt.Configs, c)
+			}
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}

@@ -1,0 +1,89 @@
+package handlers
+
+// DeleteTopics: v0-6
+//
+// Behaviour: deletes by name (controller.DeleteTopics): the replicas stop,
+// their logs are deleted and the topic's znodes removed before the answer
+// (Kafka completes asynchronously; here the topic is gone when the response
+// is sent). Errors: TOPIC_DELETION_DISABLED (delete.topic.enable=false),
+// UNKNOWN_TOPIC_OR_PARTITION. v6 topics named by TopicID only are resolved
+// through the metadata cache; an unknown id answers UNKNOWN_TOPIC_ID.
+//
+// Version notes:
+//   - v1: ThrottleMillis.  v2, v3: same.  v4: flexible.
+//   - v5: ErrorMessage.  v6: Topics with names or ids (KIP-516).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/replication/controller"
+	"gregor/wire"
+)
+
+func init() { register(20, 0, 6, handleDeleteTopics) }
+
+func handleDeleteTopics(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+	req := kreq.(*kmsg.DeleteTopicsRequest)
+	return async(func() kmsg.Response { return deleteTopics(b, req) })
+}
+
+func deleteTopics(b *Broker, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	type entry struct {
+		name string
+		id   [16]byte
+		err  error
+	}
+	var entries []entry
+	if req.Version >= 6 {
+		snap := b.Topics.Snapshot()
+		for _, t := range req.Topics {
+			e := entry{id: t.TopicID}
+			switch {
+			case t.Topic != nil:
+				e.name = *t.Topic
+			case t.TopicID != ([16]byte{}):
+				if mt, ok := snap.TopicsByID[t.TopicID]; ok {
+					e.name = mt.Name
+				} else {
+					e.err = &controller.Error{Code: kerr.UnknownTopicID, Message: "Topic id is unknown."}
+				}
+			default:
+				e.err = &controller.Error{Code: kerr.InvalidRequest, Message: "Neither topic name nor id was set."}
+			}
+			entries = append(entries, e)
+		}
+	} else {
+		for _, n := range req.TopicNames {
+			entries = append(entries, entry{name: n})
+		}
+	}
+	var names []string
+	var idx []int
+	for i, e := range entries {
+		if e.err == nil {
+			names = append(names, e.name)
+			idx = append(idx, i)
+		}
+	}
+	snap := b.Topics.Snapshot() // ids of the topics about to go
+	errs := b.Topics.DeleteTopics(names)
+	for j, i := range idx {
+		entries[i].err = errs[j]
+		if t, ok := snap.Topics[entries[i].name]; ok && entries[i].id == ([16]byte{}) {
+			entries[i].id = t.ID
+		}
+	}
+	for _, e := range entries {
+		rt := kmsg.NewDeleteTopicsResponseTopic()
+		if e.name != "" {
+			n := e.name
+			rt.Topic = &n
+		}
+		rt.TopicID = e.id
+		rt.ErrorCode, rt.ErrorMessage = controller.Code(e.err)
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}

@@ -1,0 +1,149 @@
+package handlers
+
+// DescribeConfigs: v0-4
+//
+// Behaviour:
+//   - TOPIC: every topic config (replication/topicconfig) with its effective
+//     value and source: TOPIC_CONFIG (/config/topics/<t>),
+//     STATIC_BROKER_CONFIG (server.properties synonym) or DEFAULT_CONFIG.
+//     ConfigNames filters (null = all). Unknown topic:
+//     UNKNOWN_TOPIC_OR_PARTITION. Nothing is read-only or sensitive.
+//   - BROKER: "" or this broker's id; every key of server.properties as
+//     STATIC_BROKER_CONFIG, read-only (no dynamic broker configs); keys
+//     naming a password or secret are sensitive and have a null value.
+//     Another broker id, or a non-numeric name: INVALID_REQUEST.
+//   - Other resource types: INVALID_REQUEST.
+//
+// Version notes:
+//   - v1: Source and ConfigSynonyms (when IncludeSynonyms); IsDefault is v0 only.
+//   - v2: same as v1.  v3: ConfigType and Documentation (when
+//     IncludeDocumentation).  v4: flexible.
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/replication/controller"
+	"gregor/replication/topicconfig"
+	"gregor/wire"
+)
+
+func init() { register(32, 0, 4, handleDescribeConfigs) }
+
+func handleDescribeConfigs(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+	req := kreq.(*kmsg.DescribeConfigsRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	for _, r := range req.Resources {
+		rr := kmsg.NewDescribeConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+		var err error
+		switch r.ResourceType {
+		case kmsg.ConfigResourceTypeTopic:
+			rr.Configs, err = describeTopicConfigs(b, req, r)
+		case kmsg.ConfigResourceTypeBroker:
+			rr.Configs, err = describeBrokerConfigs(b, req, r)
+		default:
+			err = &controller.Error{Code: kerr.InvalidRequest, Message: "Unsupported resource type " + r.ResourceType.String()}
+		}
+		rr.ErrorCode, rr.ErrorMessage = controller.Code(err)
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return wire.Now(wire.Response{Msg: resp})
+}
+
+func wanted(names []string) func(string) bool {
+	if names == nil {
+		return func(string) bool { return true }
+	}
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return func(n string) bool { return set[n] }
+}
+
+func describeTopicConfigs(b *Broker, req *kmsg.DescribeConfigsRequest, r kmsg.DescribeConfigsRequestResource) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
+	overrides, err := b.Topics.TopicConfig(r.ResourceName)
+	if err != nil {
+		return nil, err
+	}
+	var raw map[string]string
+	if b.Config != nil {
+		raw = b.Config.Raw
+	}
+	want := wanted(r.ConfigNames)
+	var out []kmsg.DescribeConfigsResponseResourceConfig
+	for _, v := range topicconfig.Resolve(overrides, raw) {
+		if !want(v.Key.Name) {
+			continue
+		}
+		c := kmsg.NewDescribeConfigsResponseResourceConfig()
+		c.Name = v.Key.Name
+		val := v.Value
+		c.Value = &val
+		c.Source = v.Source
+		c.IsDefault = v.Source == kmsg.ConfigSourceDefaultConfig
+		c.ConfigType = v.Key.Type
+		if req.IncludeSynonyms {
+			for _, s := range v.Synonyms {
+				cs := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+				sv := s.Value
+				cs.Name, cs.Value, cs.Source = s.Name, &sv, s.Source
+				c.ConfigSynonyms = append(c.ConfigSynonyms, cs)
+			}
+		}
+		if req.IncludeDocumentation {
+			doc := v.Key.Doc
+			c.Documentation = &doc
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func describeBrokerConfigs(b *Broker, req *kmsg.DescribeConfigsRequest, r kmsg.DescribeConfigsRequestResource) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
+	var self int32
+	var raw map[string]string
+	if b.Config != nil {
+		self, raw = b.Config.BrokerID, b.Config.Raw
+	}
+	if r.ResourceName != "" {
+		id, err := strconv.ParseInt(r.ResourceName, 10, 32)
+		if err != nil || int32(id) != self {
+			return nil, &controller.Error{Code: kerr.InvalidRequest, Message: "Unexpected broker id, expected " +
+				strconv.Itoa(int(self)) + " or empty string, but received " + r.ResourceName}
+		}
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	want := wanted(r.ConfigNames)
+	var out []kmsg.DescribeConfigsResponseResourceConfig
+	for _, k := range keys {
+		if !want(k) {
+			continue
+		}
+		c := kmsg.NewDescribeConfigsResponseResourceConfig()
+		c.Name = k
+		c.Source = kmsg.ConfigSourceStaticBrokerConfig
+		c.ReadOnly = true
+		c.IsSensitive = strings.Contains(k, "password") || strings.Contains(k, "secret")
+		if !c.IsSensitive {
+			v := raw[k]
+			c.Value = &v
+		}
+		if req.IncludeSynonyms {
+			cs := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+			cs.Name, cs.Value, cs.Source = k, c.Value, c.Source
+			c.ConfigSynonyms = append(c.ConfigSynonyms, cs)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}

@@ -1,0 +1,61 @@
+package handlers
+
+// AlterConfigs: v0-2
+//
+// Behaviour: the legacy, non-incremental form: a TOPIC resource's overrides
+// are REPLACED by the configs sent (null values are dropped), validated as a
+// whole (INVALID_CONFIG), written to /config/topics/<t> and applied.
+// ValidateOnly writes nothing. Unknown topic: UNKNOWN_TOPIC_OR_PARTITION;
+// BROKER resources: INVALID_REQUEST (no dynamic broker configs); a resource
+// named twice: INVALID_REQUEST.
+//
+// Version notes: v1 same as v0 (throttle after response); v2 flexible.
+
+import (
+	"maps"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/replication/controller"
+	"gregor/wire"
+)
+
+func init() { register(33, 0, 2, handleAlterConfigs) }
+
+func handleAlterConfigs(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+	req := kreq.(*kmsg.AlterConfigsRequest)
+	return async(func() kmsg.Response {
+		resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
+		dup := duplicateResources(len(req.Resources), func(i int) (kmsg.ConfigResourceType, string) {
+			return req.Resources[i].ResourceType, req.Resources[i].ResourceName
+		})
+		for _, r := range req.Resources {
+			rr := kmsg.NewAlterConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+			var err error
+			switch {
+			case dup[resourceKey{r.ResourceType, r.ResourceName}]:
+				err = &controller.Error{Code: kerr.InvalidRequest, Message: "Duplicate resource in request."}
+			default:
+				err = checkAlterResource(r.ResourceType)
+			}
+			if err == nil {
+				next := map[string]string{}
+				for _, c := range r.Configs {
+					if c.Value != nil {
+						next[c.Name] = *c.Value
+					}
+				}
+				err = b.Topics.AlterTopicConfig(r.ResourceName, func(m map[string]string) error {
+					maps.DeleteFunc(m, func(string, string) bool { return true })
+					maps.Copy(m, next)
+					return nil
+				}, req.ValidateOnly)
+			}
+			rr.ErrorCode, rr.ErrorMessage = controller.Code(err)
+			resp.Resources = append(resp.Resources, rr)
+		}
+		return resp
+	})
+}

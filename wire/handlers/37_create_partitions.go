@@ -1,0 +1,69 @@
+package handlers
+
+// CreatePartitions: v0-3
+//
+// Behaviour (controller.CreatePartitions, Kafka AdminZkClient.addPartitions):
+// the count must exceed the current one (INVALID_PARTITIONS otherwise); a
+// manual assignment needs one replica list per new partition with the
+// topic's replication factor and live brokers (INVALID_REPLICA_ASSIGNMENT);
+// an unknown topic answers UNKNOWN_TOPIC_OR_PARTITION; a topic named twice
+// answers INVALID_REQUEST for each entry. ValidateOnly checks only. New
+// partitions are started before the response.
+//
+// Version notes: v1 same as v0 (throttle after response); v2 flexible;
+// v3 same as v2.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/replication/controller"
+	"gregor/wire"
+)
+
+func init() { register(37, 0, 3, handleCreatePartitions) }
+
+func handleCreatePartitions(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+	req := kreq.(*kmsg.CreatePartitionsRequest)
+	return async(func() kmsg.Response { return createPartitions(b, req) })
+}
+
+func createPartitions(b *Broker, req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	count := map[string]int{}
+	for _, t := range req.Topics {
+		count[t.Topic]++
+	}
+	var incs []controller.PartitionIncrease
+	for _, t := range req.Topics {
+		if count[t.Topic] > 1 {
+			continue
+		}
+		inc := controller.PartitionIncrease{Topic: t.Topic, Count: t.Count}
+		if t.Assignment != nil {
+			inc.Assignment = make([][]int32, 0, len(t.Assignment))
+			for _, a := range t.Assignment {
+				inc.Assignment = append(inc.Assignment, a.Replicas)
+			}
+		}
+		incs = append(incs, inc)
+	}
+	errs := b.Topics.CreatePartitions(incs, req.ValidateOnly)
+	byName := make(map[string]error, len(incs))
+	for i, inc := range incs {
+		byName[inc.Topic] = errs[i]
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.NewCreatePartitionsResponseTopic()
+		rt.Topic = t.Topic
+		if count[t.Topic] > 1 {
+			rt.ErrorCode = kerr.InvalidRequest.Code
+			msg := "Duplicate topic in request."
+			rt.ErrorMessage = &msg
+		} else {
+			rt.ErrorCode, rt.ErrorMessage = controller.Code(byName[t.Topic])
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}

@@ -1,0 +1,156 @@
+package handlers
+
+// IncrementalAlterConfigs: v0-1
+//
+// Behaviour (KIP-339): TOPIC resources only. Ops: SET (0), DELETE (1, back
+// to the broker default), APPEND (2) and SUBTRACT (3) on list configs
+// (cleanup.policy); APPEND/SUBTRACT on a non-list config, or SET without a
+// value, answer INVALID_CONFIG. The whole resource is validated, then
+// written to /config/topics/<t> and applied to the topic's partitions
+// (controller.AlterTopicConfig); ValidateOnly writes nothing. A config
+// named twice, or a resource named twice in one request: INVALID_REQUEST.
+// Unknown topic: UNKNOWN_TOPIC_OR_PARTITION. BROKER resources: dynamic
+// broker configs are not supported (INVALID_REQUEST).
+//
+// Version notes: v1 flexible.
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/replication/controller"
+	"gregor/replication/topicconfig"
+	"gregor/wire"
+)
+
+func init() { register(44, 0, 1, handleIncrementalAlterConfigs) }
+
+func handleIncrementalAlterConfigs(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+	req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
+	return async(func() kmsg.Response {
+		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+		dup := duplicateResources(len(req.Resources), func(i int) (kmsg.ConfigResourceType, string) {
+			return req.Resources[i].ResourceType, req.Resources[i].ResourceName
+		})
+		for _, r := range req.Resources {
+			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+			var err error
+			if dup[resourceKey{r.ResourceType, r.ResourceName}] {
+				err = &controller.Error{Code: kerr.InvalidRequest, Message: "Duplicate resource in request."}
+			} else {
+				err = incrementalAlter(b, r, req.ValidateOnly)
+			}
+			rr.ErrorCode, rr.ErrorMessage = controller.Code(err)
+			resp.Resources = append(resp.Resources, rr)
+		}
+		return resp
+	})
+}
+
+func incrementalAlter(b *Broker, r kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
+	if err := checkAlterResource(r.ResourceType); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, c := range r.Configs {
+		if seen[c.Name] {
+			return &controller.Error{Code: kerr.InvalidRequest, Message: "Error due to duplicate config keys: " + c.Name}
+		}
+		seen[c.Name] = true
+	}
+	return b.Topics.AlterTopicConfig(r.ResourceName, func(m map[string]string) error {
+		for _, c := range r.Configs {
+			if err := applyIncremental(m, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, validateOnly)
+}
+
+func applyIncremental(m map[string]string, c kmsg.IncrementalAlterConfigsRequestResourceConfig) error {
+	invalid := func(msg string) error { return &controller.Error{Code: kerr.InvalidConfig, Message: msg} }
+	switch c.Op {
+	case kmsg.IncrementalAlterConfigOpSet:
+		if c.Value == nil {
+			return invalid("Null value not supported for : " + c.Name)
+		}
+		m[c.Name] = *c.Value
+	case kmsg.IncrementalAlterConfigOpDelete:
+		delete(m, c.Name)
+	case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+		k := topicconfig.Lookup(c.Name)
+		if k == nil {
+			return invalid("Unknown topic config name: " + c.Name)
+		}
+		if k.Type != kmsg.ConfigTypeList {
+			return invalid("Config value append is not allowed for config key: " + c.Name)
+		}
+		cur := splitConfigList(m[c.Name])
+		if _, ok := m[c.Name]; !ok {
+			cur = splitConfigList(k.Default)
+		}
+		var vals []string
+		if c.Value != nil {
+			vals = splitConfigList(*c.Value)
+		}
+		for _, v := range vals {
+			i := slices.Index(cur, v)
+			if c.Op == kmsg.IncrementalAlterConfigOpAppend && i < 0 {
+				cur = append(cur, v)
+			} else if c.Op == kmsg.IncrementalAlterConfigOpSubtract && i >= 0 {
+				cur = slices.Delete(cur, i, i+1)
+			}
+		}
+		m[c.Name] = strings.Join(cur, ",")
+	default:
+		return &controller.Error{Code: kerr.InvalidRequest, Message: "Unknown operation for config " + c.Name}
+	}
+	return nil
+}
+
+func splitConfigList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// checkAlterResource accepts TOPIC resources only.
+func checkAlterResource(t kmsg.ConfigResourceType) error {
+	switch t {
+	case kmsg.ConfigResourceTypeTopic:
+		return nil
+	case kmsg.ConfigResourceTypeBroker:
+		return &controller.Error{Code: kerr.InvalidRequest, Message: "Dynamic broker configs are not supported; edit server.properties."}
+	}
+	return &controller.Error{Code: kerr.InvalidRequest, Message: "Unsupported resource type " + t.String()}
+}
+
+type resourceKey struct {
+	t    kmsg.ConfigResourceType
+	name string
+}
+
+// duplicateResources marks resources named more than once.
+func duplicateResources(n int, at func(int) (kmsg.ConfigResourceType, string)) map[resourceKey]bool {
+	count := map[resourceKey]int{}
+	for i := 0; i < n; i++ {
+		t, name := at(i)
+		count[resourceKey{t, name}]++
+	}
+	dup := map[resourceKey]bool{}
+	for k, c := range count {
+		if c > 1 {
+			dup[k] = true
+		}
+	}
+	return dup
+}
