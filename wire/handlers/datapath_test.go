@@ -19,12 +19,12 @@ import (
 // dataEnv is a broker with a real replica manager (real actors) over a
 // real storage.LogManager in a temp dir.
 type dataEnv struct {
-	t *testing.T
+	t testing.TB
 	b *Broker
 	m *partition.Manager
 }
 
-func newDataEnv(t *testing.T, cfg storage.LogConfig, tps ...storage.TopicPartition) *dataEnv {
+func newDataEnv(t testing.TB, cfg storage.LogConfig, tps ...storage.TopicPartition) *dataEnv {
 	t.Helper()
 	sys := actors.NewSystem(nil)
 	dir := t.TempDir()
@@ -72,7 +72,7 @@ func (e *dataEnv) call(key, version int16, req kmsg.Request) wire.Response {
 	return resp
 }
 
-func mkBatch(t *testing.T, n int, ts int64, prod *record.Producer, key bool) []byte {
+func mkBatch(t testing.TB, n int, ts int64, prod *record.Producer, key bool) []byte {
 	t.Helper()
 	recs := make([]record.BatchRecord, n)
 	for i := range recs {
