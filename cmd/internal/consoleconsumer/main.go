@@ -1,0 +1,220 @@
+package consoleconsumer
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"gregor/cmd/internal/clientutil"
+)
+
+// Options are kafka-console-consumer.sh's inputs.
+type Options struct {
+	BootstrapServer string
+	ZooKeeper       string // --zookeeper: refused for now unless --bootstrap-server is given too
+	Topic           string
+	Include         string // --include / --whitelist: a regular expression of topics (instead of --topic)
+	Group           string // --group; also group.id in --consumer-property
+	Partition       int32  // --partition; -1 = all partitions
+	Offset          string // --offset: earliest, latest or a non-negative number; "" = not given (latest, or earliest with --from-beginning)
+	FromBeginning   bool
+	MaxMessages     int   // --max-messages; -1 = unlimited
+	TimeoutMs       int64 // --timeout-ms: exit when no record arrived for this long; -1 = never
+	Properties      []string
+	ConsumerProps   []string
+	ConsumerConfig  string // --consumer.config file
+	Formatter       string // --formatter class name; only the default formatter exists
+}
+
+// pollChunk bounds the records taken per poll, so --max-messages never
+// consumes (and, in a group, commits) records it does not print.
+const pollChunk = 10000
+
+// Main consumes and prints records to stdout until --max-messages records,
+// --timeout-ms without a record, or ctx ends, then prints "Processed a
+// total of N messages" on stderr. Exit status: 0 after a normal end
+// (including the idle timeout, as Kafka); 1 with one line on stderr for bad
+// arguments or a consume error; 2 for --zookeeper without
+// --bootstrap-server.
+func Main(ctx context.Context, o Options, stdout, stderr io.Writer) int {
+	n, err := run(ctx, o, stdout, stderr)
+	if n >= 0 {
+		fmt.Fprintf(stderr, "Processed a total of %d messages\n", n)
+	}
+	return clientutil.Report(stderr, "ERROR ", err)
+}
+
+// run returns the number of records printed (-1 when consumption did not start).
+func run(ctx context.Context, o Options, stdout, stderr io.Writer) (int, error) {
+	cl, fm, group, err := setup(o, stderr)
+	if err != nil {
+		return -1, err
+	}
+	defer cl.Close()
+	out := bufio.NewWriterSize(stdout, 64<<10)
+	defer out.Flush()
+
+	count := 0
+	idle := time.Duration(o.TimeoutMs) * time.Millisecond
+	for o.MaxMessages < 0 || count < o.MaxMessages {
+		pollCtx, cancel := ctx, context.CancelFunc(func() {})
+		if o.TimeoutMs >= 0 {
+			pollCtx, cancel = context.WithTimeout(ctx, idle)
+		}
+		want := pollChunk
+		if o.MaxMessages >= 0 {
+			want = min(want, o.MaxMessages-count)
+		}
+		fs := cl.PollRecords(pollCtx, want)
+		cancel()
+		if cl.Context().Err() != nil || ctx.Err() != nil {
+			break
+		}
+		var ferr error
+		fs.EachError(func(t string, p int32, e error) {
+			if !errors.Is(e, context.DeadlineExceeded) && !errors.Is(e, context.Canceled) && ferr == nil {
+				ferr = fmt.Errorf("consuming %s partition %d: %w", t, p, e)
+			}
+		})
+		if ferr != nil {
+			return count, ferr
+		}
+		recs := fs.Records()
+		if len(recs) == 0 && pollCtx.Err() != nil {
+			break // --timeout-ms passed without a record
+		}
+		for _, r := range recs {
+			fm.Write(out, r)
+			count++
+		}
+		if err := out.Flush(); err != nil {
+			return count, fmt.Errorf("Unable to write to standard out, closing consumer: %w", err)
+		}
+	}
+	if group != "" {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := cl.CommitUncommittedOffsets(cctx); err != nil {
+			fmt.Fprintf(stderr, "WARN committing offsets for group %s: %v\n", group, err)
+		}
+	}
+	return count, nil
+}
+
+// setup validates the options (Kafka's ConsoleConsumerOptions checks) and
+// builds the client and formatter.
+func setup(o Options, stderr io.Writer) (*kgo.Client, *Formatter, string, error) {
+	if o.BootstrapServer == "" {
+		if o.ZooKeeper != "" {
+			return nil, nil, "", clientutil.ZooKeeperUnsupported("kafka-console-consumer")
+		}
+		return nil, nil, "", clientutil.Usage("Missing required argument \"[bootstrap-server]\"")
+	}
+	if (o.Topic == "") == (o.Include == "") {
+		return nil, nil, "", clientutil.Usage("Exactly one of --include/--topic is required.")
+	}
+	if o.Formatter != "" && !strings.HasSuffix(o.Formatter, "DefaultMessageFormatter") {
+		return nil, nil, "", clientutil.Usage("formatter %s is not available; only DefaultMessageFormatter", o.Formatter)
+	}
+	if o.Partition >= 0 && o.Topic == "" {
+		return nil, nil, "", clientutil.Usage("The topic is required when partition is specified.")
+	}
+	if o.Offset != "" && o.Partition < 0 {
+		return nil, nil, "", clientutil.Usage("The partition is required when offset is specified.")
+	}
+	if o.Offset != "" && o.FromBeginning {
+		return nil, nil, "", clientutil.Usage("Options from-beginning and offset cannot be specified together.")
+	}
+	seeds, err := clientutil.ParseBootstrap("--bootstrap-server", o.BootstrapServer)
+	if err != nil {
+		return nil, nil, "", clientutil.Usage("%v", err)
+	}
+	fprops, err := clientutil.ParseProps("--property", o.Properties)
+	if err != nil {
+		return nil, nil, "", clientutil.Usage("%v", err)
+	}
+	fm, unknownF := NewFormatter(fprops)
+	var file map[string]string
+	if o.ConsumerConfig != "" {
+		if file, err = clientutil.LoadPropsFile(o.ConsumerConfig); err != nil {
+			return nil, nil, "", clientutil.Usage("%v", err)
+		}
+	}
+	cp, err := clientutil.ParseProps("--consumer-property", o.ConsumerProps)
+	if err != nil {
+		return nil, nil, "", clientutil.Usage("%v", err)
+	}
+	props := clientutil.Merge(file, cp)
+	if o.Group != "" {
+		props["group.id"] = o.Group
+	}
+	if o.FromBeginning {
+		props["auto.offset.reset"] = "earliest"
+	} else if props["auto.offset.reset"] == "" {
+		props["auto.offset.reset"] = "latest"
+	}
+	co, err := clientutil.ConsumerOptions(props)
+	if err != nil {
+		return nil, nil, "", clientutil.Usage("%v", err)
+	}
+	for _, k := range append(unknownF, co.Ignored...) {
+		if !strings.HasSuffix(k, ".deserializer") {
+			fmt.Fprintf(stderr, "WARN The configuration '%s' was supplied but isn't a known config.\n", k)
+		}
+	}
+	if co.Group != "" && o.Partition >= 0 {
+		return nil, nil, "", clientutil.Usage("Options group and partition cannot be specified together.")
+	}
+
+	opts := append(co.Opts, kgo.SeedBrokers(seeds...))
+	switch {
+	case o.Partition >= 0:
+		off, err := parseOffset(o)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{o.Topic: {o.Partition: off}}))
+	case o.Include != "":
+		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(o.Include))
+	default:
+		opts = append(opts, kgo.ConsumeTopics(o.Topic))
+	}
+	// Without a group the consumer reads every partition directly and
+	// commits nothing (Kafka would join a throwaway console-consumer-N group).
+	if co.Group != "" {
+		opts = append(opts, kgo.ConsumerGroup(co.Group))
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return cl, fm, co.Group, nil
+}
+
+// parseOffset reads --offset (with --partition): earliest, latest, or a
+// non-negative offset; absent = latest, or earliest with --from-beginning.
+func parseOffset(o Options) (kgo.Offset, error) {
+	switch strings.ToLower(o.Offset) {
+	case "":
+		if o.FromBeginning {
+			return kgo.NewOffset().AtStart(), nil
+		}
+		return kgo.NewOffset().AtEnd(), nil
+	case "earliest":
+		return kgo.NewOffset().AtStart(), nil
+	case "latest":
+		return kgo.NewOffset().AtEnd(), nil
+	}
+	n, err := strconv.ParseInt(o.Offset, 10, 64)
+	if err != nil || n < 0 {
+		return kgo.Offset{}, clientutil.Usage("The provided offset value '%s' is incorrect. Valid values are 'earliest', 'latest', or a non-negative long.", o.Offset)
+	}
+	return kgo.NewOffset().At(n), nil
+}
