@@ -18,7 +18,7 @@ func TestLeaderEpochCacheKIP101And279(t *testing.T) {
 	if e, o := c.EndOffsetForEpoch(0); e != UndefinedEpoch || o != UndefinedEpochOffset {
 		t.Fatalf("empty cache: %d %d", e, o)
 	}
-	for _, a := range []checkpoint.EpochEntry{{1, 0}, {1, 10}, {2, 50}, {4, 120}} {
+	for _, a := range []checkpoint.EpochEntry{ep(1, 0), ep(1, 10), ep(2, 50), ep(4, 120)} {
 		if err := c.Assign(a.Epoch, a.StartOffset); err != nil {
 			t.Fatal(err)
 		}
@@ -42,13 +42,13 @@ func TestLeaderEpochCacheKIP101And279(t *testing.T) {
 	}
 	// A stale epoch assignment truncates newer entries (keeps monotonic).
 	c.Assign(3, 100)
-	want := []checkpoint.EpochEntry{{1, 0}, {2, 50}, {3, 100}}
+	want := []checkpoint.EpochEntry{ep(1, 0), ep(2, 50), ep(3, 100)}
 	if got := c.Entries(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("entries %v, want %v", got, want)
 	}
 	c.truncateFromEnd(60)
 	c.truncateFromStart(20)
-	want = []checkpoint.EpochEntry{{1, 20}, {2, 50}}
+	want = []checkpoint.EpochEntry{ep(1, 20), ep(2, 50)}
 	if got := c.Entries(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after truncations %v, want %v", got, want)
 	}
@@ -60,4 +60,8 @@ func TestLeaderEpochCacheKIP101And279(t *testing.T) {
 	if err := c.Assign(-1, 0); err == nil {
 		t.Fatal("negative epoch accepted")
 	}
+}
+
+func ep(epoch int32, start int64) checkpoint.EpochEntry {
+	return checkpoint.EpochEntry{Epoch: epoch, StartOffset: start}
 }
