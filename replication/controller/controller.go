@@ -29,7 +29,6 @@ import (
 	"gregor/partition"
 	"gregor/replication/metadata"
 	"gregor/replication/metastore"
-	"gregor/replication/topicconfig"
 	"gregor/replication/zkmeta"
 	"gregor/storage"
 )
@@ -367,11 +366,9 @@ func (c *Controller) onlineAll() {
 // writes changed states (create, or conditional set by zkVersion) and
 // returns the LeaderAndIsr of those this broker hosts.
 func (c *Controller) electPartitions(t *topicState, parts []int32) ([]partition.LeaderAndIsr, error) {
-	unclean := c.cfg.UncleanLeaderElection
-	if v, ok := t.overrides["unclean.leader.election.enable"]; ok {
-		unclean = strings.EqualFold(strings.TrimSpace(v), "true")
-	}
-	logCfg := c.logConfig(t.overrides)
+	policy, _ := c.cfg.TopicPolicy(t.overrides) // invalid overrides: broker defaults (logged by logConfig)
+	unclean := policy.UncleanLeaderElection
+	logCfg := c.logConfig(t.name, t.overrides)
 	var out []partition.LeaderAndIsr
 	var firstErr error
 	for _, p := range parts {
@@ -435,9 +432,15 @@ func (c *Controller) sendLeaderAndIsr(states []partition.LeaderAndIsr) {
 	}
 }
 
-// logConfig is a topic's effective log config (overrides over server.properties).
-func (c *Controller) logConfig(overrides map[string]string) storage.LogConfig {
-	return topicconfig.LogConfig(overrides, c.cfg.Raw)
+// logConfig is a topic's effective log config (overrides over
+// server.properties). Overrides were validated when written; one that no
+// longer validates (hand-edited znode) is logged and the broker defaults used.
+func (c *Controller) logConfig(topic string, overrides map[string]string) storage.LogConfig {
+	lc, err := config.TopicLogConfig(c.cfg.LogConfig(), overrides)
+	if err != nil {
+		c.log.Error("invalid topic config, using broker defaults", zap.String("topic", topic), zap.Error(err))
+	}
+	return lc
 }
 
 func (t *topicState) sortedPartitions() []int32 {

@@ -66,10 +66,11 @@ func (f *fakeRM) last(topic string, p int32) (partition.LeaderAndIsr, bool) {
 }
 
 func testConfig() *config.Broker {
-	return &config.Broker{BrokerID: 0, NumPartitions: 1, DefaultReplicationFactor: 1,
-		AutoCreateTopicsEnable: true, DeleteTopicEnable: true,
-		AdvertisedListeners: []config.Listener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 9092}},
-		Raw:                 map[string]string{}}
+	cfg, err := config.Parse(map[string]string{"broker.id": "0", "advertised.listeners": "PLAINTEXT://127.0.0.1:9092"}, nil)
+	if err != nil {
+		panic(err)
+	}
+	return cfg
 }
 
 type env struct {

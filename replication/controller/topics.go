@@ -9,9 +9,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
+	"gregor/config"
 	"gregor/partition"
 	"gregor/replication/metastore"
-	"gregor/replication/topicconfig"
 	"gregor/replication/zkmeta"
 )
 
@@ -31,7 +31,7 @@ type CreatedTopic struct {
 	TopicID           [16]byte
 	NumPartitions     int32
 	ReplicationFactor int16
-	Configs           []topicconfig.Value // effective configs (CreateTopics v5+)
+	Configs           []config.ConfigEntry // effective configs (CreateTopics v5+)
 }
 
 // CreateTopics validates and creates topics (Kafka's rules, see
@@ -68,7 +68,7 @@ func (c *Controller) createTopicLocked(nt NewTopic, validateOnly bool) CreatedTo
 	}
 	res.NumPartitions = int32(len(assignment))
 	res.ReplicationFactor = int16(len(assignment[0]))
-	res.Configs = topicconfig.Resolve(nt.Configs, c.cfg.Raw)
+	res.Configs = c.cfg.DescribeTopicConfigs(nt.Configs)
 	if validateOnly {
 		return res
 	}
@@ -133,7 +133,7 @@ func (c *Controller) checkNewTopic(nt NewTopic) (map[int32][]int32, error) {
 		}
 		assignment = AssignReplicas(live, np, rf, -1, 0)
 	}
-	if err := topicconfig.Validate(nt.Configs); err != nil {
+	if err := config.ValidateTopicConfigs(nt.Configs); err != nil {
 		return nil, errf(kerr.InvalidConfig, "%s", err.Error())
 	}
 	return assignment, nil
@@ -408,7 +408,7 @@ func (c *Controller) AlterTopicConfig(topic string, mutate func(overrides map[st
 	if err := mutate(next); err != nil {
 		return err
 	}
-	if err := topicconfig.Validate(next); err != nil {
+	if err := config.ValidateTopicConfigs(next); err != nil {
 		return errf(kerr.InvalidConfig, "%s", err.Error())
 	}
 	if validateOnly {
@@ -427,7 +427,7 @@ func (c *Controller) AlterTopicConfig(topic string, mutate func(overrides map[st
 		c.log.Warn("config change notification failed", zap.String("topic", topic), zap.Error(err))
 	}
 	t.overrides = next
-	c.rm.UpdateConfig(topic, c.logConfig(next))
+	c.rm.UpdateConfig(topic, c.logConfig(topic, next))
 	c.log.Info("altered topic config", zap.String("topic", topic), zap.Any("config", next))
 	return nil
 }

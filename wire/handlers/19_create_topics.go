@@ -81,12 +81,15 @@ func createTopics(b *Broker, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsRe
 		if r.Err == nil {
 			rt.TopicID = r.TopicID
 			rt.NumPartitions, rt.ReplicationFactor = r.NumPartitions, r.ReplicationFactor
-			for _, v := range r.Configs {
+			for _, e := range r.Configs {
 				c := kmsg.NewCreateTopicsResponseTopicConfig()
-				c.Name = v.Key.Name
-				val := v.Value
-				c.Value = &val
-				c.Source = int8(v.Source)
+				c.Name = e.Name
+				if !e.Sensitive {
+					val := e.Value
+					c.Value = &val
+				}
+				c.Source = int8(e.Source)
+				c.ReadOnly, c.IsSensitive = e.ReadOnly, e.Sensitive
 				rt.Configs = append(rt.Configs, c)
 			}
 		}

@@ -3,7 +3,8 @@ package handlers
 // DescribeConfigs: v0-4
 //
 // Behaviour:
-//   - TOPIC: every topic config (replication/topicconfig) with its effective
+//   - TOPIC: every topic config (config.DescribeTopicConfigs; type and
+//     documentation from replication/topicconfig) with its effective
 //     value and source: TOPIC_CONFIG (/config/topics/<t>),
 //     STATIC_BROKER_CONFIG (server.properties synonym) or DEFAULT_CONFIG.
 //     ConfigNames filters (null = all). Unknown topic:
@@ -71,34 +72,38 @@ func describeTopicConfigs(b *Broker, req *kmsg.DescribeConfigsRequest, r kmsg.De
 	if err != nil {
 		return nil, err
 	}
-	var raw map[string]string
-	if b.Config != nil {
-		raw = b.Config.Raw
-	}
 	want := wanted(r.ConfigNames)
 	var out []kmsg.DescribeConfigsResponseResourceConfig
-	for _, v := range topicconfig.Resolve(overrides, raw) {
-		if !want(v.Key.Name) {
+	for _, e := range b.Config.DescribeTopicConfigs(overrides) {
+		if !want(e.Name) {
 			continue
 		}
 		c := kmsg.NewDescribeConfigsResponseResourceConfig()
-		c.Name = v.Key.Name
-		val := v.Value
-		c.Value = &val
-		c.Source = v.Source
-		c.IsDefault = v.Source == kmsg.ConfigSourceDefaultConfig
-		c.ConfigType = v.Key.Type
+		c.Name = e.Name
+		if !e.Sensitive {
+			val := e.Value
+			c.Value = &val
+		}
+		c.Source = e.Source
+		c.IsDefault = e.Source == kmsg.ConfigSourceDefaultConfig
+		c.ReadOnly, c.IsSensitive = e.ReadOnly, e.Sensitive
 		if req.IncludeSynonyms {
-			for _, s := range v.Synonyms {
+			for _, s := range e.Synonyms {
 				cs := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
 				sv := s.Value
-				cs.Name, cs.Value, cs.Source = s.Name, &sv, s.Source
+				cs.Name, cs.Source = s.Name, s.Source
+				if !e.Sensitive {
+					cs.Value = &sv
+				}
 				c.ConfigSynonyms = append(c.ConfigSynonyms, cs)
 			}
 		}
-		if req.IncludeDocumentation {
-			doc := v.Key.Doc
-			c.Documentation = &doc
+		if k := topicconfig.Lookup(e.Name); k != nil {
+			c.ConfigType = k.Type
+			if req.IncludeDocumentation {
+				doc := k.Doc
+				c.Documentation = &doc
+			}
 		}
 		out = append(out, c)
 	}

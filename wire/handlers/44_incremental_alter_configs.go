@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"gregor/config"
 	"gregor/replication/controller"
 	"gregor/replication/topicconfig"
 	"gregor/wire"
@@ -83,16 +84,16 @@ func applyIncremental(m map[string]string, c kmsg.IncrementalAlterConfigsRequest
 	case kmsg.IncrementalAlterConfigOpDelete:
 		delete(m, c.Name)
 	case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-		k := topicconfig.Lookup(c.Name)
-		if k == nil {
+		ck, known := config.LookupTopicConfig(c.Name)
+		if !known {
 			return invalid("Unknown topic config name: " + c.Name)
 		}
-		if k.Type != kmsg.ConfigTypeList {
+		if k := topicconfig.Lookup(c.Name); k == nil || k.Type != kmsg.ConfigTypeList {
 			return invalid("Config value append is not allowed for config key: " + c.Name)
 		}
 		cur := splitConfigList(m[c.Name])
 		if _, ok := m[c.Name]; !ok {
-			cur = splitConfigList(k.Default)
+			cur = splitConfigList(ck.Default)
 		}
 		var vals []string
 		if c.Value != nil {

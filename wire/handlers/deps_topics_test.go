@@ -39,11 +39,18 @@ func (r *nopRM) UpdateConfig(topic string, cfg storage.LogConfig) {
 // store (in a temp dir) with a replica manager that accepts everything.
 func adminBroker(t *testing.T, mut func(*config.Broker)) (*Broker, *nopRM) {
 	t.Helper()
-	cfg := &config.Broker{BrokerID: 1, NumPartitions: 2, DefaultReplicationFactor: 1,
-		AutoCreateTopicsEnable: true, DeleteTopicEnable: true,
-		Listeners:           []config.Listener{{Name: "PLAINTEXT", Port: 9092}, {Name: "INTERNAL", Port: 9093}},
-		AdvertisedListeners: []config.Listener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 9092}, {Name: "INTERNAL", Host: "10.0.0.1", Port: 9093}},
-		Raw:                 map[string]string{"broker.id": "1", "log.retention.hours": "24", "ssl.keystore.password": "hunter2"}}
+	cfg, err := config.Parse(map[string]string{
+		"broker.id":                      "1",
+		"num.partitions":                 "2",
+		"listeners":                      "PLAINTEXT://:9092,INTERNAL://:9093",
+		"advertised.listeners":           "PLAINTEXT://127.0.0.1:9092,INTERNAL://10.0.0.1:9093",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
+		"log.retention.hours":            "24",
+		"ssl.keystore.password":          "hunter2",
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if mut != nil {
 		mut(cfg)
 	}
@@ -345,7 +352,7 @@ func TestDescribeConfigsVersions(t *testing.T) {
 		t.Fatalf("segment.bytes %+v", sb)
 	}
 	broker := r4.Resources[1]
-	if broker.ErrorCode != 0 || len(broker.Configs) != 3 {
+	if broker.ErrorCode != 0 || len(broker.Configs) != len(b.Config.Raw) {
 		t.Fatalf("broker %+v", broker)
 	}
 	for _, c := range broker.Configs {
