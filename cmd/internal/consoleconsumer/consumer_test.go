@@ -43,45 +43,6 @@ func TestFormatter(t *testing.T) {
 			t.Errorf("%v: got %q want %q", c.props, b.String(), c.want)
 		}
 	}
-	// LogAppendTime shows as such (attribute bit 3).
-	lat := &kgo.Record{Value: []byte("v"), Timestamp: ts}
-	lat.Attrs = logAppendAttrs(t)
-	f, _ := NewFormatter(map[string]string{"print.timestamp": "true"})
-	var b bytes.Buffer
-	w := bufio.NewWriter(&b)
-	f.Write(w, lat)
-	w.Flush()
-	if b.String() != "LogAppendTime:1700000000123\tv\n" {
-		t.Errorf("log append time: %q", b.String())
-	}
-}
-
-// logAppendAttrs gets RecordAttrs with the timestamp-type bit set, by
-// producing to a topic with message.timestamp.type=LogAppendTime.
-func logAppendAttrs(t *testing.T) kgo.RecordAttrs {
-	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addr := c.ListenAddrs()[0]
-	cl, _ := kgo.NewClient(kgo.SeedBrokers(addr))
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req := kgoCreate("lat", map[string]string{"message.timestamp.type": "LogAppendTime"})
-	if _, err := req.RequestWith(ctx, cl); err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "lat", Value: []byte("v")}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	recs := consumeN(t, addr, "lat", 1)
-	if recs[0].Attrs.TimestampType() != 1 {
-		t.Skip("kfake does not stamp LogAppendTime")
-	}
-	return recs[0].Attrs
 }
 
 func setupCluster(t *testing.T, partitions int32, records ...*kgo.Record) string {

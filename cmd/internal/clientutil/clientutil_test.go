@@ -1,0 +1,108 @@
+package clientutil
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func TestParseBootstrap(t *testing.T) {
+	got, err := ParseBootstrap("--bootstrap-server", " 127.0.0.1:9092, [::1]:9093 ,")
+	if err != nil || strings.Join(got, "|") != "127.0.0.1:9092|[::1]:9093" {
+		t.Fatalf("%v %v", got, err)
+	}
+	for _, bad := range []string{"", "localhost", "h:0", "h:x", "h:70000"} {
+		if _, err := ParseBootstrap("--broker-list", bad); err == nil || !strings.Contains(err.Error(), "--broker-list") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func TestParseProps(t *testing.T) {
+	m, err := ParseProps("--property", []string{"print.key=true", " key.separator = : ", "a=b=c", "print.key=false"})
+	if err != nil || m["print.key"] != "false" || m["key.separator"] != ":" || m["a"] != "b=c" {
+		t.Fatalf("%v %v", m, err)
+	}
+	if _, err := ParseProps("--config", []string{"novalue"}); err == nil || !strings.Contains(err.Error(), "--config") {
+		t.Fatalf("missing '=': %v", err)
+	}
+	p := filepath.Join(t.TempDir(), "c.properties")
+	os.WriteFile(p, []byte("acks = all\nclient.id=${x}\n"), 0o644)
+	f, err := LoadPropsFile(p)
+	if err != nil || f["acks"] != "all" || f["client.id"] != "${x}" {
+		t.Fatalf("%v %v", f, err)
+	}
+	if m := Merge(map[string]string{"a": "1", "b": "1"}, nil, map[string]string{"b": "2"}); m["a"] != "1" || m["b"] != "2" {
+		t.Fatalf("merge %v", m)
+	}
+}
+
+func TestProducerOptions(t *testing.T) {
+	o, err := ProducerOptions(map[string]string{"acks": "all", "linger.ms": "5", "batch.size": "0", "compression.type": "zstd",
+		"client.id": "x", "retries": "2", "key.serializer": "org.apache.kafka.common.serialization.StringSerializer", "bogus": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(o.Ignored, ",") != "bogus,key.serializer" {
+		t.Errorf("ignored %v", o.Ignored)
+	}
+	cl, err := kgo.NewClient(append(o.Opts, kgo.SeedBrokers("127.0.0.1:1"))...)
+	if err != nil {
+		t.Fatalf("options rejected by kgo: %v", err)
+	}
+	cl.Close()
+	// acks=1 turns idempotence off (kgo refuses acks=1 with idempotence on).
+	o, err = ProducerOptions(map[string]string{"acks": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl, err := kgo.NewClient(append(o.Opts, kgo.SeedBrokers("127.0.0.1:1"))...); err != nil {
+		t.Fatalf("acks=1: %v", err)
+	} else {
+		cl.Close()
+	}
+	for _, bad := range []map[string]string{{"acks": "2"}, {"linger.ms": "x"}, {"compression.type": "brotli"},
+		{"acks": "0", "enable.idempotence": "true"}, {"security.protocol": "SSL"}, {"retries": "-1"}} {
+		if _, err := ProducerOptions(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+func TestConsumerOptions(t *testing.T) {
+	o, err := ConsumerOptions(map[string]string{"group.id": "g", "auto.offset.reset": "earliest", "fetch.max.wait.ms": "100",
+		"isolation.level": "read_committed", "enable.auto.commit": "false", "partition.assignment.strategy": "org.apache.kafka.clients.consumer.RoundRobinAssignor",
+		"session.timeout.ms": "10000", "value.deserializer": "x"})
+	if err != nil || o.Group != "g" || strings.Join(o.Ignored, ",") != "value.deserializer" {
+		t.Fatalf("%+v %v", o, err)
+	}
+	cl, err := kgo.NewClient(append(o.Opts, kgo.SeedBrokers("127.0.0.1:1"), kgo.ConsumeTopics("t"), kgo.ConsumerGroup(o.Group))...)
+	if err != nil {
+		t.Fatalf("options rejected by kgo: %v", err)
+	}
+	cl.Close()
+	for _, bad := range []map[string]string{{"auto.offset.reset": "x"}, {"isolation.level": "dirty"}, {"partition.assignment.strategy": "magic"}} {
+		if _, err := ConsumerOptions(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+func TestReport(t *testing.T) {
+	var b bytes.Buffer
+	if Report(&b, "E ", nil) != 0 || b.Len() != 0 {
+		t.Fatal("nil error")
+	}
+	if code := Report(&b, "E ", errors.New("two\nlines")); code != 1 || b.String() != "E two lines\n" {
+		t.Fatalf("%d %q", code, b.String())
+	}
+	b.Reset()
+	if code := Report(&b, "", ZooKeeperUnsupported("kafka-topics")); code != 2 || !strings.Contains(b.String(), "--zookeeper") {
+		t.Fatalf("%d %q", code, b.String())
+	}
+}
