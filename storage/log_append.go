@@ -90,7 +90,7 @@ func (l *Log) Append(batch []byte, opts AppendOptions) (AppendInfo, error) {
 
 // AppendAsFollower appends one or more batches fetched from the leader,
 // keeping their offsets (follower side). Every batch is checked with
-// record.Validate (structure, CRC-32C) before anything is written; the first
+// record.ValidateIntegrity (structure, magic, CRC-32C) before anything is written; the first
 // must not start below the log end offset and each must start at or after
 // the previous one's next offset (gaps are allowed, as compacted leaders
 // produce them). Batch leader epochs are recorded in the leader-epoch
@@ -102,7 +102,7 @@ func (l *Log) Append(batch []byte, opts AppendOptions) (AppendInfo, error) {
 func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
 	var hs []record.Header
 	for rest := batches; len(rest) > 0; {
-		h, b, err := record.Validate(rest)
+		h, b, err := record.ValidateIntegrity(rest)
 		if err != nil {
 			return AppendInfo{}, err
 		}

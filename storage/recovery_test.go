@@ -129,6 +129,11 @@ func TestCleanShutdownSkipsRecoveryAndCorruptIndexIsRebuilt(t *testing.T) {
 	f, _ := os.OpenFile(path, os.O_RDWR, 0)
 	f.WriteAt([]byte{0xee}, int64(len(bs[0])+80))
 	f.Close()
+	l = openTestLog(t, dir, testConfig(), OpenOptions{CleanShutdown: true})
+	if l.LogEndOffset() != 40 {
+		t.Fatalf("clean open re-validated: LEO = %d, want 40", l.LogEndOffset())
+	}
+	l.Close()
 	// ... while an index pointing past the log is.
 	os.WriteFile(segment.Path(dir, 0, segment.IndexSuffix), []byte{0, 0, 0, 1, 0x7f, 0, 0, 0}, 0o644)
 	l = openTestLog(t, dir, testConfig(), OpenOptions{CleanShutdown: true})

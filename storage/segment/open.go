@@ -89,7 +89,7 @@ func (s *Segment) loadTail(size int64) error {
 	}
 	s.index.mu.RUnlock()
 	if size > 0 {
-		err := s.walkHeaders(0, min(size, record.HeaderSize), func(_ int64, h record.Header) bool {
+		err := s.walkHeaders(0, size, func(_ int64, h record.Header) bool {
 			s.firstTs.Store(h.MaxTimestamp)
 			return false
 		})
@@ -179,7 +179,7 @@ func (s *Segment) Recover(maxBatchBytes int) (RecoverResult, error) {
 			res.Cause = &record.CorruptError{Reason: fmt.Sprintf("torn batch at position %d: %d of %d bytes present", pos, fileSize-pos, total)}
 			break
 		}
-		h, _, verr := record.Validate(buf)
+		h, _, verr := record.ValidateIntegrity(buf)
 		if verr != nil {
 			res.Cause = verr
 			break
