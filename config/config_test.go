@@ -204,8 +204,8 @@ func TestRetentionPrecedence(t *testing.T) {
 
 func TestListeners(t *testing.T) {
 	b, err := Parse(map[string]string{
-		"listeners":            "PLAINTEXT://127.0.0.1:0, INTERNAL://[::1]:9093",
-		"advertised.listeners": "PLAINTEXT://broker1:19092",
+		"listeners":                      "PLAINTEXT://127.0.0.1:0, INTERNAL://[::1]:9093",
+		"advertised.listeners":           "PLAINTEXT://broker1:19092",
 		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
 	}, nil)
 	if err != nil {
@@ -229,21 +229,21 @@ func TestListeners(t *testing.T) {
 // A bad value is an error naming the key and the value.
 func TestBadValues(t *testing.T) {
 	cases := map[string]string{
-		"num.partitions":              "lots",
-		"broker.id":                   "-1",
-		"log.segment.bytes":           "10",
-		"listeners":                   "127.0.0.1:9092",
-		"advertised.listeners":        "PLAINTEXT://h:99999",
-		"delete.topic.enable":         "yes",
-		"compression.type":            "brotli",
-		"log.cleanup.policy":          "delete,forever",
-		"socket.request.max.bytes":    "0",
-		"log.retention.hours":         "1.5",
-		"admin.listener":              "nonsense",
-		"num.io.threads":              "0",
-		"default.replication.factor":  "40000",
-		"log.message.timestamp.type":  "Now",
-		"port":                        "70000",
+		"num.partitions":               "lots",
+		"broker.id":                    "-1",
+		"log.segment.bytes":            "10",
+		"listeners":                    "127.0.0.1:9092",
+		"advertised.listeners":         "PLAINTEXT://h:99999",
+		"delete.topic.enable":          "yes",
+		"compression.type":             "brotli",
+		"log.cleanup.policy":           "delete,forever",
+		"socket.request.max.bytes":     "0",
+		"log.retention.hours":          "1.5",
+		"admin.listener":               "nonsense",
+		"num.io.threads":               "0",
+		"default.replication.factor":   "40000",
+		"log.message.timestamp.type":   "Now",
+		"port":                         "70000",
 		"zookeeper.session.timeout.ms": "x",
 	}
 	for k, v := range cases {
