@@ -458,3 +458,34 @@ func TestCrashedPartitionServesAgain(t *testing.T) {
 		t.Fatalf("fetch after crash: %+v", hs)
 	}
 }
+
+func TestDeleteRecords(t *testing.T) {
+	e := newDataEnv(t, storage.DefaultLogConfig(), tpA)
+	for i := 0; i < 3; i++ {
+		e.produce(9, 1, tpA, mkBatch(t, 2, 1, nil, false))
+	}
+	del := func(off int64) kmsg.DeleteRecordsResponseTopicPartition {
+		req := kmsg.NewPtrDeleteRecordsRequest()
+		req.TimeoutMillis = 5000
+		rt := kmsg.NewDeleteRecordsRequestTopic()
+		rt.Topic = tpA.Topic
+		rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+		rp.Offset = off
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return e.call(21, 2, req).Msg.(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0]
+	}
+	if p := del(3); p.ErrorCode != 0 || p.LowWatermark != 3 {
+		t.Fatalf("delete before 3: %+v", p)
+	}
+	if p := del(7); p.ErrorCode != kerr.OffsetOutOfRange.Code {
+		t.Fatalf("beyond hw: %+v", p)
+	}
+	fr := decodeFetch(t, 12, e.call(1, 12, fetchReq(tpA, 0, 0, 0)))
+	if p := fr.Topics[0].Partitions[0]; p.ErrorCode != kerr.OffsetOutOfRange.Code {
+		t.Fatalf("fetch below the new log start: %+v", p)
+	}
+	if p := del(-1); p.ErrorCode != 0 || p.LowWatermark != 6 {
+		t.Fatalf("delete to hw: %+v", p)
+	}
+}

@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"time"
+
 	"gregor/partition"
 	"gregor/storage"
 )
@@ -15,6 +17,9 @@ type ReplicaSource interface {
 	// NextProducerID allocates a producer id never handed out before
 	// (InitProducerId).
 	NextProducerID() (int64, error)
+	// DeleteRecords advances a partition's log start offset to offset
+	// (-1 = high watermark), waiting at most timeout (DeleteRecords API).
+	DeleteRecords(tp storage.TopicPartition, offset int64, timeout time.Duration) partition.DeleteRecordsResult
 }
 
 var _ ReplicaSource = (*partition.Manager)(nil)
