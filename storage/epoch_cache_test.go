@@ -28,10 +28,10 @@ func TestLeaderEpochCacheKIP101And279(t *testing.T) {
 		epoch   int32
 		endOffs int64
 	}{
-		{4, 4, 200},                               // latest epoch: log end offset
-		{2, 2, 120},                               // next epoch's start
-		{3, 2, 120},                               // unknown epoch between: largest <= it, next higher's start (KIP-279)
-		{0, 0, 0},                                 // below every entry: requested epoch, first start
+		{4, 4, 200}, // latest epoch: log end offset
+		{2, 2, 120}, // next epoch's start
+		{3, 2, 120}, // unknown epoch between: largest <= it, next higher's start (KIP-279)
+		{0, 0, 0},   // below every entry: requested epoch, first start
 		{5, UndefinedEpoch, UndefinedEpochOffset}, // above every entry
 		{-1, UndefinedEpoch, UndefinedEpochOffset},
 	}

@@ -20,9 +20,13 @@ func (s *Segment) walkHeaders(from, to int64, fn func(pos int64, h record.Header
 	buf := make([]byte, walkChunk)
 	var bufPos, bufLen int64 = 0, 0
 	pos := from
+	lastSize := 0
 	for pos < to {
 		if pos < bufPos || pos+record.HeaderSize > bufPos+bufLen {
 			n := int64(len(buf))
+			if lastSize > walkChunk/4 {
+				n = record.HeaderSize // big batches: read just the next header
+			}
 			if to-pos < n {
 				n = to - pos
 			}
@@ -52,6 +56,7 @@ func (s *Segment) walkHeaders(from, to int64, fn func(pos int64, h record.Header
 			return nil
 		}
 		pos += int64(h.Size())
+		lastSize = h.Size()
 	}
 	return nil
 }
