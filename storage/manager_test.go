@@ -153,3 +153,25 @@ func TestLogManagerOfflineDirAndDuplicates(t *testing.T) {
 	m3 := newManager(t, good)
 	m3.Close()
 }
+
+func TestEnsureMetaProperties(t *testing.T) {
+	d := filepath.Join(t.TempDir(), "d")
+	m := newManager(t, d)
+	defer m.Close()
+	if err := m.EnsureMetaProperties(4, "clusterA"); err != nil {
+		t.Fatal(err)
+	}
+	mp, err := checkpoint.ReadMetaProperties(d)
+	if err != nil || mp != (checkpoint.MetaProperties{Version: 0, BrokerID: 4, ClusterID: "clusterA"}) {
+		t.Fatalf("meta %+v %v", mp, err)
+	}
+	if err := m.EnsureMetaProperties(4, "clusterA"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.EnsureMetaProperties(5, "clusterA"); !errors.Is(err, ErrInconsistentBrokerID) {
+		t.Fatalf("other broker: %v", err)
+	}
+	if err := m.EnsureMetaProperties(4, "clusterB"); !errors.Is(err, ErrInconsistentBrokerID) {
+		t.Fatalf("other cluster: %v", err)
+	}
+}
