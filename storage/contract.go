@@ -4,10 +4,13 @@
 // retention. Sub-packages: record (batch format), compress (codecs).
 //
 // This file is the contract between the storage engine and its users (the
-// partition actor, the fetch path, the log manager). Thread-safety: a Log has
-// ONE writer (the partition actor) for every mutating method; Read,
-// LogStartOffset, LogEndOffset and OffsetForTimestamp are safe from any
-// goroutine concurrently with the writer.
+// partition actor, the fetch path, the log manager). Thread-safety: a Log's
+// mutating methods are serialized by an internal mutex (the partition actor
+// is the normal writer; retention and truncation may come from other
+// goroutines); Read, LogStartOffset, LogEndOffset, OffsetForTimestamp and
+// OffsetOfMaxTimestamp are lock-free and safe from any goroutine. Region,
+// FetchData, AppendInfo and LogConfig are plain values; FetchData.Release
+// must be called once, by its owner.
 package storage
 
 import (

@@ -13,7 +13,7 @@ import (
 	"gregor/storage/segment"
 )
 
-// AppendOptions are the leader-side parameters of Log.Append.
+// AppendOptions are the leader-side parameters of Log.Append. Plain value.
 type AppendOptions struct {
 	// LeaderEpoch is stamped into the batch's partitionLeaderEpoch and
 	// recorded in the leader-epoch cache when new; -1 leaves the batch as is.
@@ -27,7 +27,7 @@ type AppendOptions struct {
 }
 
 // OpenOptions are the per-partition facts a Log is opened with (the
-// LogManager reads them from the log dir's checkpoint files).
+// LogManager reads them from the log dir's checkpoint files). Plain value.
 type OpenOptions struct {
 	// RecoveryPoint: offset below which the log is known flushed
 	// (recovery-point-offset-checkpoint); segments from it on are

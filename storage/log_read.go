@@ -75,19 +75,19 @@ func (l *Log) readFrom(sl *segList, offset, maxBytes, upperBound int64) (fd Fetc
 			return FetchData{}, true, nil
 		}
 		held = append(held, s)
-		sl, err := s.Read(offset, upperBound, maxBytes-total, len(regions) == 0)
+		part, err := s.Read(offset, upperBound, maxBytes-total, len(regions) == 0)
 		if err != nil {
 			release()
 			return FetchData{FirstOffset: -1}, false, err
 		}
-		if sl.Len > 0 {
-			regions = append(regions, Region{File: s.File(), Pos: sl.Pos, Len: sl.Len})
-			total += sl.Len
+		if part.Len > 0 {
+			regions = append(regions, Region{File: s.File(), Pos: part.Pos, Len: part.Len})
+			total += part.Len
 			if first < 0 {
-				first = sl.FirstOffset
+				first = part.FirstOffset
 			}
 		}
-		if sl.Stopped {
+		if part.Stopped {
 			break
 		}
 		offset = max(offset, s.NextOffset())

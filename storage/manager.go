@@ -26,7 +26,8 @@ const lockFile = ".lock"
 // ErrNoOnlineLogDir: every log dir is offline, so no partition can be created.
 var ErrNoOnlineLogDir = errors.New("no online log directory")
 
-// LogManagerConfig configures a LogManager.
+// LogManagerConfig configures a LogManager. Plain value, read once by
+// NewLogManager.
 type LogManagerConfig struct {
 	// Dirs: log.dirs; each holds <topic>-<partition> directories.
 	Dirs []string

@@ -66,7 +66,7 @@ func SyncDir(dir string) error {
 }
 
 // FormatError reports a checkpoint file whose content does not parse.
-// Line is 1-based; 0 means the file as a whole.
+// Line is 1-based; 0 means the file as a whole. Immutable once returned.
 type FormatError struct {
 	Path   string
 	Line   int

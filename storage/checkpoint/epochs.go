@@ -12,7 +12,7 @@ import (
 const LeaderEpochFile = "leader-epoch-checkpoint"
 
 // EpochEntry is one "<epoch> <startOffset>" line of leader-epoch-checkpoint:
-// the first offset written under that leader epoch (KIP-101).
+// the first offset written under that leader epoch (KIP-101). Plain value.
 type EpochEntry struct {
 	Epoch       int32
 	StartOffset int64

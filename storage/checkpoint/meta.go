@@ -64,7 +64,7 @@ func ReadPartitionMetadata(dir string) ([16]byte, error) {
 }
 
 // MetaProperties is a log dir's meta.properties (ZooKeeper-mode, version 0):
-// which broker and cluster the directory belongs to.
+// which broker and cluster the directory belongs to. Plain value.
 type MetaProperties struct {
 	Version   int    // "version"; 0 for ZooKeeper-mode dirs
 	BrokerID  int32  // "broker.id"

@@ -17,6 +17,7 @@ const (
 )
 
 // Entry is one line of an offset checkpoint: "<topic> <partition> <offset>".
+// Plain value.
 type Entry struct {
 	Topic     string
 	Partition int32

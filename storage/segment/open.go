@@ -121,7 +121,7 @@ func (s *Segment) loadTail(size int64) error {
 	return nil
 }
 
-// RecoverResult describes a Recover.
+// RecoverResult describes a Recover. Plain value.
 type RecoverResult struct {
 	Batches        int   // valid batches kept
 	TruncatedBytes int64 // bytes cut from the tail (0 when the segment was whole)

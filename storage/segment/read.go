@@ -24,7 +24,7 @@ func (s *Segment) Find(offset, limit int64) (pos int64, h record.Header, found b
 	return pos, h, found, err
 }
 
-// Slice is a read of whole batches from one segment.
+// Slice is a read of whole batches from one segment. Plain value.
 type Slice struct {
 	Pos, Len    int64 // byte range of the .log file
 	FirstOffset int64 // base offset of the first batch, -1 when Len == 0

@@ -10,7 +10,7 @@ import (
 	"gregor/storage/record"
 )
 
-// Config is what a segment needs of the log config.
+// Config is what a segment needs of the log config. Plain value.
 type Config struct {
 	// IndexIntervalBytes: index.interval.bytes; bytes of batches between two
 	// offset index entries.
