@@ -1,0 +1,534 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.uber.org/zap"
+
+	"gregor/actors"
+	"gregor/config"
+)
+
+// Options configure a Coordinator.
+type Options struct {
+	Config Config
+	// Partitions is offsets.topic.num.partitions (default 50).
+	Partitions int32
+	Topic      OffsetsTopic
+	Log        *zap.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// CleanupInterval is offsets.retention.check.interval.ms (default 10 min):
+	// how often expired offsets are removed.
+	CleanupInterval time.Duration
+	// AppendTimeout bounds one write to __consumer_offsets (default 30 s).
+	AppendTimeout time.Duration
+	// RequestTimeout is a safety bound: a request whose answer has not come
+	// by then (its message was lost to an actor crash) is answered
+	// COORDINATOR_NOT_AVAILABLE, which makes clients retry. Default 6 min
+	// (above the 5 min a new member's JoinGroup may legitimately wait).
+	RequestTimeout time.Duration
+}
+
+// OptionsFromBroker fills the group settings of Options from the broker
+// config (offsets.*, group.* keys).
+func OptionsFromBroker(b *config.Broker, topic OffsetsTopic, log *zap.Logger) Options {
+	cfg := DefaultConfig()
+	cfg.MinSessionTimeout = b.GroupMinSessionTimeout
+	cfg.MaxSessionTimeout = b.GroupMaxSessionTimeout
+	cfg.InitialRebalanceDelay = b.GroupInitialRebalanceDelay
+	cfg.MaxSize = b.GroupMaxSize
+	if b.OffsetsRetentionMinutes > 0 {
+		cfg.OffsetsRetention = time.Duration(b.OffsetsRetentionMinutes) * time.Minute
+	}
+	return Options{Config: cfg, Partitions: b.OffsetsTopicNumPartitions, Topic: topic, Log: log}
+}
+
+// Coordinator is the group coordinator: a "group-coordinator" supervisor
+// actor with one child actor per group. Its methods (api.go) are safe for
+// concurrent use and never block: answers come through reply callbacks.
+type Coordinator struct {
+	opts   Options
+	sys    *actor.ActorSystem
+	router *actor.PID
+	log    *zap.Logger
+
+	ctx    context.Context // cancelled by Stop; parent of loads and appends
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // loads and FindCoordinator lookups in flight
+
+	ensureMu sync.Mutex
+	ensured  bool
+}
+
+// New starts the coordinator's supervisor under sys. Stop it with Stop.
+func New(sys *actor.ActorSystem, opts Options) (*Coordinator, error) {
+	if opts.Topic == nil {
+		return nil, fmt.Errorf("coordinator: Options.Topic is required")
+	}
+	opts.Config = opts.Config.withDefaults()
+	if opts.Partitions <= 0 {
+		opts.Partitions = 50
+	}
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.CleanupInterval <= 0 {
+		opts.CleanupInterval = 10 * time.Minute
+	}
+	if opts.AppendTimeout <= 0 {
+		opts.AppendTimeout = 30 * time.Second
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = 6 * time.Minute
+	}
+	c := &Coordinator{opts: opts, sys: sys, log: opts.Log}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	// Group actors rebuild their state from __consumer_offsets on restart,
+	// so restarting is always safe; back off a little so a poison request
+	// cannot spin a group.
+	strategy := &actors.BackoffStrategy{Initial: 10 * time.Millisecond, Max: time.Second, MaxRetries: 20, Window: time.Minute}
+	pid, err := sys.Root.SpawnNamed(actors.Props(c.log, func() actor.Actor { return newRouter(c) }, actor.WithSupervisor(strategy)), "group-coordinator")
+	if err != nil {
+		c.cancel()
+		return nil, fmt.Errorf("coordinator: spawn: %w", err)
+	}
+	c.router = pid
+	return c, nil
+}
+
+// Stop stops every group actor and the supervisor, pending JoinGroup and
+// SyncGroup requests get NOT_COORDINATOR, and in-flight loads are cancelled.
+func (c *Coordinator) Stop() {
+	c.cancel()
+	_ = c.sys.Root.StopFuture(c.router).Wait()
+	c.wg.Wait()
+}
+
+// PartitionFor is the __consumer_offsets partition that holds group.
+func (c *Coordinator) PartitionFor(group string) int32 {
+	return PartitionFor(group, c.opts.Partitions)
+}
+
+// LoadLocal starts loading every __consumer_offsets partition this broker
+// leads (call after becoming leader of some; requests for a partition
+// being loaded wait for it).
+func (c *Coordinator) LoadLocal() { c.sys.Root.Send(c.router, &loadLocal{}) }
+
+// Resign drops the groups of a partition this broker no longer leads:
+// pending joins and syncs get NOT_COORDINATOR, and later requests for them
+// too until the partition is led here again.
+func (c *Coordinator) Resign(partition int32) {
+	c.sys.Root.Send(c.router, &resignPartition{partition: partition})
+}
+
+func (c *Coordinator) ensureTopic(ctx context.Context) error {
+	c.ensureMu.Lock()
+	defer c.ensureMu.Unlock()
+	if c.ensured {
+		return nil
+	}
+	if err := c.opts.Topic.Ensure(ctx); err != nil {
+		return err
+	}
+	c.ensured = true
+	return nil
+}
+
+func (c *Coordinator) storeFor(partition int32) Store {
+	return &partitionStore{topic: c.opts.Topic, partition: partition, ctx: c.ctx, timeout: c.opts.AppendTimeout, now: c.opts.Now}
+}
+
+// GroupRequest is the message that carries one request for one group to
+// the group's actor: Apply runs on the group actor with the group's state;
+// Fail answers the request with a coordinator-level error instead
+// (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE…).
+type GroupRequest struct {
+	Group string
+	API   string // Kafka API name, for logs
+	Apply func(g *Group, now time.Time)
+	Fail  func(code int16)
+}
+
+func (c *Coordinator) send(r *GroupRequest) { c.sys.Root.Send(c.router, r) }
+
+// messages between the router and group actors
+type (
+	groupTick     struct{}
+	expireOffsets struct{}
+	groupDone     struct {
+		group     string
+		pid       *actor.PID
+		counted   bool // answers a GroupRequest (decrements in-flight)
+		removable bool
+		listing   Listing
+	}
+	partitionLoaded struct {
+		partition int32
+		loader    *Loader
+		err       error
+	}
+	listGroupsReq struct {
+		reply func([]Listing)
+	}
+	loadLocal       struct{}
+	resignPartition struct{ partition int32 }
+	cleanupTick     struct{}
+)
+
+type child struct {
+	pid       *actor.PID
+	partition int32
+	inflight  int
+}
+
+type partState struct {
+	loaded, loading bool
+	queue           []*GroupRequest
+}
+
+// router is the group-coordinator supervisor: it owns which partitions are
+// loaded and which group actors exist, and forwards each GroupRequest to
+// its group's actor (spawning it on demand).
+type router struct {
+	c        *Coordinator
+	children map[string]*child
+	listings map[string]Listing
+	parts    map[int32]*partState
+	lists    []func([]Listing)
+	cleanup  *time.Timer
+	seq      uint64
+}
+
+func newRouter(c *Coordinator) *router {
+	return &router{c: c, children: map[string]*child{}, listings: map[string]Listing{}, parts: map[int32]*partState{}}
+}
+
+func (r *router) part(p int32) *partState {
+	ps := r.parts[p]
+	if ps == nil {
+		ps = &partState{}
+		r.parts[p] = ps
+	}
+	return ps
+}
+
+func (r *router) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		r.armCleanup(ctx)
+	case *actor.Stopping:
+		if r.cleanup != nil {
+			r.cleanup.Stop()
+		}
+		for _, ps := range r.parts {
+			for _, q := range ps.queue {
+				q.Fail(kerr.NotCoordinator.Code)
+			}
+			ps.queue = nil
+		}
+		r.answerLists(true)
+	case *GroupRequest:
+		r.handle(ctx, m)
+	case *partitionLoaded:
+		r.loaded(ctx, m)
+	case *groupDone:
+		ch := r.children[m.group]
+		if ch == nil || !ch.pid.Equal(m.pid) {
+			return
+		}
+		if m.counted {
+			ch.inflight--
+		}
+		if m.removable {
+			delete(r.listings, m.group)
+			if ch.inflight <= 0 {
+				ctx.Stop(ch.pid)
+				delete(r.children, m.group)
+			}
+		} else {
+			r.listings[m.group] = m.listing
+		}
+	case *actor.Terminated:
+		for id, ch := range r.children {
+			if ch.pid.Equal(m.Who) {
+				delete(r.children, id)
+				delete(r.listings, id)
+			}
+		}
+	case *listGroupsReq:
+		r.lists = append(r.lists, m.reply)
+		r.loadAllLocal(ctx)
+		r.answerLists(false)
+	case *loadLocal:
+		r.loadAllLocal(ctx)
+	case *resignPartition:
+		r.resign(ctx, m.partition)
+	case *cleanupTick:
+		for _, ch := range r.children {
+			ctx.Send(ch.pid, expireOffsets{})
+		}
+		r.armCleanup(ctx)
+	}
+}
+
+func (r *router) armCleanup(ctx actor.Context) {
+	self, root := ctx.Self(), r.c.sys.Root
+	r.cleanup = time.AfterFunc(r.c.opts.CleanupInterval, func() { root.Send(self, &cleanupTick{}) })
+}
+
+func (r *router) handle(ctx actor.Context, req *GroupRequest) {
+	p := r.c.PartitionFor(req.Group)
+	if !r.c.opts.Topic.IsLocalLeader(p) {
+		if ps := r.parts[p]; ps != nil && ps.loaded {
+			r.resign(ctx, p)
+		}
+		req.Fail(kerr.NotCoordinator.Code)
+		return
+	}
+	ps := r.part(p)
+	if !ps.loaded {
+		ps.queue = append(ps.queue, req)
+		r.startLoad(ctx, p, ps)
+		return
+	}
+	r.route(ctx, p, req)
+}
+
+func (r *router) route(ctx actor.Context, p int32, req *GroupRequest) {
+	ch := r.children[req.Group]
+	if ch == nil {
+		ch = r.spawn(ctx, req.Group, p, nil)
+		if ch == nil {
+			req.Fail(kerr.CoordinatorNotAvailable.Code)
+			return
+		}
+	}
+	ch.inflight++
+	ctx.Send(ch.pid, req)
+}
+
+func (r *router) spawn(ctx actor.Context, group string, p int32, l *Loaded) *child {
+	s := &seed{loaded: l}
+	props := actors.Props(r.c.log, func() actor.Actor { return &groupActor{c: r.c, id: group, partition: p, seed: s} })
+	// The sequence number keeps names unique: a stopped actor may still
+	// be registered when its group is recreated.
+	r.seq++
+	pid, err := ctx.SpawnNamed(props, fmt.Sprintf("group-%d-%s", r.seq, group))
+	if err != nil {
+		r.c.log.Error("spawn group actor", zap.String("group", group), zap.Error(err))
+		return nil
+	}
+	ch := &child{pid: pid, partition: p}
+	r.children[group] = ch
+	return ch
+}
+
+// startLoad reads a partition in the background; requests for its groups
+// queue until partitionLoaded arrives.
+func (r *router) startLoad(ctx actor.Context, p int32, ps *partState) {
+	if ps.loading || ps.loaded {
+		return
+	}
+	ps.loading = true
+	self, root, c := ctx.Self(), r.c.sys.Root, r.c
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		l := NewLoader()
+		err := c.ensureTopic(c.ctx)
+		if err == nil {
+			err = c.opts.Topic.Load(c.ctx, p, func(key, value []byte, offset int64) error {
+				if aerr := l.Apply(key, value); aerr != nil {
+					c.log.Warn("skipping bad __consumer_offsets record", zap.Int32("partition", p), zap.Int64("offset", offset), zap.Error(aerr))
+				}
+				return nil
+			})
+		}
+		root.Send(self, &partitionLoaded{partition: p, loader: l, err: err})
+	}()
+}
+
+func (r *router) loaded(ctx actor.Context, m *partitionLoaded) {
+	ps := r.part(m.partition)
+	ps.loading = false
+	queue := ps.queue
+	ps.queue = nil
+	if m.err != nil {
+		r.c.log.Warn("loading __consumer_offsets partition failed", zap.Int32("partition", m.partition), zap.Error(m.err))
+		for _, q := range queue {
+			q.Fail(kerr.CoordinatorNotAvailable.Code)
+		}
+		r.answerLists(false)
+		return
+	}
+	ps.loaded = true
+	for id, l := range m.loader.Groups {
+		if r.children[id] != nil {
+			continue
+		}
+		if ch := r.spawn(ctx, id, m.partition, l); ch != nil {
+			g := RestoreGroup(id, r.c.opts.Config, nil, l, r.c.opts.Now())
+			r.listings[id] = g.Listing()
+		}
+	}
+	r.c.log.Info("loaded __consumer_offsets partition", zap.Int32("partition", m.partition), zap.Int("groups", len(m.loader.Groups)))
+	for _, q := range queue {
+		r.route(ctx, m.partition, q)
+	}
+	r.answerLists(false)
+}
+
+func (r *router) loadAllLocal(ctx actor.Context) {
+	for p := int32(0); p < r.c.opts.Partitions; p++ {
+		if r.c.opts.Topic.IsLocalLeader(p) {
+			r.startLoad(ctx, p, r.part(p))
+		}
+	}
+}
+
+// answerLists answers pending ListGroups once no partition is loading.
+func (r *router) answerLists(force bool) {
+	if len(r.lists) == 0 {
+		return
+	}
+	if !force {
+		for _, ps := range r.parts {
+			if ps.loading {
+				return
+			}
+		}
+	}
+	out := make([]Listing, 0, len(r.listings))
+	for _, l := range r.listings {
+		out = append(out, l)
+	}
+	for _, f := range r.lists {
+		f(out)
+	}
+	r.lists = nil
+}
+
+func (r *router) resign(ctx actor.Context, p int32) {
+	for id, ch := range r.children {
+		if ch.partition == p {
+			// Poison is queued behind requests already sent, so they are
+			// answered (their writes fail: no longer leader) before it stops.
+			ctx.Poison(ch.pid)
+			delete(r.children, id)
+			delete(r.listings, id)
+		}
+	}
+	if ps := r.parts[p]; ps != nil {
+		for _, q := range ps.queue {
+			q.Fail(kerr.NotCoordinator.Code)
+		}
+	}
+	delete(r.parts, p)
+}
+
+// seed hands the state loaded with the partition to a group actor's first
+// incarnation; a restarted incarnation reloads from the log instead.
+type seed struct {
+	loaded *Loaded
+	used   bool
+}
+
+// groupActor owns one Group.
+type groupActor struct {
+	c         *Coordinator
+	id        string
+	partition int32
+	seed      *seed
+	g         *Group
+	timer     *time.Timer
+	timerAt   time.Time
+}
+
+func (a *groupActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		a.start()
+		a.after(ctx, false)
+	case *actor.Restarting:
+		a.stopTimer()
+		if a.g != nil {
+			a.g.Shutdown(kerr.CoordinatorNotAvailable.Code)
+		}
+	case *actor.Stopping:
+		a.stopTimer()
+		if a.g != nil {
+			a.g.Shutdown(kerr.NotCoordinator.Code)
+		}
+	case *GroupRequest:
+		m.Apply(a.g, a.c.opts.Now())
+		a.after(ctx, true)
+	case groupTick:
+		a.timerAt = time.Time{}
+		a.g.Tick(a.c.opts.Now())
+		a.after(ctx, false)
+	case expireOffsets:
+		if n := a.g.ExpireOffsets(a.c.opts.Now()); n > 0 {
+			a.c.log.Info("expired offsets", zap.String("group", a.id), zap.Int("count", n))
+		}
+		a.after(ctx, false)
+	}
+}
+
+func (a *groupActor) start() {
+	now := a.c.opts.Now()
+	store := a.c.storeFor(a.partition)
+	if !a.seed.used {
+		a.seed.used = true
+		a.g = RestoreGroup(a.id, a.c.opts.Config, store, a.seed.loaded, now)
+		a.seed.loaded = nil
+		return
+	}
+	// Restarted after a panic: the in-memory state may be corrupt, so
+	// rebuild it from what was committed to __consumer_offsets.
+	l := NewGroupLoader(a.id)
+	err := a.c.opts.Topic.Load(a.c.ctx, a.partition, func(key, value []byte, _ int64) error {
+		_ = l.Apply(key, value)
+		return nil
+	})
+	if err != nil {
+		a.c.log.Error("reloading group after restart", zap.String("group", a.id), zap.Error(err))
+	}
+	a.g = RestoreGroup(a.id, a.c.opts.Config, store, l.Groups[a.id], now)
+	a.c.log.Info("group actor restarted and reloaded", zap.String("group", a.id), zap.String("state", a.g.State().String()), zap.Int32("generation", a.g.Generation()))
+}
+
+// after re-arms the timer for the group's next deadline and reports the
+// group's listing to the router.
+func (a *groupActor) after(ctx actor.Context, counted bool) {
+	next := a.g.NextDeadline()
+	if !next.Equal(a.timerAt) {
+		a.stopTimer()
+		if !next.IsZero() {
+			d := next.Sub(a.c.opts.Now())
+			if d < 0 {
+				d = 0
+			}
+			self, root := ctx.Self(), a.c.sys.Root
+			a.timer = time.AfterFunc(d, func() { root.Send(self, groupTick{}) })
+			a.timerAt = next
+		}
+	}
+	ctx.Send(ctx.Parent(), &groupDone{group: a.id, pid: ctx.Self(), counted: counted, removable: a.g.Removable(), listing: a.g.Listing()})
+}
+
+func (a *groupActor) stopTimer() {
+	if a.timer != nil {
+		a.timer.Stop()
+		a.timer = nil
+	}
+	a.timerAt = time.Time{}
+}

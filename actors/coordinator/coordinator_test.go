@@ -1,0 +1,265 @@
+package coordinator
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"gregor/actors"
+)
+
+func startCoord(t *testing.T, topic *MemTopic) *Coordinator {
+	t.Helper()
+	sys := actors.NewSystem(zap.NewNop())
+	cfg := DefaultConfig()
+	cfg.InitialRebalanceDelay = 0
+	c, err := New(sys, Options{Config: cfg, Partitions: 10, Topic: topic, RequestTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			c.Stop()
+		}
+		sys.Shutdown()
+	})
+	return c
+}
+
+// wait receives one answer or fails after 10 s.
+func wait[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer")
+	}
+	var zero T
+	return zero
+}
+
+func chanOf[T any]() (chan T, func(T)) {
+	ch := make(chan T, 1)
+	return ch, func(v T) { ch <- v }
+}
+
+func joinReq(group, member string) *kmsg.JoinGroupRequest {
+	r := kmsg.NewPtrJoinGroupRequest()
+	r.Version = 9
+	r.Group, r.MemberID, r.ProtocolType = group, member, "consumer"
+	r.SessionTimeoutMillis, r.RebalanceTimeoutMillis = 10000, 10000
+	p := kmsg.NewJoinGroupRequestProtocol()
+	p.Name, p.Metadata = "range", []byte{0, 0, 0, 0, 0, 0, 0, 0}
+	r.Protocols = append(r.Protocols, p)
+	return r
+}
+
+// joinAndSync makes one member join and sync a fresh group; it returns the
+// member id and generation.
+func joinAndSync(t *testing.T, c *Coordinator, group string) (string, int32) {
+	t.Helper()
+	ch, reply := chanOf[*kmsg.JoinGroupResponse]()
+	c.JoinGroup(context.Background(), "cli", "/127.0.0.1", joinReq(group, ""), reply)
+	first := wait(t, ch)
+	if first.ErrorCode != kerr.MemberIDRequired.Code {
+		t.Fatalf("first join %d", first.ErrorCode)
+	}
+	c.JoinGroup(context.Background(), "cli", "/127.0.0.1", joinReq(group, first.MemberID), reply)
+	j := wait(t, ch)
+	if j.ErrorCode != 0 || j.LeaderID != first.MemberID || j.Version != 9 {
+		t.Fatalf("join %+v", j)
+	}
+	sch, sreply := chanOf[*kmsg.SyncGroupResponse]()
+	sr := kmsg.NewPtrSyncGroupRequest()
+	sr.Version, sr.Group, sr.MemberID, sr.Generation = 5, group, j.MemberID, j.Generation
+	a := kmsg.NewSyncGroupRequestGroupAssignment()
+	a.MemberID, a.MemberAssignment = j.MemberID, []byte("assign")
+	sr.GroupAssignment = append(sr.GroupAssignment, a)
+	c.SyncGroup(context.Background(), sr, sreply)
+	if s := wait(t, sch); s.ErrorCode != 0 || string(s.MemberAssignment) != "assign" {
+		t.Fatalf("sync %+v", s)
+	}
+	return j.MemberID, j.Generation
+}
+
+func commit(t *testing.T, c *Coordinator, group, member string, gen int32, topic string, part int32, off int64) int16 {
+	t.Helper()
+	r := kmsg.NewPtrOffsetCommitRequest()
+	r.Version, r.Group, r.MemberID, r.Generation = 8, group, member, gen
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = part, off, 3, strp("meta")
+	rt.Partitions = append(rt.Partitions, rp)
+	r.Topics = append(r.Topics, rt)
+	ch, reply := chanOf[*kmsg.OffsetCommitResponse]()
+	c.OffsetCommit(context.Background(), r, reply)
+	return wait(t, ch).Topics[0].Partitions[0].ErrorCode
+}
+
+func fetchAll(t *testing.T, c *Coordinator, group string) *kmsg.OffsetFetchResponse {
+	t.Helper()
+	r := kmsg.NewPtrOffsetFetchRequest()
+	r.Version, r.Group = 7, group
+	ch, reply := chanOf[*kmsg.OffsetFetchResponse]()
+	c.OffsetFetch(context.Background(), r, reply)
+	return wait(t, ch)
+}
+
+func heartbeat(t *testing.T, c *Coordinator, group, member string, gen int32) int16 {
+	t.Helper()
+	r := kmsg.NewPtrHeartbeatRequest()
+	r.Version, r.Group, r.MemberID, r.Generation = 4, group, member, gen
+	ch, reply := chanOf[*kmsg.HeartbeatResponse]()
+	c.Heartbeat(context.Background(), r, reply)
+	return wait(t, ch).ErrorCode
+}
+
+func TestCommitsSurviveCoordinatorRestart(t *testing.T) {
+	topic := NewMemTopic()
+	c := startCoord(t, topic)
+	member, gen := joinAndSync(t, c, "g1")
+	if code := commit(t, c, "g1", member, gen, "orders", 2, 1234); code != 0 {
+		t.Fatalf("commit %d", code)
+	}
+	if code := commit(t, c, "g1", member, gen+1, "orders", 2, 1); code != kerr.IllegalGeneration.Code {
+		t.Fatalf("stale commit %d", code)
+	}
+	if code := commit(t, c, "simple", "", -1, "orders", 0, 77); code != 0 {
+		t.Fatalf("simple commit %d", code)
+	}
+	recs := topic.Records(c.PartitionFor("g1"))
+	if len(recs) < 2 {
+		t.Fatalf("%d records written", len(recs))
+	}
+	c.Stop()
+
+	// A new coordinator over the same log: offsets and the Stable group
+	// come back; the member keeps its generation.
+	c2 := startCoord(t, topic)
+	f := fetchAll(t, c2, "g1")
+	if f.ErrorCode != 0 || len(f.Topics) != 1 || f.Topics[0].Partitions[0].Offset != 1234 ||
+		*f.Topics[0].Partitions[0].Metadata != "meta" || f.Topics[0].Partitions[0].LeaderEpoch != 3 {
+		t.Fatalf("fetch after restart %+v", f)
+	}
+	if code := heartbeat(t, c2, "g1", member, gen); code != 0 {
+		t.Fatalf("heartbeat after restart %d", code)
+	}
+	lch, lreply := chanOf[*kmsg.ListGroupsResponse]()
+	lr := kmsg.NewPtrListGroupsRequest()
+	lr.Version = 4
+	c2.ListGroups(context.Background(), lr, lreply)
+	l := wait(t, lch)
+	if len(l.Groups) != 2 || l.Groups[0].Group != "g1" || l.Groups[0].GroupState != "Stable" || l.Groups[1].Group != "simple" || l.Groups[1].GroupState != "Empty" {
+		t.Fatalf("list %+v", l.Groups)
+	}
+	lr.StatesFilter = []string{"empty"}
+	c2.ListGroups(context.Background(), lr, lreply)
+	if l := wait(t, lch); len(l.Groups) != 1 || l.Groups[0].Group != "simple" {
+		t.Fatalf("filtered list %+v", l.Groups)
+	}
+}
+
+func TestGroupActorPanicRestartsAndReloads(t *testing.T) {
+	topic := NewMemTopic()
+	c := startCoord(t, topic)
+	member, gen := joinAndSync(t, c, "g")
+	if code := commit(t, c, "g", member, gen, "t", 0, 10); code != 0 {
+		t.Fatal(code)
+	}
+	failed := make(chan int16, 1)
+	c.send(&GroupRequest{Group: "g", API: "Crash",
+		Apply: func(*Group, time.Time) { panic("injected") },
+		Fail:  func(code int16) { failed <- code },
+	})
+	// The restarted actor rebuilt the group from the log: same member,
+	// same generation, same offsets.
+	if code := heartbeat(t, c, "g", member, gen); code != 0 {
+		t.Fatalf("heartbeat after restart %d", code)
+	}
+	f := fetchAll(t, c, "g")
+	if len(f.Topics) != 1 || f.Topics[0].Partitions[0].Offset != 10 {
+		t.Fatalf("offsets after restart %+v", f.Topics)
+	}
+}
+
+func TestNotCoordinatorAndFindCoordinator(t *testing.T) {
+	topic := NewMemTopic()
+	topic.Host, topic.Port, topic.NodeID = "10.0.0.7", 9093, 3
+	c := startCoord(t, topic)
+	p := c.PartitionFor("elsewhere")
+	topic.SetLocal(p, false)
+	if code := heartbeat(t, c, "elsewhere", "m", 1); code != kerr.NotCoordinator.Code {
+		t.Fatalf("heartbeat to non-local group %d", code)
+	}
+	ch, reply := chanOf[*kmsg.FindCoordinatorResponse]()
+	r := kmsg.NewPtrFindCoordinatorRequest()
+	r.Version, r.CoordinatorKey = 3, "g"
+	c.FindCoordinator(context.Background(), r, reply)
+	resp := wait(t, ch)
+	if resp.ErrorCode != 0 || resp.NodeID != 3 || resp.Host != "10.0.0.7" || resp.Port != 9093 || len(resp.Coordinators) != 0 {
+		t.Fatalf("v3 %+v", resp)
+	}
+	r.Version, r.CoordinatorKeys = 4, []string{"a", "b"}
+	c.FindCoordinator(context.Background(), r, reply)
+	resp = wait(t, ch)
+	if len(resp.Coordinators) != 2 || resp.Coordinators[1].Key != "b" || resp.Coordinators[1].NodeID != 3 {
+		t.Fatalf("v4 %+v", resp)
+	}
+	r.CoordinatorType = 7
+	c.FindCoordinator(context.Background(), r, reply)
+	if resp = wait(t, ch); resp.Coordinators[0].ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("bad key type %+v", resp.Coordinators[0])
+	}
+	if topic.Ensured() < 1 {
+		t.Fatal("FindCoordinator did not ensure __consumer_offsets")
+	}
+}
+
+func TestDescribeDeleteAndSessionExpiry(t *testing.T) {
+	topic := NewMemTopic()
+	c := startCoord(t, topic)
+	member, _ := joinAndSync(t, c, "g")
+	dch, dreply := chanOf[*kmsg.DescribeGroupsResponse]()
+	dr := kmsg.NewPtrDescribeGroupsRequest()
+	dr.Version, dr.Groups = 5, []string{"g", "nope"}
+	c.DescribeGroups(context.Background(), dr, dreply)
+	d := wait(t, dch)
+	if d.Groups[0].State != "Stable" || len(d.Groups[0].Members) != 1 || d.Groups[0].Members[0].MemberID != member ||
+		string(d.Groups[0].Members[0].MemberAssignment) != "assign" || d.Groups[1].State != "Dead" {
+		t.Fatalf("describe %+v", d.Groups)
+	}
+	delch, delreply := chanOf[*kmsg.DeleteGroupsResponse]()
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Version, del.Groups = 2, []string{"g", "nope"}
+	c.DeleteGroups(context.Background(), del, delreply)
+	if r := wait(t, delch); r.Groups[0].ErrorCode != kerr.NonEmptyGroup.Code || r.Groups[1].ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("delete %+v", r.Groups)
+	}
+	// Leave (v0: error on top level), then delete succeeds.
+	lch, lreply := chanOf[*kmsg.LeaveGroupResponse]()
+	lr := kmsg.NewPtrLeaveGroupRequest()
+	lr.Version, lr.Group, lr.MemberID = 0, "g", member
+	c.LeaveGroup(context.Background(), lr, lreply)
+	if r := wait(t, lch); r.ErrorCode != 0 {
+		t.Fatalf("leave %d", r.ErrorCode)
+	}
+	c.LeaveGroup(context.Background(), lr, lreply)
+	if r := wait(t, lch); r.ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("second leave %d", r.ErrorCode)
+	}
+	c.DeleteGroups(context.Background(), del, delreply)
+	if r := wait(t, delch); r.Groups[0].ErrorCode != 0 {
+		t.Fatalf("delete empty %+v", r.Groups)
+	}
+	last := topic.Records(c.PartitionFor("g"))
+	if k, _ := DecodeKey(last[len(last)-1].Key); k.Kind != KeyGroup || last[len(last)-1].Value != nil {
+		t.Fatal("no group tombstone after delete")
+	}
+}

@@ -1,0 +1,132 @@
+package coordinator
+
+import (
+	"context"
+	"sync"
+
+	"gregor/storage/record"
+)
+
+// MemTopic is an in-memory OffsetsTopic for tests (of this package and of
+// wire/handlers): every partition is led locally by broker 0 at
+// 127.0.0.1:9092 unless changed, appended batches are validated with the
+// record package and kept as bytes, so Load really decodes what Append got.
+type MemTopic struct {
+	mu       sync.Mutex
+	ensured  int
+	parts    map[int32][][]byte
+	notLocal map[int32]bool
+	// AppendErr, if set, fails every Append (e.g. kerr.NotEnoughReplicas).
+	AppendErr error
+	Host      string
+	Port      int32
+	NodeID    int32
+}
+
+// NewMemTopic returns an empty MemTopic.
+func NewMemTopic() *MemTopic {
+	return &MemTopic{parts: map[int32][][]byte{}, notLocal: map[int32]bool{}, Host: "127.0.0.1", Port: 9092}
+}
+
+// Ensure implements OffsetsTopic; Ensured counts the calls.
+func (m *MemTopic) Ensure(context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ensured++
+	return nil
+}
+
+// Ensured is how many times Ensure was called.
+func (m *MemTopic) Ensured() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ensured
+}
+
+// SetLocal makes this broker lead (or not) a partition.
+func (m *MemTopic) SetLocal(p int32, local bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.notLocal[p] = !local
+}
+
+// SetAppendErr sets AppendErr under the lock.
+func (m *MemTopic) SetAppendErr(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.AppendErr = err
+}
+
+// Append implements OffsetsTopic.
+func (m *MemTopic) Append(_ context.Context, p int32, batch []byte) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.AppendErr != nil {
+		return -1, m.AppendErr
+	}
+	h, err := record.ParseHeader(batch)
+	if err != nil {
+		return -1, err
+	}
+	var next int64
+	if bs := m.parts[p]; len(bs) > 0 {
+		last, _ := record.ParseHeader(bs[len(bs)-1])
+		next = last.NextOffset()
+	}
+	b := append([]byte(nil), batch...)
+	record.SetBaseOffset(b, next)
+	_ = h
+	m.parts[p] = append(m.parts[p], b)
+	return next, nil
+}
+
+// Load implements OffsetsTopic.
+func (m *MemTopic) Load(ctx context.Context, p int32, fn func(key, value []byte, offset int64) error) error {
+	m.mu.Lock()
+	batches := append([][]byte(nil), m.parts[p]...)
+	m.mu.Unlock()
+	for _, b := range batches {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		h, err := record.ParseHeader(b)
+		if err != nil {
+			return err
+		}
+		err = record.Records(h, b, 1<<26, func(r *record.Record) error {
+			return fn(r.Key, r.Value, r.Offset(&h))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Records returns every (key, value) of a partition in offset order.
+func (m *MemTopic) Records(p int32) []Record {
+	var out []Record
+	_ = m.Load(context.Background(), p, func(k, v []byte, _ int64) error {
+		r := Record{Key: append([]byte(nil), k...)}
+		if v != nil {
+			r.Value = append([]byte{}, v...)
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out
+}
+
+// IsLocalLeader implements OffsetsTopic.
+func (m *MemTopic) IsLocalLeader(p int32) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return !m.notLocal[p]
+}
+
+// Leader implements OffsetsTopic.
+func (m *MemTopic) Leader(p int32) (int32, string, int32, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.NodeID, m.Host, m.Port, true
+}

@@ -1,0 +1,92 @@
+package coordinator
+
+import (
+	"context"
+	"time"
+
+	"gregor/storage/record"
+)
+
+// OffsetsTopicName is Kafka's internal topic holding group metadata and
+// committed offsets.
+const OffsetsTopicName = "__consumer_offsets"
+
+// OffsetsTopic is what the coordinator needs from the broker's replica side
+// for __consumer_offsets. The broker's adapter implements it; tests fake it.
+type OffsetsTopic interface {
+	// Ensure creates __consumer_offsets if it does not exist:
+	// offsets.topic.num.partitions partitions, replication factor
+	// offsets.topic.replication.factor capped by the live brokers, configs
+	// cleanup.policy=compact, segment.bytes=offsets.topic.segment.bytes,
+	// compression.type=producer. Idempotent.
+	Ensure(ctx context.Context) error
+	// Append appends one record batch to a partition and returns its base
+	// offset once it is committed (acks=all: replicated to the ISR).
+	// Errors should be *kerr.Error where one applies (NOT_LEADER_OR_FOLLOWER,
+	// NOT_ENOUGH_REPLICAS…) so the right code reaches the client.
+	Append(ctx context.Context, partition int32, batch []byte) (offset int64, err error)
+	// Load calls fn for every record of a partition from its log start
+	// offset to its end, in offset order (value nil = tombstone).
+	Load(ctx context.Context, partition int32, fn func(key, value []byte, offset int64) error) error
+	// IsLocalLeader reports whether this broker leads the partition.
+	IsLocalLeader(partition int32) bool
+	// Leader returns the partition leader's advertised endpoint.
+	Leader(partition int32) (brokerID int32, host string, port int32, ok bool)
+}
+
+// PartitionFor is the __consumer_offsets partition of group:
+// abs(javaStringHashCode(group)) % partitions, with Kafka's Utils.abs
+// (Integer.MIN_VALUE maps to 0).
+func PartitionFor(group string, partitions int32) int32 {
+	if partitions <= 0 {
+		return 0
+	}
+	h := javaStringHashCode(group)
+	if h == -1<<31 {
+		h = 0
+	} else if h < 0 {
+		h = -h
+	}
+	return h % partitions
+}
+
+// javaStringHashCode is java.lang.String.hashCode: s[0]*31^(n-1)+…+s[n-1]
+// over UTF-16 code units, in int32 arithmetic.
+func javaStringHashCode(s string) int32 {
+	var h int32
+	for _, r := range s {
+		if r >= 0x10000 {
+			r -= 0x10000
+			h = 31*h + int32(0xD800+(r>>10))
+			h = 31*h + int32(0xDC00+(r&0x3FF))
+			continue
+		}
+		h = 31*h + int32(r)
+	}
+	return h
+}
+
+// partitionStore is the Store of one group: it writes records as one
+// uncompressed batch to the group's __consumer_offsets partition.
+type partitionStore struct {
+	topic     OffsetsTopic
+	partition int32
+	ctx       context.Context
+	timeout   time.Duration
+	now       func() time.Time
+}
+
+func (s *partitionStore) Append(recs []Record) error {
+	br := make([]record.BatchRecord, len(recs))
+	for i, r := range recs {
+		br[i] = record.BatchRecord{Key: r.Key, Value: r.Value}
+	}
+	batch, err := record.BuildBatch(record.BatchOptions{PartitionLeaderEpoch: -1, BaseTimestamp: s.now().UnixMilli()}, br)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
+	defer cancel()
+	_, err = s.topic.Append(ctx, s.partition, batch)
+	return err
+}
