@@ -1,0 +1,160 @@
+// Package broker assembles one Gregor broker process from its parts: the
+// configuration, the storage log manager, the actor system with the replica
+// manager and the log-manager actor, the metadata store and controller, the
+// request handlers and the protocol server. It owns their start order and
+// their stop order (the reverse), so that every goroutine, actor, file and
+// socket started here is stopped here.
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
+
+	"gregor/actors"
+	"gregor/config"
+	"gregor/partition"
+	"gregor/replication/controller"
+	"gregor/replication/metastore"
+	"gregor/storage"
+	"gregor/wire/handlers"
+	"gregor/wire/server"
+)
+
+// Broker is a running broker. Create with Start; stop with Close.
+type Broker struct {
+	cfg      *config.Broker
+	log      *zap.Logger
+	logs     *storage.LogManager
+	system   *actor.ActorSystem
+	replicas *partition.Manager
+	maint    *partition.Maintenance
+	store    metastore.Store
+	ctrl     *controller.Controller
+	server   *server.Server
+	closers  []func() error // in start order; Close runs them in reverse
+}
+
+// Start brings a broker up: it opens (and, after an unclean shutdown,
+// recovers) every log under log.dirs, starts the actors and the controller,
+// and binds the listeners. On error everything started so far is stopped.
+func Start(cfg *config.Broker, log *zap.Logger) (b *Broker, err error) {
+	b = &Broker{cfg: cfg, log: log}
+	defer func() {
+		if err != nil {
+			_ = b.Close()
+			b = nil
+		}
+	}()
+	if cfg.ZookeeperConnect != "" {
+		return nil, fmt.Errorf("zookeeper.connect=%s: cluster mode (ZooKeeper) is not available in this build yet; leave zookeeper.connect empty for the embedded single-node metadata", cfg.ZookeeperConnect)
+	}
+
+	began := time.Now()
+	b.logs, err = storage.NewLogManager(storage.LogManagerConfig{
+		Dirs:                  cfg.LogDirs,
+		Defaults:              cfg.LogConfig(),
+		RecoveryThreadsPerDir: cfg.NumRecoveryThreadsPerDataDir,
+		Logger:                log.Named("storage"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("opening log dirs %v: %w", cfg.LogDirs, err)
+	}
+	b.closers = append(b.closers, b.logs.Close)
+	for dir, derr := range b.logs.OfflineDirs() {
+		log.Error("log dir offline", zap.String("dir", dir), zap.Error(derr))
+	}
+	onlineDir, err := b.firstOnlineDir()
+	if err != nil {
+		return nil, err
+	}
+	log.Info("logs loaded", zap.Int("partitions", len(b.logs.All())), zap.Duration("took", time.Since(began)))
+
+	b.system = actors.NewSystem(log.Named("actors"))
+	b.closers = append(b.closers, func() error { b.system.Shutdown(); return nil })
+
+	pids, err := partition.OpenProducerIDs(onlineDir)
+	if err != nil {
+		return nil, fmt.Errorf("producer id block in %s: %w", onlineDir, err)
+	}
+	b.replicas, err = partition.NewManager(partition.ManagerConfig{
+		System:      b.system,
+		Store:       partition.StorageStore{M: b.logs},
+		BrokerID:    cfg.BrokerID,
+		Logger:      log.Named("replicas"),
+		ProducerIDs: pids,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("replica manager: %w", err)
+	}
+	b.closers = append(b.closers, func() error { b.replicas.Close(); return nil })
+
+	b.maint, err = partition.StartMaintenance(b.system, partition.StorageStore{M: b.logs}, b.replicas.HighWatermarks,
+		partition.MaintenanceConfig{RetentionCheck: cfg.LogRetentionCheckInterval}, log.Named("log-manager"))
+	if err != nil {
+		return nil, fmt.Errorf("log-manager actor: %w", err)
+	}
+	b.closers = append(b.closers, func() error { b.maint.Stop(); return nil })
+
+	store, err := metastore.OpenEmbeddedDir(onlineDir)
+	if err != nil {
+		return nil, fmt.Errorf("embedded metadata store in %s: %w", onlineDir, err)
+	}
+	b.store = store
+	b.closers = append(b.closers, store.Close)
+
+	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller")})
+	if err := b.ctrl.Start(); err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	b.closers = append(b.closers, func() error { b.ctrl.Close(); return nil })
+
+	if err := b.logs.EnsureMetaProperties(cfg.BrokerID, b.ctrl.ClusterID()); err != nil {
+		return nil, err
+	}
+
+	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl}
+	b.server = server.New(server.ConfigFromBroker(cfg), h, log.Named("server"))
+	if err := b.server.Start(); err != nil {
+		return nil, fmt.Errorf("listeners: %w", err)
+	}
+	b.closers = append(b.closers, b.server.Close)
+	log.Info("started", zap.Int32("broker.id", cfg.BrokerID), zap.String("cluster.id", b.ctrl.ClusterID()),
+		zap.Strings("log.dirs", cfg.LogDirs), zap.Duration("took", time.Since(began)))
+	return b, nil
+}
+
+// firstOnlineDir is where broker-wide files live (metadata snapshot,
+// producer id block): the first of log.dirs that is online.
+func (b *Broker) firstOnlineDir() (string, error) {
+	offline := b.logs.OfflineDirs()
+	for _, d := range b.cfg.LogDirs {
+		if _, bad := offline[d]; !bad {
+			return filepath.Clean(d), nil
+		}
+	}
+	return "", errors.New("every log dir is offline; see the errors above")
+}
+
+// Addrs are the bound listener addresses.
+func (b *Broker) Addrs() []net.Addr { return b.server.Addrs() }
+
+// Close stops the broker in reverse start order: listeners first (no new
+// requests), then the controller, the log-manager actor (final checkpoint),
+// the partition actors, the actor system, and last the logs (flush,
+// checkpoints, clean-shutdown marker). Idempotent.
+func (b *Broker) Close() error {
+	var errs []error
+	for i := len(b.closers) - 1; i >= 0; i-- {
+		if err := b.closers[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	b.closers = nil
+	return errors.Join(errs...)
+}
