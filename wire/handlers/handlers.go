@@ -41,6 +41,7 @@ type Broker struct {
 	Log      *zap.Logger
 	Replicas ReplicaSource // partitions hosted here (deps_replicas.go)
 	Topics   TopicSource   // topic metadata and admin (deps_topics.go)
+	Groups   GroupSource   // group coordinator (deps_groups.go); nil = COORDINATOR_NOT_AVAILABLE
 }
 
 // Handle implements wire.Dispatcher.

@@ -1,0 +1,48 @@
+package handlers
+
+// OffsetCommit: v0-8
+//
+// Behaviour (Kafka's GroupCoordinator.handleCommitOffsets):
+//   - Offsets are appended to __consumer_offsets (OffsetCommitKey/Value)
+//     and answered only once committed (acks=all semantics).
+//   - Generation -1 with no member id is a "simple" commit (assign()-style
+//     consumers), accepted while the group has no members (it creates an
+//     Empty group); otherwise the member and generation are checked:
+//     UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID,
+//     REBALANCE_IN_PROGRESS in CompletingRebalance (commits are accepted in
+//     PreparingRebalance).
+//   - OFFSET_METADATA_TOO_LARGE per partition beyond
+//     offset.metadata.max.bytes (4096); metadata strings are kept.
+//
+// Version notes: v0 no generation (simple commit); v1 per-partition commit
+// Timestamp; v2–v4 RetentionTimeMillis (an explicit expire time);
+// v3 ThrottleMillis; v6 LeaderEpoch; v7 InstanceID; v8 flexible.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/wire"
+)
+
+func init() { register(8, 0, 8, handleOffsetCommit) }
+
+func handleOffsetCommit(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+	req := kreq.(*kmsg.OffsetCommitRequest)
+	if b.Groups == nil {
+		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+		for _, t := range req.Topics {
+			rt := kmsg.NewOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, noCoordinator
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return wire.Now(wire.Response{Msg: resp})
+	}
+	reply, fn := groupReply[*kmsg.OffsetCommitResponse]()
+	b.Groups.OffsetCommit(reqCtx(rc), req, fn)
+	return reply
+}

@@ -1,0 +1,43 @@
+package handlers
+
+// FindCoordinator: v0-6
+//
+// Behaviour:
+//   - Key type GROUP (0): the leader of partition
+//     abs(javaStringHashCode(group)) % offsets.topic.num.partitions of
+//     __consumer_offsets, which is created on first use; while it is being
+//     created or has no leader: COORDINATOR_NOT_AVAILABLE (clients retry).
+//   - Key type TRANSACTION (1) is not served by the group coordinator:
+//     COORDINATOR_NOT_AVAILABLE; other key types: INVALID_REQUEST.
+//
+// Version notes:
+//   - v1: CoordinatorType, ErrorMessage, ThrottleMillis.
+//   - v3: flexible.
+//   - v4: batched CoordinatorKeys with one Coordinators entry each (KIP-699).
+//   - v5/v6: same shape (v5: transaction error semantics, v6: share groups
+//     key type, which gets INVALID_REQUEST here).
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/wire"
+)
+
+func init() { register(10, 0, 6, handleFindCoordinator) }
+
+func handleFindCoordinator(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+	req := kreq.(*kmsg.FindCoordinatorRequest)
+	if b.Groups == nil {
+		resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+		resp.ErrorCode, resp.NodeID, resp.Port = noCoordinator, -1, -1
+		for _, k := range req.CoordinatorKeys {
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.ErrorCode, c.NodeID, c.Port = k, noCoordinator, -1, -1
+			resp.Coordinators = append(resp.Coordinators, c)
+		}
+		return wire.Now(wire.Response{Msg: resp})
+	}
+	reply, fn := groupReply[*kmsg.FindCoordinatorResponse]()
+	b.Groups.FindCoordinator(reqCtx(rc), req, fn)
+	return reply
+}
