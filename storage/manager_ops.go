@@ -294,3 +294,37 @@ func (m *LogManager) Close() error {
 	m.mu.Unlock()
 	return errors.Join(errs...)
 }
+
+// Reopen closes tp's log and opens its directory again, re-validating every
+// segment from the log's recovery point on (as after an unclean shutdown).
+// A partition actor that crashed calls it when it restarts, so it resumes
+// from what is on disk rather than from in-memory state the panic may have
+// left half-updated. Readers holding FetchData from the old Log keep their
+// files until they release them. Errors: ErrLogClosed after Close; an
+// unknown tp is an error.
+func (m *LogManager) Reopen(tp TopicPartition) (*Log, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrLogClosed
+	}
+	old, ok := m.logs[tp]
+	if !ok {
+		return nil, fmt.Errorf("reopen %s: no such log", tp)
+	}
+	cfg, rp, start := old.Config(), old.RecoveryPoint(), old.LogStartOffset()
+	var topicID *[16]byte
+	if id, ok := old.TopicID(); ok {
+		topicID = &id
+	}
+	if err := old.Close(); err != nil && !errors.Is(err, ErrLogClosed) {
+		m.logger.Warn("closing log before reopen", zap.Stringer("partition", tp), zap.Error(err))
+	}
+	l, err := OpenLog(old.Dir(), cfg, OpenOptions{RecoveryPoint: rp, LogStartOffset: start, TopicID: topicID, Logger: m.logger})
+	if err != nil {
+		delete(m.logs, tp)
+		return nil, fmt.Errorf("reopen %s: %w", tp, err)
+	}
+	m.logs[tp] = l
+	return l, nil
+}

@@ -175,3 +175,43 @@ func TestEnsureMetaProperties(t *testing.T) {
 		t.Fatalf("other cluster: %v", err)
 	}
 }
+
+// TestReopenKeepsDataAndServesAgain: after Reopen the log has the same
+// offsets and contents, the old handle is closed, and appends continue.
+func TestReopenKeepsDataAndServesAgain(t *testing.T) {
+	m, err := NewLogManager(LogManagerConfig{Dirs: []string{t.TempDir()}, Defaults: DefaultLogConfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	tp := TopicPartition{Topic: "re", Partition: 0}
+	l, err := m.GetOrCreate(tp, DefaultLogConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := l.Append(makeBatch(t, batchSpec{n: 4, valueSize: 8}), AppendOptions{LogAppendTime: -1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l2, err := m.Reopen(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l2 == l {
+		t.Fatal("Reopen returned the same Log")
+	}
+	if _, err := l.Append(makeBatch(t, batchSpec{n: 1, valueSize: 8}), AppendOptions{LogAppendTime: -1}); !errors.Is(err, ErrLogClosed) {
+		t.Fatalf("old log append: %v, want ErrLogClosed", err)
+	}
+	if got := l2.LogEndOffset(); got != 12 {
+		t.Fatalf("log end offset after reopen %d, want 12", got)
+	}
+	info, err := l2.Append(makeBatch(t, batchSpec{n: 2, valueSize: 8}), AppendOptions{LogAppendTime: -1})
+	if err != nil || info.FirstOffset != 12 {
+		t.Fatalf("append after reopen: %+v %v", info, err)
+	}
+	if got, _ := m.Get(tp); got != l2 {
+		t.Fatal("manager still hands out the old log")
+	}
+}
