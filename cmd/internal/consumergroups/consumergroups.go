@@ -1,0 +1,395 @@
+// Package consumergroups is `gregor consumer-groups`, Kafka's
+// kafka-consumer-groups.sh: list, describe (offsets, members, state),
+// delete and reset the offsets of consumer groups. It is a Kafka client
+// (franz-go kadm), so it works against any Kafka-compatible broker.
+package consumergroups
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// Options are the command's flags (kafka-consumer-groups.sh names).
+type Options struct {
+	BootstrapServer string
+	List, Describe  bool
+	Delete          bool
+	ResetOffsets    bool
+	Groups          []string // --group (repeatable)
+	AllGroups       bool     // --all-groups
+	Members         bool     // --members (with --describe)
+	Verbose         bool     // --verbose (with --members)
+	State           bool     // --state (with --describe or --list)
+	Offsets         bool     // --offsets (with --describe; the default view)
+
+	// --reset-offsets scope: Topics entries are "topic" or "topic:0,1,2".
+	Topics    []string
+	AllTopics bool
+	// --reset-offsets plan: exactly one of these.
+	ToEarliest bool
+	ToLatest   bool
+	ToCurrent  bool
+	ToOffset   *int64
+	ShiftBy    *int64
+	ToDatetime string // yyyy-MM-ddTHH:mm:SS.sss[zone]
+	ByDuration string // PnDTnHnMnS
+	DryRun     bool
+	Execute    bool
+
+	// Now is the clock for --by-duration (default time.Now).
+	Now func() time.Time
+}
+
+// Check validates the combination of actions and options like Kafka's
+// ConsumerGroupCommandOptions.checkArgs.
+func (o *Options) Check() error {
+	n := 0
+	for _, b := range []bool{o.List, o.Describe, o.Delete, o.ResetOffsets} {
+		if b {
+			n++
+		}
+	}
+	if n != 1 {
+		return errors.New("command must include exactly one action: --list, --describe, --delete, --reset-offsets")
+	}
+	if o.BootstrapServer == "" {
+		return errors.New("missing required argument \"[bootstrap-server]\"")
+	}
+	if (o.Describe || o.Delete || o.ResetOffsets) && len(o.Groups) == 0 && !o.AllGroups {
+		return errors.New("option [describe|delete|reset-offsets] takes one of these options: [all-groups], [group]")
+	}
+	if o.ResetOffsets {
+		plans := 0
+		for _, b := range []bool{o.ToEarliest, o.ToLatest, o.ToCurrent, o.ToOffset != nil, o.ShiftBy != nil, o.ToDatetime != "", o.ByDuration != ""} {
+			if b {
+				plans++
+			}
+		}
+		if plans != 1 {
+			return errors.New("option [reset-offsets] takes exactly one reset specification: --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, --to-datetime, --by-duration")
+		}
+		if o.DryRun && o.Execute {
+			return errors.New("option [reset-offsets] takes only one of these options: [dry-run], [execute]")
+		}
+		if len(o.Topics) == 0 && !o.AllTopics {
+			return errors.New("option [reset-offsets] takes one of these options: [all-topics], [topic]")
+		}
+	}
+	return nil
+}
+
+// Run executes the action against adm, printing like Kafka's tool.
+func Run(ctx context.Context, o Options, adm *kadm.Client, out io.Writer) error {
+	if err := o.Check(); err != nil {
+		return err
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	groups := o.Groups
+	if o.AllGroups && !o.List {
+		ls, err := adm.ListGroups(ctx)
+		if err != nil {
+			return err
+		}
+		groups = ls.Groups()
+		sort.Strings(groups)
+	}
+	switch {
+	case o.List:
+		return list(ctx, o, adm, out)
+	case o.Delete:
+		return deleteGroups(ctx, adm, groups, out)
+	case o.ResetOffsets:
+		for _, g := range groups {
+			if err := resetOffsets(ctx, o, adm, g, out); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		for _, g := range groups {
+			if err := describe(ctx, o, adm, g, out); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func list(ctx context.Context, o Options, adm *kadm.Client, out io.Writer) error {
+	ls, err := adm.ListGroups(ctx)
+	if err != nil {
+		return err
+	}
+	sorted := ls.Sorted()
+	if !o.State {
+		for _, g := range sorted {
+			fmt.Fprintln(out, g.Group)
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
+	fmt.Fprintln(tw, "GROUP\tSTATE")
+	for _, g := range sorted {
+		fmt.Fprintf(tw, "%s\t%s\n", g.Group, g.State)
+	}
+	return tw.Flush()
+}
+
+func deleteGroups(ctx context.Context, adm *kadm.Client, groups []string, out io.Writer) error {
+	rs, err := adm.DeleteGroups(ctx, groups...)
+	if err != nil {
+		return err
+	}
+	var ok []string
+	var failed []string
+	for _, r := range rs.Sorted() {
+		if r.Err != nil {
+			failed = append(failed, fmt.Sprintf("Error: Deletion of group '%s' failed due to %v", r.Group, r.Err))
+			continue
+		}
+		ok = append(ok, "'"+r.Group+"'")
+	}
+	if len(ok) > 0 {
+		fmt.Fprintf(out, "Deletion of requested consumer groups (%s) was successful.\n", strings.Join(ok, ", "))
+	}
+	for _, f := range failed {
+		fmt.Fprintln(out, f)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("deletion of %d group(s) failed", len(failed))
+	}
+	return nil
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func describe(ctx context.Context, o Options, adm *kadm.Client, group string, out io.Writer) error {
+	ds, err := adm.DescribeGroups(ctx, group)
+	if err != nil {
+		return err
+	}
+	d, ok := ds[group]
+	if !ok {
+		return fmt.Errorf("consumer group '%s' not described", group)
+	}
+	if d.Err != nil {
+		return fmt.Errorf("describing group '%s': %w", group, d.Err)
+	}
+	if d.State == "Dead" {
+		fmt.Fprintf(out, "Consumer group '%s' does not exist.\n", group)
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
+	switch {
+	case o.State:
+		fmt.Fprintln(out)
+		fmt.Fprintln(tw, "GROUP\tCOORDINATOR (ID)\tASSIGNMENT-STRATEGY\tSTATE\t#MEMBERS")
+		fmt.Fprintf(tw, "%s\t%s:%d (%d)\t%s\t%s\t%d\n", group, d.Coordinator.Host, d.Coordinator.Port, d.Coordinator.NodeID, dash(d.Protocol), d.State, len(d.Members))
+		return tw.Flush()
+	case o.Members:
+		if len(d.Members) == 0 {
+			fmt.Fprintf(out, "\nConsumer group '%s' has no active members.\n", group)
+			return nil
+		}
+		fmt.Fprintln(out)
+		hdr := "GROUP\tCONSUMER-ID\tHOST\tCLIENT-ID\t#PARTITIONS"
+		if o.Verbose {
+			hdr += "\tASSIGNMENT"
+		}
+		fmt.Fprintln(tw, hdr)
+		for _, m := range d.Members {
+			tps := memberPartitions(m)
+			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%d", group, m.MemberID, m.ClientHost, m.ClientID, len(tps))
+			if o.Verbose {
+				line += "\t" + formatAssignment(tps)
+			}
+			fmt.Fprintln(tw, line)
+		}
+		return tw.Flush()
+	}
+	// The offsets view (default, --offsets).
+	committed, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		topic             string
+		partition         int32
+		cur               int64
+		member, host, cli string
+	}
+	rows := map[tp]*row{}
+	for _, m := range d.Members {
+		for _, x := range memberPartitions(m) {
+			rows[x] = &row{topic: x.topic, partition: x.partition, cur: -1, member: m.MemberID, host: m.ClientHost, cli: m.ClientID}
+		}
+	}
+	for t, ps := range committed {
+		for p, r := range ps {
+			if r.Err != nil {
+				continue
+			}
+			k := tp{t, p}
+			if rows[k] == nil {
+				rows[k] = &row{topic: t, partition: p, cur: -1}
+			}
+			rows[k].cur = r.At
+		}
+	}
+	if len(rows) == 0 {
+		if len(d.Members) == 0 {
+			fmt.Fprintf(out, "\nConsumer group '%s' has no active members.\n", group)
+		}
+		return nil
+	}
+	topics := map[string]bool{}
+	for k := range rows {
+		topics[k.topic] = true
+	}
+	ends, err := adm.ListEndOffsets(ctx, keys(topics)...)
+	if err != nil {
+		return err
+	}
+	if len(d.Members) == 0 {
+		fmt.Fprintf(out, "\nConsumer group '%s' has no active members.\n", group)
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tCURRENT-OFFSET\tLOG-END-OFFSET\tLAG\tCONSUMER-ID\tHOST\tCLIENT-ID")
+	sorted := make([]*row, 0, len(rows))
+	for _, r := range rows {
+		sorted = append(sorted, r)
+	}
+	sort.Slice(sorted, func(i, j int) bool {
+		if sorted[i].topic != sorted[j].topic {
+			return sorted[i].topic < sorted[j].topic
+		}
+		return sorted[i].partition < sorted[j].partition
+	})
+	for _, r := range sorted {
+		cur, end, lag := "-", "-", "-"
+		if r.cur >= 0 {
+			cur = strconv.FormatInt(r.cur, 10)
+		}
+		if e, ok := ends.Lookup(r.topic, r.partition); ok && e.Err == nil {
+			end = strconv.FormatInt(e.Offset, 10)
+			if r.cur >= 0 {
+				lag = strconv.FormatInt(e.Offset-r.cur, 10)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", group, r.topic, r.partition, cur, end, lag, dash(r.member), dash(r.host), dash(r.cli))
+	}
+	return tw.Flush()
+}
+
+type tp struct {
+	topic     string
+	partition int32
+}
+
+func memberPartitions(m kadm.DescribedGroupMember) []tp {
+	a, ok := m.Assigned.AsConsumer()
+	if !ok {
+		return nil
+	}
+	var out []tp
+	for _, t := range a.Topics {
+		for _, p := range t.Partitions {
+			out = append(out, tp{t.Topic, p})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].topic != out[j].topic {
+			return out[i].topic < out[j].topic
+		}
+		return out[i].partition < out[j].partition
+	})
+	return out
+}
+
+// formatAssignment is Kafka's "topic(0,1),other(2)" form.
+func formatAssignment(tps []tp) string {
+	if len(tps) == 0 {
+		return "-"
+	}
+	var b strings.Builder
+	for i := 0; i < len(tps); {
+		j := i
+		var ps []string
+		for j < len(tps) && tps[j].topic == tps[i].topic {
+			ps = append(ps, strconv.Itoa(int(tps[j].partition)))
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%s(%s)", tps[i].topic, strings.Join(ps, ","))
+		i = j
+	}
+	return b.String()
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var durationRE = regexp.MustCompile(`^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)
+
+// ParseISODuration parses the PnDTnHnMnS form of --by-duration.
+func ParseISODuration(s string) (time.Duration, error) {
+	m := durationRE.FindStringSubmatch(strings.ToUpper(strings.TrimSpace(s)))
+	if m == nil || s == "P" || strings.HasSuffix(strings.ToUpper(s), "T") {
+		return 0, fmt.Errorf("invalid duration %q: expected PnDTnHnMnS", s)
+	}
+	var d time.Duration
+	for i, unit := range []time.Duration{24 * time.Hour, time.Hour, time.Minute} {
+		if m[i+1] != "" {
+			n, _ := strconv.ParseInt(m[i+1], 10, 64)
+			d += time.Duration(n) * unit
+		}
+	}
+	if m[4] != "" {
+		f, _ := strconv.ParseFloat(m[4], 64)
+		d += time.Duration(f * float64(time.Second))
+	}
+	return d, nil
+}
+
+// ParseDatetime parses --to-datetime: yyyy-MM-ddTHH:mm:SS.sss with an
+// optional zone (Z, +hh:mm, +hhmm); no zone means local time, as Kafka.
+func ParseDatetime(s string) (time.Time, error) {
+	layouts := []string{"2006-01-02T15:04:05.000Z07:00", "2006-01-02T15:04:05.000Z0700", "2006-01-02T15:04:05Z07:00", "2006-01-02T15:04:05.000", "2006-01-02T15:04:05"}
+	for _, l := range layouts {
+		if strings.Contains(l, "Z07") {
+			if t, err := time.Parse(l, s); err == nil {
+				return t, nil
+			}
+			continue
+		}
+		if t, err := time.ParseInLocation(l, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("invalid datetime %q: expected yyyy-MM-ddTHH:mm:SS.sss[zone]", s)
+}
