@@ -263,3 +263,70 @@ func TestDescribeDeleteAndSessionExpiry(t *testing.T) {
 		t.Fatal("no group tombstone after delete")
 	}
 }
+
+func TestSessionTimeoutEvictsThroughActorTimer(t *testing.T) {
+	topic := NewMemTopic()
+	sys := actors.NewSystem(zap.NewNop())
+	cfg := DefaultConfig()
+	cfg.InitialRebalanceDelay, cfg.MinSessionTimeout = 0, 50*time.Millisecond
+	c, err := New(sys, Options{Config: cfg, Partitions: 5, Topic: topic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop(); sys.Shutdown() })
+	jr := joinReq("s", "")
+	jr.SessionTimeoutMillis, jr.RebalanceTimeoutMillis = 300, 300
+	ch, reply := chanOf[*kmsg.JoinGroupResponse]()
+	c.JoinGroup(context.Background(), "cli", "/127.0.0.1", jr, reply)
+	jr.MemberID = wait(t, ch).MemberID
+	c.JoinGroup(context.Background(), "cli", "/127.0.0.1", jr, reply)
+	if j := wait(t, ch); j.ErrorCode != 0 || j.Generation != 1 {
+		t.Fatalf("join %+v", j)
+	}
+	// No SyncGroup and no heartbeat: the member is dropped (sync deadline /
+	// session timeout) by the actor's own timer and the group empties.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		dch, dreply := chanOf[*kmsg.DescribeGroupsResponse]()
+		dr := kmsg.NewPtrDescribeGroupsRequest()
+		dr.Groups = []string{"s"}
+		c.DescribeGroups(context.Background(), dr, dreply)
+		d := wait(t, dch).Groups[0]
+		if d.State == "Empty" && len(d.Members) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("group still %s with %d members", d.State, len(d.Members))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code := heartbeat(t, c, "s", jr.MemberID, 1); code != kerr.UnknownMemberID.Code {
+		t.Fatalf("evicted member heartbeat %d", code)
+	}
+}
+
+func TestTwoMembersJoinConcurrently(t *testing.T) {
+	sys := actors.NewSystem(zap.NewNop())
+	cfg := DefaultConfig()
+	// Long enough that both members are in before the first rebalance ends.
+	cfg.InitialRebalanceDelay = 500 * time.Millisecond
+	c, err := New(sys, Options{Config: cfg, Partitions: 5, Topic: NewMemTopic()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop(); sys.Shutdown() })
+	ids := make([]string, 2)
+	ch, reply := chanOf[*kmsg.JoinGroupResponse]()
+	for i := range ids {
+		c.JoinGroup(context.Background(), "cli", "/127.0.0.1", joinReq("two", ""), reply)
+		ids[i] = wait(t, ch).MemberID
+	}
+	res := make(chan *kmsg.JoinGroupResponse, 2)
+	for _, id := range ids {
+		c.JoinGroup(context.Background(), "cli", "/127.0.0.1", joinReq("two", id), func(r *kmsg.JoinGroupResponse) { res <- r })
+	}
+	a, b := wait(t, res), wait(t, res)
+	if a.ErrorCode != 0 || b.ErrorCode != 0 || a.Generation != b.Generation || a.LeaderID != b.LeaderID || len(a.Members)+len(b.Members) != 2 {
+		t.Fatalf("answers %+v %+v", a, b)
+	}
+}
