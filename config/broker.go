@@ -54,6 +54,9 @@ type Broker struct {
 	NumRecoveryThreadsPerDataDir int           // num.recovery.threads.per.data.dir, default 1
 	CompressionType              string        // compression.type, default "producer"
 	MessageTimestampType         string        // log.message.timestamp.type, default "CreateTime"
+	// LogMessageTimestampDifferenceMaxMs: log.message.timestamp.difference.max.ms,
+	// default MaxInt64 (ms a CreateTime timestamp may differ from the broker clock).
+	LogMessageTimestampDifferenceMaxMs int64
 
 	MessageMaxBytes          int32 // message.max.bytes, default 1048588
 	SocketRequestMaxBytes    int32 // socket.request.max.bytes, default 104857600
@@ -111,21 +114,22 @@ func Defaults() *Broker {
 		DeleteTopicEnable:        true,
 		MinInsyncReplicas:        1,
 
-		LogRetentionMs:               168 * hourMs,
-		LogRetentionBytes:            -1,
-		LogSegmentBytes:              1 << 30,
-		LogRollMs:                    168 * hourMs,
-		LogRetentionCheckInterval:    300000 * time.Millisecond,
-		LogFlushIntervalMessages:     math.MaxInt64,
-		LogFlushIntervalMs:           math.MaxInt64,
-		LogIndexIntervalBytes:        4096,
-		LogIndexSizeMaxBytes:         10 << 20,
-		LogCleanupPolicy:             "delete",
-		LogCleanerEnable:             true,
-		LogSegmentDeleteDelayMs:      60000,
-		NumRecoveryThreadsPerDataDir: 1,
-		CompressionType:              "producer",
-		MessageTimestampType:         "CreateTime",
+		LogRetentionMs:                     168 * hourMs,
+		LogRetentionBytes:                  -1,
+		LogSegmentBytes:                    1 << 30,
+		LogRollMs:                          168 * hourMs,
+		LogRetentionCheckInterval:          300000 * time.Millisecond,
+		LogFlushIntervalMessages:           math.MaxInt64,
+		LogFlushIntervalMs:                 math.MaxInt64,
+		LogIndexIntervalBytes:              4096,
+		LogIndexSizeMaxBytes:               10 << 20,
+		LogCleanupPolicy:                   "delete",
+		LogCleanerEnable:                   true,
+		LogSegmentDeleteDelayMs:            60000,
+		NumRecoveryThreadsPerDataDir:       1,
+		CompressionType:                    "producer",
+		MessageTimestampType:               "CreateTime",
+		LogMessageTimestampDifferenceMaxMs: math.MaxInt64,
 
 		MessageMaxBytes:          1048588,
 		SocketRequestMaxBytes:    104857600,

@@ -64,7 +64,7 @@ var topicConfigKeys = []TopicConfigKey{
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { _, c.Compact, _ = parseCleanupPolicy("", v) },
 		broker: func(b *Broker) string { return b.LogCleanupPolicy }},
 	{Name: "compression.type", BrokerKeys: []string{"compression.type"}, Default: "producer", validate: vEnum(compressionTypes...),
-		apply:  func(_ *storage.LogConfig, p *TopicPolicy, v string) { p.CompressionType = v },
+		apply:  func(c *storage.LogConfig, p *TopicPolicy, v string) { p.CompressionType, c.CompressionType = v, v },
 		broker: func(b *Broker) string { return b.CompressionType }},
 	{Name: "delete.retention.ms", BrokerKeys: []string{"log.cleaner.delete.retention.ms"}, Default: "86400000", validate: vInt(64, 0)},
 	{Name: "file.delete.delay.ms", BrokerKeys: []string{"log.segment.delete.delay.ms"}, Default: "60000", validate: vInt(64, 0),
@@ -87,9 +87,13 @@ var topicConfigKeys = []TopicConfigKey{
 		broker: func(b *Broker) string { return i64(int64(b.MessageMaxBytes)) }},
 	{Name: "message.downconversion.enable", BrokerKeys: []string{"log.message.downconversion.enable"}, Default: "true", validate: vBool},
 	{Name: "message.format.version", BrokerKeys: []string{"log.message.format.version"}, Default: "3.0-IV1", validate: vAny},
-	{Name: "message.timestamp.difference.max.ms", BrokerKeys: []string{"log.message.timestamp.difference.max.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 0)},
+	{Name: "message.timestamp.difference.max.ms", BrokerKeys: []string{"log.message.timestamp.difference.max.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 0),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.MessageTimestampDifferenceMaxMs = atoi64(v) },
+		broker: func(b *Broker) string { return i64(b.LogMessageTimestampDifferenceMaxMs) }},
 	{Name: "message.timestamp.type", BrokerKeys: []string{"log.message.timestamp.type"}, Default: "CreateTime", validate: vEnum(timestampTypes...),
-		apply:  func(_ *storage.LogConfig, p *TopicPolicy, v string) { p.MessageTimestampType = v },
+		apply: func(c *storage.LogConfig, p *TopicPolicy, v string) {
+			p.MessageTimestampType, c.LogAppendTime = v, v == "LogAppendTime"
+		},
 		broker: func(b *Broker) string { return b.MessageTimestampType }},
 	{Name: "min.cleanable.dirty.ratio", BrokerKeys: []string{"log.cleaner.min.cleanable.ratio"}, Default: "0.5", validate: vRatio},
 	{Name: "min.compaction.lag.ms", BrokerKeys: []string{"log.cleaner.min.compaction.lag.ms"}, Default: "0", validate: vInt(64, 0)},
@@ -162,8 +166,10 @@ func ValidateTopicConfigs(overrides map[string]string) error {
 // TopicLogConfig returns base (the broker's LogConfig) with a topic's
 // overrides applied: cleanup.policy, retention.ms, retention.bytes,
 // segment.bytes, segment.ms, segment.index.bytes, index.interval.bytes,
-// flush.messages, flush.ms, max.message.bytes, file.delete.delay.ms. Other
-// valid topic configs (min.insync.replicas, compression.type… see
+// flush.messages, flush.ms, max.message.bytes, file.delete.delay.ms,
+// compression.type, message.timestamp.type,
+// message.timestamp.difference.max.ms. Other valid topic configs
+// (min.insync.replicas, unclean.leader.election.enable… see
 // Broker.TopicPolicy) are validated but do not change the LogConfig.
 // Errors as ValidateTopicConfigs; on error base is returned unchanged.
 func TopicLogConfig(base storage.LogConfig, overrides map[string]string) (storage.LogConfig, error) {
@@ -185,7 +191,9 @@ func TopicLogConfig(base storage.LogConfig, overrides map[string]string) (storag
 // log.index.size.max.bytes, log.index.interval.bytes,
 // log.retention.ms/minutes/hours, log.retention.bytes,
 // log.flush.interval.messages, log.flush.interval.ms,
-// log.segment.delete.delay.ms, message.max.bytes, log.cleanup.policy.
+// log.segment.delete.delay.ms, message.max.bytes, log.cleanup.policy,
+// compression.type, log.message.timestamp.type,
+// log.message.timestamp.difference.max.ms.
 func (b *Broker) LogConfig() storage.LogConfig {
 	_, compact, _ := parseCleanupPolicy("log.cleanup.policy", b.LogCleanupPolicy)
 	return storage.LogConfig{
@@ -200,6 +208,10 @@ func (b *Broker) LogConfig() storage.LogConfig {
 		FileDeleteDelayMs:  b.LogSegmentDeleteDelayMs,
 		MaxMessageBytes:    b.MessageMaxBytes,
 		Compact:            compact,
+
+		CompressionType:                 b.CompressionType,
+		LogAppendTime:                   b.MessageTimestampType == "LogAppendTime",
+		MessageTimestampDifferenceMaxMs: b.LogMessageTimestampDifferenceMaxMs,
 	}
 }
 

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -22,7 +23,8 @@ func TestBrokerLogConfig(t *testing.T) {
 	}
 	got := b.LogConfig()
 	want := storage.LogConfig{SegmentBytes: 1048576, SegmentMs: 3600000, SegmentIndexBytes: 4096, IndexIntervalBytes: 100,
-		RetentionMs: 600000, RetentionBytes: 5000, FlushMessages: 7, FlushMs: 9, FileDeleteDelayMs: 0, MaxMessageBytes: 2000, Compact: true}
+		RetentionMs: 600000, RetentionBytes: 5000, FlushMessages: 7, FlushMs: 9, FileDeleteDelayMs: 0, MaxMessageBytes: 2000, Compact: true,
+		CompressionType: "producer", MessageTimestampDifferenceMaxMs: math.MaxInt64}
 	if got != want {
 		t.Errorf("LogConfig\n got %+v\nwant %+v", got, want)
 	}
@@ -44,7 +46,8 @@ func TestTopicLogConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := storage.LogConfig{SegmentBytes: 4096, SegmentMs: 1000, SegmentIndexBytes: 8, IndexIntervalBytes: 1, RetentionMs: -1,
-		RetentionBytes: 1024, FlushMessages: 1, FlushMs: 0, FileDeleteDelayMs: 5, MaxMessageBytes: 100, Compact: true}
+		RetentionBytes: 1024, FlushMessages: 1, FlushMs: 0, FileDeleteDelayMs: 5, MaxMessageBytes: 100, Compact: true,
+		CompressionType: "zstd", LogAppendTime: true, MessageTimestampDifferenceMaxMs: math.MaxInt64}
 	if got != want {
 		t.Errorf("\n got %+v\nwant %+v", got, want)
 	}

@@ -101,6 +101,24 @@ type LogConfig struct {
 	MaxMessageBytes int32
 	// Compact: cleanup.policy contains "compact" (keys required).
 	Compact bool
+	// CompressionType: compression.type (compression.type), default
+	// "producer". The codec batches are stored with: "producer" (or "")
+	// keeps the producer's codec; "uncompressed", "gzip", "snappy", "lz4"
+	// or "zstd" make the produce path recompress batches written with
+	// another codec, as Kafka's LogValidator does.
+	CompressionType string
+	// LogAppendTime: message.timestamp.type (log.message.timestamp.type)
+	// is "LogAppendTime", default false ("CreateTime"). The broker stamps
+	// each produced batch with its clock and returns that time in the
+	// produce response.
+	LogAppendTime bool
+	// MessageTimestampDifferenceMaxMs: message.timestamp.difference.max.ms
+	// (log.message.timestamp.difference.max.ms), default MaxInt64: how far
+	// (ms, either direction) a CreateTime record's timestamp may be from the
+	// broker's clock. A value <= 0 means no bound, so a zero LogConfig stays
+	// permissive (Kafka's literal 0, "exactly the broker's millisecond", is
+	// therefore not supported).
+	MessageTimestampDifferenceMaxMs int64
 	// SkipRollFsync turns off the fsync of the old segment when the log
 	// rolls (not a Kafka config: Kafka flushes rolled segments in the
 	// background). For benchmarks and tests; leave false in production.
@@ -121,6 +139,9 @@ func DefaultLogConfig() LogConfig {
 		FlushMs:            maxInt64,
 		FileDeleteDelayMs:  60000,
 		MaxMessageBytes:    1048588,
+
+		CompressionType:                 "producer",
+		MessageTimestampDifferenceMaxMs: maxInt64,
 	}
 }
 
