@@ -12,14 +12,6 @@ import (
 	"gregor/test/harness"
 )
 
-// skipUntilGroupsWired: the group coordinator (actors/coordinator) and its
-// handlers exist, but the broker does not construct the coordinator and its
-// __consumer_offsets adapter yet. The lead removes this skip at integration.
-func skipUntilGroupsWired(t *testing.T) {
-	t.Helper()
-	t.Skip("group coordinator not wired into the broker yet (integration pending)")
-}
-
 // owner tracks what one group member owns, from kgo's assignment callbacks.
 type owner struct {
 	mu    sync.Mutex
@@ -104,7 +96,6 @@ func waitCounts(t *testing.T, owners []*owner, want []int, d time.Duration) {
 }
 
 func TestGroupBalancersSplitSixPartitions(t *testing.T) {
-	skipUntilGroupsWired(t)
 	b := harness.StartBroker(t, nil)
 	for _, bal := range []struct {
 		name string
@@ -133,14 +124,13 @@ func TestGroupBalancersSplitSixPartitions(t *testing.T) {
 }
 
 func TestGroupMemberEvictedAfterSessionTimeout(t *testing.T) {
-	skipUntilGroupsWired(t)
 	b := harness.StartBroker(t, map[string]string{"group.min.session.timeout.ms": "1000"})
 	createTopic(t, b, "evict", 4, nil)
 	a, z := &owner{}, &owner{}
-	ca := b.Client(append(a.opts(), kgo.ConsumerGroup("ev"), kgo.ConsumeTopics("evict"), kgo.SessionTimeout(2*time.Second))...)
+	ca := b.Client(append(a.opts(), kgo.ConsumerGroup("ev"), kgo.ConsumeTopics("evict"), kgo.SessionTimeout(2*time.Second), kgo.HeartbeatInterval(500*time.Millisecond))...)
 	// A static member does not send LeaveGroup on Close: closing it is
 	// "killed without LeaveGroup" as far as the coordinator can tell.
-	cz := b.Client(append(z.opts(), kgo.ConsumerGroup("ev"), kgo.ConsumeTopics("evict"), kgo.SessionTimeout(2*time.Second), kgo.InstanceID("doomed"))...)
+	cz := b.Client(append(z.opts(), kgo.ConsumerGroup("ev"), kgo.ConsumeTopics("evict"), kgo.SessionTimeout(2*time.Second), kgo.HeartbeatInterval(500*time.Millisecond), kgo.InstanceID("doomed"))...)
 	stop := pollAll(context.Background(), []*kgo.Client{ca, cz})
 	waitCounts(t, []*owner{a, z}, []int{2, 2}, 30*time.Second)
 	stop()
@@ -155,7 +145,6 @@ func TestGroupMemberEvictedAfterSessionTimeout(t *testing.T) {
 }
 
 func TestGroupConsumerResumesAfterCommit(t *testing.T) {
-	skipUntilGroupsWired(t)
 	b := harness.StartBroker(t, nil)
 	createTopic(t, b, "resume", 3, nil)
 	produce := func(from, n int) {
@@ -205,7 +194,6 @@ func TestGroupConsumerResumesAfterCommit(t *testing.T) {
 }
 
 func TestTwoGroupsEachReceiveEveryRecord(t *testing.T) {
-	skipUntilGroupsWired(t)
 	b := harness.StartBroker(t, nil)
 	createTopic(t, b, "fanout", 2, nil)
 	cl := b.Client()

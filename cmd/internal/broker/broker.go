@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"gregor/actors"
+	"gregor/actors/coordinator"
 	"gregor/config"
 	"gregor/partition"
 	"gregor/replication/controller"
@@ -36,6 +37,7 @@ type Broker struct {
 	maint    *partition.Maintenance
 	store    metastore.Store
 	ctrl     *controller.Controller
+	groups   *coordinator.Coordinator
 	server   *server.Server
 	closers  []func() error // in start order; Close runs them in reverse
 }
@@ -118,7 +120,17 @@ func Start(cfg *config.Broker, log *zap.Logger) (b *Broker, err error) {
 		return nil, err
 	}
 
-	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl}
+	b.groups, err = coordinator.New(b.system, coordinator.OptionsFromBroker(cfg,
+		&offsetsTopic{cfg: cfg, replicas: b.replicas, topics: b.ctrl}, log.Named("groups")))
+	if err != nil {
+		return nil, fmt.Errorf("group coordinator: %w", err)
+	}
+	b.closers = append(b.closers, func() error { b.groups.Stop(); return nil })
+	// Single node: this broker leads every __consumer_offsets partition it
+	// hosts; load their groups in the background.
+	b.groups.LoadLocal()
+
+	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups}
 	b.server = server.New(server.ConfigFromBroker(cfg), h, log.Named("server"))
 	if err := b.server.Start(); err != nil {
 		return nil, fmt.Errorf("listeners: %w", err)

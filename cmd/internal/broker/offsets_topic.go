@@ -1,0 +1,187 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"gregor/actors/coordinator"
+	"gregor/config"
+	"gregor/partition"
+	"gregor/replication/controller"
+	"gregor/replication/metadata"
+	"gregor/storage"
+	"gregor/storage/record"
+)
+
+// offsetsTopic gives the group coordinator its __consumer_offsets partitions:
+// it creates the topic through the controller, appends through the partition
+// actors (acks=all) and reads the partitions' logs for reloading groups.
+type offsetsTopic struct {
+	cfg      *config.Broker
+	replicas *partition.Manager
+	topics   interface {
+		Snapshot() *metadata.Snapshot
+		CreateTopics(topics []controller.NewTopic, validateOnly bool) []controller.CreatedTopic
+	}
+}
+
+var _ coordinator.OffsetsTopic = (*offsetsTopic)(nil)
+
+func (o *offsetsTopic) tp(p int32) partition.TopicPartition {
+	return partition.TopicPartition{Topic: coordinator.OffsetsTopicName, Partition: p}
+}
+
+// Ensure creates __consumer_offsets on first use, as Kafka does, with
+// offsets.topic.num.partitions partitions, offsets.topic.replication.factor
+// capped by the live brokers, and a compacted config.
+func (o *offsetsTopic) Ensure(ctx context.Context) error {
+	snap := o.topics.Snapshot()
+	if _, ok := snap.Topics[coordinator.OffsetsTopicName]; ok {
+		return nil
+	}
+	rf := o.cfg.OffsetsTopicReplicationFactor
+	if live := int16(len(snap.Brokers)); rf > live {
+		rf = live
+	}
+	res := o.topics.CreateTopics([]controller.NewTopic{{
+		Name:              coordinator.OffsetsTopicName,
+		NumPartitions:     o.cfg.OffsetsTopicNumPartitions,
+		ReplicationFactor: rf,
+		Configs: map[string]string{
+			"cleanup.policy":   "compact",
+			"segment.bytes":    strconv.FormatInt(o.cfg.OffsetsTopicSegmentBytes, 10),
+			"compression.type": "producer",
+		},
+	}}, false)
+	if err := res[0].Err; err != nil {
+		if code, _ := controller.Code(err); code == kerr.TopicAlreadyExists.Code {
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// Append writes one batch through the partition actor and returns once the
+// high watermark covers it (acks=all).
+func (o *offsetsTopic) Append(ctx context.Context, p int32, batch []byte) (int64, error) {
+	h, ok := o.replicas.Get(o.tp(p))
+	if !ok {
+		return -1, kerr.NotLeaderForPartition
+	}
+	hdr, _, err := record.Validate(batch)
+	if err != nil {
+		return -1, err
+	}
+	reply := make(chan partition.ProduceResult, 1)
+	req := &partition.Produce{Batch: batch, Header: hdr, Acks: -1, Reply: reply}
+	h.Produce(req)
+	select {
+	case r := <-reply:
+		if r.Err != nil {
+			return -1, r.Err
+		}
+		return r.BaseOffset, nil
+	case <-ctx.Done():
+		if req.Abandon() {
+			return -1, kerr.RequestTimedOut
+		}
+		r := <-reply // the actor started it: its outcome is coming
+		if r.Err != nil {
+			return -1, r.Err
+		}
+		return r.BaseOffset, nil
+	}
+}
+
+// Load reads every record of partition p from its log start offset up to its
+// high watermark, in offset order.
+func (o *offsetsTopic) Load(ctx context.Context, p int32, fn func(key, value []byte, offset int64) error) error {
+	h, ok := o.replicas.Get(o.tp(p))
+	if !ok {
+		return kerr.NotLeaderForPartition
+	}
+	v := h.View()
+	if v.Err != nil {
+		return v.Err
+	}
+	if v.Log == nil {
+		return kerr.NotLeaderForPartition
+	}
+	const chunk = 4 << 20
+	for off := v.Log.LogStartOffset(); off < v.HighWatermark; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		fd, err := v.Log.Read(off, chunk, v.HighWatermark)
+		if err != nil {
+			return fmt.Errorf("reading %s at %d: %w", o.tp(p), off, err)
+		}
+		next, err := eachRecord(fd, off, fn)
+		fd.Release()
+		if err != nil {
+			return err
+		}
+		if next <= off { // no progress: nothing more below the high watermark
+			break
+		}
+		off = next
+	}
+	return nil
+}
+
+// eachRecord decodes the batches of fd and calls fn for records at or after
+// from; it returns the offset after the last batch.
+func eachRecord(fd storage.FetchData, from int64, fn func(key, value []byte, offset int64) error) (int64, error) {
+	next := from
+	for _, r := range fd.Regions {
+		buf := make([]byte, r.Len)
+		if _, err := r.File.ReadAt(buf, r.Pos); err != nil && err != io.EOF {
+			return next, err
+		}
+		for len(buf) >= record.HeaderSize {
+			h, batch, err := record.ValidateIntegrity(buf)
+			if err != nil {
+				return next, err
+			}
+			if !h.IsControl() {
+				err = record.Records(h, batch, 64<<20, func(rec *record.Record) error {
+					if off := rec.Offset(&h); off >= from {
+						return fn(rec.Key, rec.Value, off)
+					}
+					return nil
+				})
+				if err != nil {
+					return next, err
+				}
+			}
+			next = h.NextOffset()
+			buf = buf[len(batch):]
+		}
+	}
+	return next, nil
+}
+
+// IsLocalLeader reports whether this broker leads partition p.
+func (o *offsetsTopic) IsLocalLeader(p int32) bool {
+	h, ok := o.replicas.Get(o.tp(p))
+	return ok && h.View().IsLeader()
+}
+
+// Leader is partition p's leader and its advertised PLAINTEXT endpoint.
+func (o *offsetsTopic) Leader(p int32) (int32, string, int32, bool) {
+	snap := o.topics.Snapshot()
+	part, ok := snap.Partition(coordinator.OffsetsTopicName, p)
+	if !ok || part.Leader < 0 {
+		return -1, "", 0, false
+	}
+	b, ok := snap.Broker(part.Leader)
+	if !ok {
+		return -1, "", 0, false
+	}
+	return b.ID, b.Host, b.Port, true
+}
