@@ -258,3 +258,23 @@ func expectClosed(t *testing.T, ch <-chan Event) {
 		t.Fatal("watch channel not closed after firing")
 	}
 }
+
+func TestEmbeddedMultiRollbackOnPersistFailure(t *testing.T) {
+	s, dir := openTemp(t)
+	if err := s.Create("/a", []byte("1"), false); err != nil {
+		t.Fatal(err)
+	}
+	// A directory where the snapshot's temp file must go makes persisting fail.
+	s.file = filepath.Join(dir, "missing-dir", SnapshotFileName)
+	_, err := s.Multi(&SetOp{Path: "/a", Data: []byte("2"), Version: 0}, &CreateOp{Path: "/b"})
+	if err == nil {
+		t.Fatal("multi succeeded without a writable snapshot")
+	}
+	data, v, _ := s.Get("/a")
+	if string(data) != "1" || v != 0 {
+		t.Fatalf("/a = %q v%d after a failed multi, want \"1\" v0", data, v)
+	}
+	if ok, _ := s.Exists("/b"); ok {
+		t.Fatal("/b exists after a failed multi")
+	}
+}

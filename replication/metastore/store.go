@@ -16,7 +16,10 @@
 //     closed. Close delivers EventNotWatching to pending watches.
 package metastore
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+)
 
 // Errors, named after ZooKeeper's KeeperException codes.
 var (
@@ -104,4 +107,132 @@ type Store interface {
 	// Close ends the handle: its ephemeral nodes are removed and pending
 	// watches receive EventNotWatching. Later calls return ErrClosed.
 	Close() error
+
+	SessionStore
+}
+
+// SessionState is a change in the store handle's session, as ZooKeeper
+// reports it (zk.State in go-zookeeper; Watcher.Event.KeeperState in Java).
+type SessionState int
+
+// Session states delivered to OnSession callbacks.
+const (
+	// SessionDisconnected: the connection to the ensemble dropped; the
+	// session may still be alive (its ephemerals and watches survive if
+	// the client reconnects within the session timeout). Informational.
+	SessionDisconnected SessionState = iota + 1
+	// SessionExpired: the ensemble expired the session. Every ephemeral node
+	// of the handle is gone and every pending watch has received (or will
+	// receive) EventNotWatching. Owners must stop acting on what they held
+	// (a controller resigns) and wait for SessionEstablished.
+	SessionExpired
+	// SessionEstablished: a new session is up after an expiry (its ID
+	// differs from the old one). Owners re-create their ephemeral nodes
+	// (/brokers/ids/<id>, /controller election) and re-arm their watches.
+	// It is not delivered for the handle's first session.
+	SessionEstablished
+	// SessionReconnected: the connection came back within the session
+	// timeout; the session, its ephemerals and watches are intact.
+	// Informational.
+	SessionReconnected
+)
+
+// String names the state.
+func (s SessionState) String() string {
+	switch s {
+	case SessionDisconnected:
+		return "Disconnected"
+	case SessionExpired:
+		return "Expired"
+	case SessionEstablished:
+		return "Established"
+	case SessionReconnected:
+		return "Reconnected"
+	}
+	return "Unknown"
+}
+
+// SessionEvent is passed to OnSession callbacks.
+type SessionEvent struct {
+	State SessionState
+	// SessionID is the session the event refers to: the expired one for
+	// SessionExpired, the new one for SessionEstablished (0 when unknown).
+	SessionID int64
+}
+
+// Op is one operation of a Multi transaction: *CheckVersionOp, *CreateOp,
+// *SetOp or *DeleteOp (ZooKeeper's multi: check, create, setData, delete).
+type Op interface{ opPath() string }
+
+// CheckVersionOp asserts that Path exists with data version Version
+// (AnyVersion: just that it exists). Kafka's controller puts one on
+// /controller_epoch in front of its partition-state writes so a deposed
+// controller's writes fail (controller-epoch fencing).
+type CheckVersionOp struct {
+	Path    string
+	Version int32
+}
+
+// CreateOp creates Path with Data (persistent unless Ephemeral).
+type CreateOp struct {
+	Path      string
+	Data      []byte
+	Ephemeral bool
+}
+
+// SetOp replaces Path's data if its version is Version (or AnyVersion).
+type SetOp struct {
+	Path    string
+	Data    []byte
+	Version int32
+}
+
+// DeleteOp removes the childless node Path if its version is Version (or AnyVersion).
+type DeleteOp struct {
+	Path    string
+	Version int32
+}
+
+func (o *CheckVersionOp) opPath() string { return o.Path }
+func (o *CreateOp) opPath() string       { return o.Path }
+func (o *SetOp) opPath() string          { return o.Path }
+func (o *DeleteOp) opPath() string       { return o.Path }
+
+// OpResult is the outcome of one successful Multi operation.
+type OpResult struct {
+	// Path is the created path for CreateOp, else the op's path.
+	Path string
+	// Version is the node's data version after a SetOp or CheckVersionOp
+	// (0 after a CreateOp, unused for DeleteOp).
+	Version int32
+}
+
+// MultiError reports which operation of a Multi failed; nothing was
+// applied. errors.Is(err, ErrBadVersion) etc. see the operation's error.
+type MultiError struct {
+	Index int    // position of the failing op in the Multi call
+	Path  string // its path
+	Err   error  // ErrNoNode, ErrNodeExists, ErrBadVersion, ErrNotEmpty, …
+}
+
+func (e *MultiError) Error() string {
+	return "metastore: multi op " + strconv.Itoa(e.Index) + " on " + quote(e.Path) + ": " + e.Err.Error()
+}
+
+// Unwrap returns the failing operation's error.
+func (e *MultiError) Unwrap() error { return e.Err }
+
+// SessionStore is the part of Store that concerns sessions and
+// transactions; it is split out only for documentation, Store embeds it.
+type SessionStore interface {
+	// OnSession registers fn for session changes and returns a function
+	// that unregisters it. Callbacks run one at a time, in event order, on
+	// a goroutine owned by the store; fn must not block (send to an actor
+	// or a buffered channel) and must not call remove from inside fn. The
+	// embedded store never loses its session, so it never calls fn.
+	OnSession(fn func(SessionEvent)) (remove func())
+	// Multi applies ops atomically: all succeed or none is applied, in
+	// which case the error is a *MultiError naming the failing op. Results
+	// are in op order. Watches fire as if the ops were applied one by one.
+	Multi(ops ...Op) ([]OpResult, error)
 }
