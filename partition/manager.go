@@ -35,6 +35,17 @@ type ManagerConfig struct {
 	Backoff actors.BackoffStrategy
 	// ProducerIDs allocates InitProducerId ids; nil = NextProducerID fails.
 	ProducerIDs *ProducerIDs
+	// IsrWriter persists ISR shrinks and expansions decided by leaders
+	// hosted here (cluster mode). nil = the ISR never changes from what
+	// LeaderAndIsr says (single node: the ISR is this broker).
+	IsrWriter IsrWriter
+	// ReplicaLagTimeMax is replica.lag.time.max.ms (default 30s): a leader
+	// drops a follower from the ISR that has not caught up for this long.
+	ReplicaLagTimeMax time.Duration
+	// Fetchers starts and stops follower fetching (replication/fetcher);
+	// nil = followers do not fetch. Can also be set later with SetFetchers
+	// (the fetcher manager needs the Manager to exist first).
+	Fetchers FetcherControl
 }
 
 // Manager is the replica manager: it hosts one partition actor per

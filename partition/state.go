@@ -22,4 +22,8 @@ type LeaderAndIsr struct {
 	Replicas        []int32 // assigned replicas, preferred leader first
 	ZkVersion       int32   // partition state version (conditional writes)
 	Config          storage.LogConfig
+	// MinInsyncReplicas is the topic's min.insync.replicas (topic config
+	// over the broker's min.insync.replicas): acks=-1 produces are refused
+	// with NOT_ENOUGH_REPLICAS when the ISR is smaller. 0 means 1.
+	MinInsyncReplicas int
 }
