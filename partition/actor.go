@@ -169,7 +169,7 @@ func (a *partitionActor) produce(p *Produce) (res ProduceResult, done bool) {
 		// A retry of a batch already in the log: answer its original offset.
 		return ProduceResult{BaseOffset: dup.FirstOffset, LogAppendTime: -1, LogStartOffset: a.rep.LogStartOffset}, true
 	}
-	info, err := a.lg.Append(p.Batch, AppendOptions{LeaderEpoch: a.rep.LeaderEpoch, LogAppendTime: -1, PreValidated: true})
+	info, err := a.lg.Append(p.Batch, AppendOptions{LeaderEpoch: a.rep.LeaderEpoch, LogAppendTime: p.appendTime(), PreValidated: true})
 	if err != nil {
 		kerrv, msg := AppendError(err)
 		if kerrv == kerr.KafkaStorageError {

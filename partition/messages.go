@@ -2,6 +2,7 @@ package partition
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -20,6 +21,10 @@ type Produce struct {
 	// Acks is the request's acks: 1 or -1 (acks=0 requests still get a
 	// reply on Reply; the handler just does not wait for it).
 	Acks int16
+	// LogAppendTime: the topic has message.timestamp.type=LogAppendTime;
+	// the actor stamps the batch with its clock (ms) when appending and
+	// returns that time in ProduceResult.LogAppendTime.
+	LogAppendTime bool
 	// Reply receives exactly one result. It must have a free buffer slot.
 	Reply chan<- ProduceResult
 
@@ -33,6 +38,15 @@ type Produce struct {
 // started the append: the caller must then wait for the reply, because
 // Batch (aliasing the request buffer) is still being read.
 func (p *Produce) Abandon() bool { return p.claim.CompareAndSwap(0, 2) || p.claim.Load() == 2 }
+
+// appendTime is the AppendOptions.LogAppendTime for this batch: now in ms,
+// or -1 to keep CreateTime.
+func (p *Produce) appendTime() int64 {
+	if p.LogAppendTime {
+		return time.Now().UnixMilli()
+	}
+	return -1
+}
 
 // take is the actor's side of Abandon: false means abandoned, skip it.
 func (p *Produce) take() bool { return p.claim.CompareAndSwap(0, 1) }

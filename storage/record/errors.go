@@ -59,3 +59,20 @@ func IsInvalid(err error) bool {
 func errTruncated(have, want int) error {
 	return &CorruptError{Reason: fmt.Sprintf("truncated: %d bytes, need %d", have, want)}
 }
+
+// TimestampError means a record's timestamp breaks the topic's timestamp
+// rules: a CreateTime timestamp further from the broker's clock than
+// message.timestamp.difference.max.ms, or a producer claiming
+// LogAppendTime. The protocol layer maps it to INVALID_TIMESTAMP (error
+// code 32). RecordIndex is the record at fault or -1 (KIP-467).
+type TimestampError struct {
+	Reason      string
+	RecordIndex int
+}
+
+func (e *TimestampError) Error() string {
+	if e.RecordIndex < 0 {
+		return "invalid timestamp: " + e.Reason
+	}
+	return fmt.Sprintf("invalid timestamp: record %d: %s", e.RecordIndex, e.Reason)
+}

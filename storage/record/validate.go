@@ -1,6 +1,10 @@
 package record
 
-import "fmt"
+import (
+	"fmt"
+
+	"gregor/storage/compress"
+)
 
 // ValidateIntegrity checks only that the batch at the start of b is intact,
 // as Kafka's DefaultRecordBatch.ensureValid does: the header is complete,
@@ -93,3 +97,92 @@ func ValidateRecords(h Header, batch []byte, maxUncompressed int, keyRequired bo
 	}
 	return nil
 }
+
+// Rules are the per-record checks CheckRecords applies on the produce path
+// (Kafka's LogValidator for records from clients).
+type Rules struct {
+	// MaxUncompressed bounds decompression (bytes); more is a
+	// *CorruptError wrapping compress.ErrTooLarge.
+	MaxUncompressed int
+	// KeyRequired: records must have a key (cleanup.policy=compact).
+	KeyRequired bool
+	// Now is the broker's clock (ms since the epoch) the timestamps are
+	// compared with.
+	Now int64
+	// MaxTimestampDiff is message.timestamp.difference.max.ms: a CreateTime
+	// record's timestamp may differ from Now by at most this many ms.
+	// <= 0 (or math.MaxInt64) disables the check.
+	MaxTimestampDiff int64
+}
+
+// CheckRecords does what ValidateRecords does and also checks timestamps
+// the way Kafka's LogValidator.validateTimestamp does: with
+// MaxTimestampDiff > 0, every record's CreateTime timestamp must lie within
+// MaxTimestampDiff ms of Now. It returns the largest record timestamp
+// (Kafka recomputes the batch's maxTimestamp from the records instead of
+// trusting the producer's header; -1 for a batch without records). The
+// batch's own timestamp type is not judged here: the caller decides what a
+// LogAppendTime batch from a client means.
+//
+// Errors: as ValidateRecords, plus *TimestampError (INVALID_TIMESTAMP) with
+// the index of the first record out of range. For an uncompressed batch it
+// allocates nothing.
+func CheckRecords(h Header, batch []byte, rules Rules) (maxTimestamp int64, err error) {
+	if len(batch) < HeaderSize {
+		return -1, errTruncated(len(batch), HeaderSize)
+	}
+	body := batch[HeaderSize:]
+	if c := h.Codec(); c != CodecNone {
+		bp := decodePool.Get().(*[]byte)
+		defer func() {
+			if cap(*bp) <= maxPooledDecode {
+				decodePool.Put(bp)
+			}
+		}()
+		dec, err := compress.AppendDecode(int8(c), (*bp)[:0], body, rules.MaxUncompressed)
+		*bp = dec[:0]
+		if err != nil {
+			return -1, &CorruptError{Reason: fmt.Sprintf("%s decompression: %v", c, err), Field: "attributes", Value: int64(h.Attributes), Err: err}
+		}
+		body = dec
+	}
+	// The walk is inlined here rather than going through Records' callback
+	// so the Record stays on the stack: no allocation per batch or record.
+	checkTs := rules.MaxTimestampDiff > 0 && rules.MaxTimestampDiff < maxInt64
+	maxTs := int64(-1)
+	var r Record
+	i := 0
+	for ; len(body) > 0; i++ {
+		if int32(i) >= h.RecordCount {
+			return -1, &InvalidError{Reason: fmt.Sprintf("trailing bytes after %d records", h.RecordCount), RecordIndex: i}
+		}
+		n, err := decodeRecord(body, &r)
+		if err != nil {
+			return -1, &InvalidError{Reason: err.Error(), RecordIndex: i}
+		}
+		body = body[n:]
+		if r.OffsetDelta != int32(i) {
+			return -1, &InvalidError{Reason: fmt.Sprintf("offset delta %d, want %d", r.OffsetDelta, i), RecordIndex: i}
+		}
+		if rules.KeyRequired && r.Key == nil && !h.IsControl() {
+			return -1, &InvalidError{Reason: "compacted topic cannot accept message without key", RecordIndex: i}
+		}
+		ts := h.BaseTimestamp + r.TimestampDelta
+		if checkTs {
+			diff := ts - rules.Now
+			if diff < 0 {
+				diff = -diff
+			}
+			if diff > rules.MaxTimestampDiff {
+				return -1, &TimestampError{Reason: fmt.Sprintf("timestamp %d of message is out of range: must be within %d ms of the broker time %d (message.timestamp.difference.max.ms)", ts, rules.MaxTimestampDiff, rules.Now), RecordIndex: i}
+			}
+		}
+		maxTs = max(maxTs, ts)
+	}
+	if int32(i) != h.RecordCount {
+		return -1, &InvalidError{Reason: fmt.Sprintf("header says %d records, batch holds %d", h.RecordCount, i), RecordIndex: -1}
+	}
+	return maxTs, nil
+}
+
+const maxInt64 = int64(^uint64(0) >> 1)

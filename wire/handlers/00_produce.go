@@ -33,8 +33,9 @@ package handlers
 //     one already being appended is waited for (its bytes are still read).
 //   - acks=0: no response is sent, but only after the actors are done with
 //     the request buffer.
-//   - LogAppendTime is -1 (CreateTime topics; message.timestamp.type=
-//     LogAppendTime is not wired yet).
+//   - Record-level rules, timestamps, LogAppendTime stamping and
+//     compression.type recompression: validateProduceBatch
+//     (produce_validate.go). LogAppendTime is -1 on CreateTime topics.
 //
 // Version notes:
 //   - v3: transactional id; exactly one v2 batch per partition.
@@ -48,7 +49,6 @@ package handlers
 //     without transactions never returns).
 
 import (
-	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -56,7 +56,6 @@ import (
 
 	"gregor/partition"
 	"gregor/storage"
-	"gregor/storage/record"
 	"gregor/wire"
 )
 
@@ -144,34 +143,11 @@ func prepareProduce(b *Broker, req *kmsg.ProduceRequest, tp storage.TopicPartiti
 	if len(records) > int(cfg.MaxMessageBytes) {
 		return nil, kerr.MessageTooLarge, "", -1
 	}
-	if len(records) == 0 {
-		return nil, kerr.InvalidRecord, "produce requests v3+ must carry exactly one record batch", -1
+	vb, rej := validateProduceBatch(cfg, req.Version, records, time.Now().UnixMilli())
+	if rej != nil {
+		return nil, rej.err, rej.detail, rej.record
 	}
-	hdr, batch, err := record.Validate(records)
-	if err != nil {
-		return validationError(err)
-	}
-	if len(batch) != len(records) {
-		return nil, kerr.InvalidRecord, "produce requests v3+ must carry exactly one record batch", -1
-	}
-	if hdr.IsControl() {
-		return nil, kerr.InvalidRecord, "control batches are not accepted from clients", -1
-	}
-	if hdr.IsTransactional() {
-		return nil, kerr.TransactionalIDAuthorizationFailed, "transactions are not supported", -1
-	}
-	if err := record.ValidateRecords(hdr, batch, maxUncompressed(cfg.MaxMessageBytes), cfg.Compact); err != nil {
-		return validationError(err)
-	}
-	return &partition.Produce{Batch: batch, Header: hdr, Acks: req.Acks}, nil, "", -1
-}
-
-func validationError(err error) (*partition.Produce, *kerr.Error, string, int) {
-	var ie *record.InvalidError
-	if errors.As(err, &ie) {
-		return nil, kerr.InvalidRecord, ie.Error(), ie.RecordIndex
-	}
-	return nil, kerr.CorruptMessage, err.Error(), -1
+	return &partition.Produce{Batch: vb.batch, Header: vb.hdr, Acks: req.Acks, LogAppendTime: vb.logAppendTime}, nil, "", -1
 }
 
 func setProduceError(sp *kmsg.ProduceResponseTopicPartition, version int16, err *kerr.Error, detail string, recIdx int) {
