@@ -3,6 +3,7 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -34,6 +35,13 @@ type partitionActor struct {
 	// stays empty; replication (follower fetch progress moving the HW) is
 	// the hook that will complete them for larger ISRs.
 	pending []pendingProduce
+
+	// isr persists ISR changes (nil: the ISR is what LeaderAndIsr says);
+	// lag is replica.lag.time.max.ms; isrTimer re-arms the shrink check
+	// while leading.
+	isr      IsrWriter
+	lag      time.Duration
+	isrTimer *time.Timer
 }
 
 type pendingProduce struct {
@@ -48,6 +56,7 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		a.start()
 		a.h.pid.Store(ctx.Self())
+		a.armIsrCheck(ctx)
 	case *Produce:
 		if !m.take() {
 			return // the handler gave up on it; no reply expected
@@ -59,19 +68,44 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		a.inflight = nil
 	case *applyState:
 		m.done <- a.apply(m.state)
+		a.armIsrCheck(ctx)
+	case *followerFetch:
+		m.done <- a.followerFetch(m)
+	case *followerAppend:
+		r := a.followerAppend(m)
+		m.done <- r
+		if isStorageFailure(r.err) {
+			panic(fmt.Errorf("partition %s: follower append: %w", a.h.tp, r.err))
+		}
+	case *truncate:
+		r := a.truncate(m)
+		m.done <- r
+		if isStorageFailure(r.err) {
+			panic(fmt.Errorf("partition %s: truncate: %w", a.h.tp, r.err))
+		}
+	case *isrCheck:
+		a.isrTimer = nil
+		a.checkIsr()
+		a.armIsrCheck(ctx)
 	case *setConfig:
 		if a.lg != nil {
 			a.lg.SetConfig(m.cfg)
+		}
+	case *setMinIsr:
+		if a.rep != nil {
+			a.rep.MinInsync = max(m.n, 1)
 		}
 	case *deleteRecords:
 		m.done <- a.deleteRecords(m.offset)
 	case *Crash:
 		panic(fmt.Sprintf("partition %s: injected crash: %s", a.h.tp, m.Reason))
 	case *actor.Restarting:
+		a.stopIsrCheck()
 		a.failWaiting(kerr.NotLeaderForPartition)
 		a.h.setUnavailable(kerr.NotLeaderForPartition)
 		a.lg = nil
 	case *actor.Stopping:
+		a.stopIsrCheck()
 		a.failWaiting(kerr.NotLeaderForPartition)
 		if a.h.View().Err != kerr.KafkaStorageError {
 			a.h.setUnavailable(kerr.NotLeaderForPartition)
@@ -146,6 +180,11 @@ func (a *partitionActor) apply(s LeaderAndIsr) *kerr.Error {
 		return err
 	}
 	a.lg.SetConfig(s.Config)
+	if a.rep.Role != RoleLeader {
+		// A follower answers no produce: waiting acks=-1 produces fail
+		// with a retriable error and the client retries on the new leader.
+		a.failWaiting(kerr.NotLeaderForPartition)
+	}
 	a.publish()
 	a.completePending()
 	return nil
@@ -158,8 +197,13 @@ func errResult(err *kerr.Error, msg string) ProduceResult {
 // produce appends as leader. done is false when the reply waits for the
 // high watermark (acks=-1 with a larger ISR).
 func (a *partitionActor) produce(p *Produce) (res ProduceResult, done bool) {
+	defer p.release()
 	if a.rep.Role != RoleLeader {
 		return errResult(kerr.NotLeaderForPartition, ""), true
+	}
+	if p.Acks == -1 && a.rep.InSyncCount() < a.rep.MinInsync {
+		// Kafka Partition.appendRecordsToLeader: refused before the append.
+		return errResult(kerr.NotEnoughReplicas, fmt.Sprintf("ISR %v is smaller than min.insync.replicas=%d", a.rep.ISR, a.rep.MinInsync)), true
 	}
 	dup, kerrv := a.prod.Check(&p.Header)
 	if kerrv != nil {
@@ -200,6 +244,12 @@ func (a *partitionActor) completePending() {
 	n := 0
 	for _, w := range a.pending {
 		if a.rep.HighWatermark >= w.needHW {
+			if a.rep.InSyncCount() < a.rep.MinInsync {
+				// Kafka DelayedProduce: replicated to the whole ISR, but the
+				// ISR shrank below min.insync.replicas meanwhile.
+				w.p.Reply <- errResult(kerr.NotEnoughReplicasAfterAppend, "")
+				continue
+			}
 			w.p.Reply <- w.res
 			continue
 		}
@@ -215,6 +265,7 @@ func (a *partitionActor) completePending() {
 func (a *partitionActor) failWaiting(err *kerr.Error) {
 	if a.inflight != nil {
 		a.inflight.Reply <- errResult(err, "")
+		a.inflight.release()
 		a.inflight = nil
 	}
 	for _, w := range a.pending {
@@ -264,4 +315,26 @@ func AppendError(err error) (*kerr.Error, string) {
 		return kerr.NotLeaderForPartition, err.Error()
 	}
 	return kerr.KafkaStorageError, err.Error()
+}
+
+// armIsrCheck keeps a shrink check scheduled every half
+// replica.lag.time.max.ms while this replica leads with an ISR writer
+// (Kafka's isr-expiration task runs at the same period).
+func (a *partitionActor) armIsrCheck(ctx actor.Context) {
+	if a.isr == nil || a.lag <= 0 || a.rep == nil || a.rep.Role != RoleLeader {
+		a.stopIsrCheck()
+		return
+	}
+	if a.isrTimer != nil {
+		return
+	}
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	a.isrTimer = time.AfterFunc(a.lag/2, func() { root.Send(self, &isrCheck{}) })
+}
+
+func (a *partitionActor) stopIsrCheck() {
+	if a.isrTimer != nil {
+		a.isrTimer.Stop()
+		a.isrTimer = nil
+	}
 }

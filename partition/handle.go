@@ -59,7 +59,18 @@ type Handle struct {
 
 type waiter struct {
 	after int64
+	leo   bool // wait for the log end offset (follower fetch), not the high watermark
 	wake  chan<- struct{}
+}
+
+func (w waiter) satisfied(v *View) bool {
+	if v.Err != nil {
+		return true
+	}
+	if w.leo {
+		return v.LogEndOffset > w.after
+	}
+	return v.HighWatermark > w.after
 }
 
 func newHandle(tp TopicPartition, root *actor.RootContext) *Handle {
@@ -81,6 +92,7 @@ func (h *Handle) PID() *actor.PID { return h.pid.Load() }
 // arrives on p.Reply, which must have room for one value (the actor never
 // blocks on it). When no actor runs the reply is sent at once.
 func (h *Handle) Produce(p *Produce) {
+	p.released = make(chan struct{})
 	pid := h.pid.Load()
 	if v := h.view.Load(); pid == nil || v.Err == kerr.KafkaStorageError {
 		err := v.Err
@@ -107,15 +119,26 @@ func (h *Handle) Crash(reason string) {
 // once. The returned cancel removes the registration; call it when done
 // waiting (idempotent).
 func (h *Handle) WaitForData(afterOffset int64, wake chan<- struct{}) (cancel func()) {
+	return h.wait(waiter{after: afterOffset, wake: wake})
+}
+
+// WaitForLogEnd is WaitForData for a follower's Fetch on the leader: it
+// wakes when the log end offset passes afterOffset (followers read up to
+// the log end offset, not the high watermark).
+func (h *Handle) WaitForLogEnd(afterOffset int64, wake chan<- struct{}) (cancel func()) {
+	return h.wait(waiter{after: afterOffset, leo: true, wake: wake})
+}
+
+func (h *Handle) wait(w waiter) (cancel func()) {
 	h.mu.Lock()
-	if v := h.view.Load(); v.HighWatermark > afterOffset || v.Err != nil {
+	if w.satisfied(h.view.Load()) {
 		h.mu.Unlock()
-		signal(wake)
+		signal(w.wake)
 		return func() {}
 	}
 	id := h.nextID
 	h.nextID++
-	h.waiters[id] = waiter{after: afterOffset, wake: wake}
+	h.waiters[id] = w
 	h.mu.Unlock()
 	return func() {
 		h.mu.Lock()
@@ -143,7 +166,7 @@ func (h *Handle) publish(v *View) {
 	h.mu.Lock()
 	h.view.Store(v)
 	for id, w := range h.waiters {
-		if v.HighWatermark > w.after || v.Err != nil {
+		if w.satisfied(v) {
 			signal(w.wake)
 			delete(h.waiters, id)
 		}

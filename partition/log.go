@@ -54,3 +54,20 @@ type LogStore interface {
 	RetentionPass(now time.Time) (segmentsDeleted int, err error)
 	FlushPass(now time.Time) error
 }
+
+// FollowerLog is the part of storage.Log a follower replica needs on top
+// of Log: appending the leader's batches with their offsets and epochs,
+// and truncation (KIP-101/279). StorageLog implements it; a Log without it
+// cannot follow (its appends fail with KAFKA_STORAGE_ERROR).
+type FollowerLog interface {
+	// AppendAsFollower appends whole batches that already carry offsets
+	// (storage.Log.AppendAsFollower): storage.ErrUnexpectedAppendOffset
+	// when they do not continue the log.
+	AppendAsFollower(batches []byte) (storage.AppendInfo, error)
+	// TruncateTo drops every batch at or above offset.
+	TruncateTo(offset int64) error
+	// TruncateFullyAndStartAt empties the log and restarts it at offset.
+	TruncateFullyAndStartAt(offset int64) error
+	// LatestEpoch is the newest leader epoch in the log's epoch cache.
+	LatestEpoch() (epoch int32, ok bool)
+}

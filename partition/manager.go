@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -60,6 +61,9 @@ type Manager struct {
 	sup      *actor.PID
 	initHW   map[TopicPartition]int64
 	pids     *ProducerIDs
+	isr      IsrWriter
+	lag      time.Duration
+	fetchers atomic.Pointer[fetcherBox]
 
 	mu     sync.Mutex
 	parts  map[TopicPartition]*Handle
@@ -93,6 +97,8 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		sys: cfg.System, store: cfg.Store, brokerID: cfg.BrokerID, log: lg,
 		initHW: cfg.Store.HighWatermarks(),
 		pids:   cfg.ProducerIDs,
+		isr:    cfg.IsrWriter,
+		lag:    cfg.ReplicaLagTimeMax,
 		parts:  make(map[TopicPartition]*Handle),
 		byID:   make(map[string]*Handle),
 	}
@@ -118,7 +124,24 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		return nil, fmt.Errorf("partition: spawn %s: %w", ManagerName, err)
 	}
 	m.sup = pid
+	if cfg.Fetchers != nil {
+		m.SetFetchers(cfg.Fetchers)
+	}
 	return m, nil
+}
+
+type fetcherBox struct{ f FetcherControl }
+
+// SetFetchers installs the replica fetcher manager (see
+// ManagerConfig.Fetchers). Partitions applied as followers afterwards
+// start fetching; call it before the first LeaderAndIsr.
+func (m *Manager) SetFetchers(f FetcherControl) { m.fetchers.Store(&fetcherBox{f}) }
+
+func (m *Manager) fetcherControl() FetcherControl {
+	if b := m.fetchers.Load(); b != nil {
+		return b.f
+	}
+	return nil
 }
 
 // onGiveUp runs on the supervisor's goroutine when a partition actor failed
@@ -184,6 +207,16 @@ func (m *Manager) applyOne(s LeaderAndIsr) error {
 			return kerrv
 		}
 		h.setState(s)
+		if f := m.fetcherControl(); f != nil {
+			// Kafka ReplicaManager.makeLeaders/makeFollowers: a leader stops
+			// fetching; a follower (re)starts from its leader under the new
+			// epoch (the fetcher truncates first).
+			if s.Leader == m.brokerID || s.Leader < 0 {
+				f.Unfollow(tp)
+			} else {
+				f.Follow(tp, s.Leader, s.LeaderEpoch)
+			}
+		}
 		return nil
 	case <-time.After(askTimeout):
 		return kerr.RequestTimedOut
@@ -196,7 +229,7 @@ func (m *Manager) spawn(h *Handle) error {
 		initHW = hw
 	}
 	props := actors.Props(m.log, func() actor.Actor {
-		return &partitionActor{h: h, store: m.store, brokerID: m.brokerID, log: m.log, initialHW: initHW}
+		return &partitionActor{h: h, store: m.store, brokerID: m.brokerID, log: m.log, initialHW: initHW, isr: m.isr, lag: m.lag}
 	})
 	reply := make(chan spawnResult, 1)
 	m.sys.Root.Send(m.sup, &spawnChild{name: h.tp.String(), props: props, reply: reply})
@@ -238,6 +271,9 @@ func (m *Manager) Partitions() []*Handle {
 // returns the first error (joined) after trying every partition.
 func (m *Manager) StopReplicas(tps []TopicPartition, deleteLogs bool) error {
 	var errs []error
+	if f := m.fetcherControl(); f != nil {
+		f.Unfollow(tps...)
+	}
 	for _, tp := range tps {
 		m.mu.Lock()
 		h, ok := m.parts[tp]
@@ -284,6 +320,22 @@ func (m *Manager) UpdateConfig(topic string, cfg storage.LogConfig) {
 		h.stateMu.Unlock()
 		if pid := h.PID(); pid != nil {
 			h.root.Send(pid, &setConfig{cfg: cfg})
+		}
+	}
+}
+
+// UpdateMinInsyncReplicas applies a topic's new min.insync.replicas
+// (topic config over broker default; 0 means 1) to its hosted partitions.
+func (m *Manager) UpdateMinInsyncReplicas(topic string, n int) {
+	for _, h := range m.Partitions() {
+		if h.tp.Topic != topic {
+			continue
+		}
+		h.stateMu.Lock()
+		h.state.MinInsyncReplicas = n
+		h.stateMu.Unlock()
+		if pid := h.PID(); pid != nil {
+			h.root.Send(pid, &setMinIsr{n: n})
 		}
 	}
 }

@@ -31,6 +31,23 @@ type Produce struct {
 	// claim arbitrates between the actor starting the append and the
 	// handler giving up (timeout): 0 open, 1 taken by the actor, 2 abandoned.
 	claim atomic.Int32
+	// released is closed by the actor once it no longer reads Batch (set
+	// by Handle.Produce); closedRel guards the close (actor-only).
+	released  chan struct{}
+	closedRel bool
+}
+
+// Released is closed once the partition actor is done reading Batch
+// (appended, refused, or failed). An acks=-1 produce that is waiting for
+// replication has been released: a handler that times out may answer
+// REQUEST_TIMED_OUT without waiting for Reply. nil before Handle.Produce.
+func (p *Produce) Released() <-chan struct{} { return p.released }
+
+func (p *Produce) release() {
+	if p.released != nil && !p.closedRel {
+		p.closedRel = true
+		close(p.released)
+	}
 }
 
 // Abandon tells the actor not to append this batch (the request timed out
@@ -72,6 +89,9 @@ type applyState struct {
 
 // setConfig changes the topic config of a running partition.
 type setConfig struct{ cfg storage.LogConfig }
+
+// setMinIsr changes min.insync.replicas of a running partition.
+type setMinIsr struct{ n int }
 
 // deleteRecords advances the log start offset (DeleteRecords API).
 type deleteRecords struct {

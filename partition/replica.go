@@ -2,6 +2,7 @@ package partition
 
 import (
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -47,6 +48,16 @@ type Replica struct {
 	HighWatermark  int64
 	LogEndOffset   int64
 	LogStartOffset int64
+	// ZkVersion is the version of the partition state znode this replica
+	// last saw (from LeaderAndIsr or a successful AlterIsr).
+	ZkVersion int32
+	// MinInsync is min.insync.replicas for acks=-1 (>= 1).
+	MinInsync int
+	// followers is the leader's view of each other assigned replica
+	// (Kafka's Replica state on the leader); nil unless leader.
+	followers map[int32]*FollowerState
+	// Now is the clock for follower lag (nil = time.Now); tests set it.
+	Now func() time.Time
 }
 
 // NewReplica is a replica that has not been told its role.
@@ -65,15 +76,20 @@ func (r *Replica) Apply(s LeaderAndIsr, checkpointHW int64) *kerr.Error {
 	if s.LeaderEpoch < r.LeaderEpoch {
 		return kerr.FencedLeaderEpoch
 	}
+	newTerm := s.LeaderEpoch != r.LeaderEpoch || s.Leader != r.Leader
 	r.LeaderEpoch = s.LeaderEpoch
 	r.Leader = s.Leader
 	r.ISR = slices.Clone(s.ISR)
 	r.Replicas = slices.Clone(s.Replicas)
+	r.ZkVersion = s.ZkVersion
+	r.MinInsync = max(s.MinInsyncReplicas, 1)
 	switch s.Leader {
 	case r.BrokerID:
 		r.Role = RoleLeader
+		r.resetFollowers(newTerm)
 	default:
 		r.Role = RoleFollower
+		r.followers = nil
 	}
 	if checkpointHW >= 0 && checkpointHW > r.HighWatermark {
 		r.HighWatermark = checkpointHW
@@ -113,8 +129,31 @@ func (r *Replica) clampHW() {
 // end offset (Kafka Partition.maybeIncrementLeaderHW with one ISR member).
 // Larger ISRs advance by follower fetch positions (replication, not here).
 func (r *Replica) maybeAdvanceHW() {
-	if r.Role == RoleLeader && r.SoleISR() && r.HighWatermark < r.LogEndOffset {
-		r.HighWatermark = r.LogEndOffset
+	if r.Role != RoleLeader {
+		return
+	}
+	if r.SoleISR() {
+		if r.HighWatermark < r.LogEndOffset {
+			r.HighWatermark = r.LogEndOffset
+		}
+		return
+	}
+	// Kafka Partition.maybeIncrementLeaderHW: the smallest log end offset
+	// over the ISR (the leader's own included); a follower whose log end
+	// offset is not known yet (-1) holds the high watermark where it is.
+	hw := r.LogEndOffset
+	for _, id := range r.ISR {
+		if id == r.BrokerID {
+			continue
+		}
+		f := r.followers[id]
+		if f == nil || f.LogEndOffset < 0 {
+			return
+		}
+		hw = min(hw, f.LogEndOffset)
+	}
+	if hw > r.HighWatermark {
+		r.HighWatermark = hw
 	}
 }
 

@@ -71,3 +71,8 @@ func (s StorageStore) RetentionPass(now time.Time) (int, error) {
 	return s.M.RetentionPass(now)
 }
 func (s StorageStore) FlushPass(now time.Time) error { return s.M.FlushPass(now) }
+
+var _ FollowerLog = StorageLog{}
+
+// LatestEpoch is the newest entry of the log's leader-epoch cache.
+func (s StorageLog) LatestEpoch() (int32, bool) { return s.Log.LeaderEpochs().Latest() }

@@ -5,8 +5,16 @@ package handlers
 // Behaviour:
 //   - acks 0, 1 or -1 (all); anything else → INVALID_REQUIRED_ACKS on every
 //     partition. With a sole ISR (single node) acks=-1 is satisfied as soon
-//     as the leader appended; larger ISRs wait in the partition actor for
-//     the high watermark (replication completes them).
+//     as the leader appended; larger ISRs wait in the partition actor until
+//     the high watermark passes the batch (every ISR member fetched it),
+//     bounded by TimeoutMillis → REQUEST_TIMED_OUT (the record stays in the
+//     leader's log, as in Kafka). min.insync.replicas (topic over broker):
+//     acks=-1 with a smaller ISR → NOT_ENOUGH_REPLICAS before the append;
+//     an ISR that shrank below it while waiting →
+//     NOT_ENOUGH_REPLICAS_AFTER_APPEND. acks=0/1 ignore it.
+//   - A follower or a stale leader (its LeaderAndIsr moved leadership
+//     away) → NOT_LEADER_OR_FOLLOWER; pending acks=-1 produces fail the
+//     same way when leadership moves.
 //   - Per partition: not hosted here → UNKNOWN_TOPIC_OR_PARTITION; offline
 //     → KAFKA_STORAGE_ERROR; stopping/restarting → NOT_LEADER_OR_FOLLOWER;
 //     records larger than the topic's max.message.bytes → MESSAGE_TOO_LARGE.
@@ -181,11 +189,11 @@ func waitProduce(rc *wire.RequestContext, pending []pendingProduce, version int1
 	for _, pp := range pending {
 		var r partition.ProduceResult
 		if expired {
-			if pp.msg.Abandon() {
+			var ok bool
+			if r, ok = afterExpiry(pp); !ok {
 				setProduceError(pp.p, version, kerr.RequestTimedOut, "", -1)
 				continue
 			}
-			r = <-pp.reply
 		} else {
 			select {
 			case r = <-pp.reply:
@@ -195,11 +203,11 @@ func waitProduce(rc *wire.RequestContext, pending []pendingProduce, version int1
 				expired = true
 			}
 			if expired {
-				if pp.msg.Abandon() {
+				var ok bool
+				if r, ok = afterExpiry(pp); !ok {
 					setProduceError(pp.p, version, kerr.RequestTimedOut, "", -1)
 					continue
 				}
-				r = <-pp.reply
 			}
 		}
 		if r.Err != nil {
@@ -208,5 +216,27 @@ func waitProduce(rc *wire.RequestContext, pending []pendingProduce, version int1
 		}
 		pp.p.ErrorCode = 0
 		pp.p.BaseOffset, pp.p.LogAppendTime, pp.p.LogStartOffset = r.BaseOffset, r.LogAppendTime, r.LogStartOffset
+	}
+}
+
+// afterExpiry settles one partition once the request timed out: not yet
+// started → abandoned (never appended); being appended → wait for the
+// actor to finish reading the batch (it aliases the request buffer); an
+// acks=-1 append waiting for the ISR (Kafka's delayed produce) → timed out
+// (ok false), though the record stays in the leader's log.
+func afterExpiry(pp pendingProduce) (partition.ProduceResult, bool) {
+	if pp.msg.Abandon() {
+		return partition.ProduceResult{}, false
+	}
+	select {
+	case r := <-pp.reply:
+		return r, true
+	case <-pp.msg.Released():
+		select {
+		case r := <-pp.reply:
+			return r, true
+		default:
+			return partition.ProduceResult{}, false
+		}
 	}
 }

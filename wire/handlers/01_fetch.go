@@ -28,6 +28,18 @@ package handlers
 //     waiter on each partition (partition.Handle.WaitForData) that appends
 //     wake when the high watermark moves; it never polls. On wake-up it
 //     re-reads everything.
+//   - Replica fetch (ReplicaID >= 0, a follower broker): reads up to the
+//     log end offset, not the high watermark; the fetch offset is recorded
+//     as the follower's log end offset in the partition actor
+//     (partition.Handle.FollowerFetch), which may advance the high
+//     watermark (completing acks=-1 produces) and add the follower back
+//     to the ISR, before the response is built, so the response carries
+//     the new high watermark. Its long poll wakes on the log end offset.
+//     v12 LastFetchedEpoch: when the leader's log ends that epoch earlier
+//     than the fetch offset (or has a lower epoch), the partition answers
+//     DivergingEpoch{epoch, end offset} and no records (KIP-595), and the
+//     follower truncates. A non-leader answers NOT_LEADER_OR_FOLLOWER.
+//   - Consumers (ReplicaID -1) never read above the high watermark.
 //   - IsolationLevel is accepted; without transactions the last stable
 //     offset is the high watermark and AbortedTransactions is empty.
 //     PreferredReadReplica is -1.
@@ -38,8 +50,8 @@ package handlers
 //   - v6: same as v5. v7: sessions (KIP-227). v8: same as v7.
 //   - v9: CurrentLeaderEpoch (KIP-320). v10: same as v9 (zstd).
 //   - v11: rack and PreferredReadReplica (KIP-392).
-//   - v12: flexible versions; LastFetchedEpoch/DivergingEpoch (KIP-595),
-//     used only by followers; not served yet. v13+ use topic ids: not served.
+//   - v12: flexible versions; LastFetchedEpoch/DivergingEpoch (KIP-595)
+//     for followers (see Replica fetch). v13+ use topic ids: not served.
 
 import (
 	"errors"
@@ -63,6 +75,10 @@ type fetchPart struct {
 	h   *partition.Handle
 	fd  storage.FetchData
 	has bool // fd holds segment references
+	// recorded: a follower's fetch offset was already reported to the
+	// leader's partition actor (once per request, not per long-poll pass).
+	recorded bool
+	diverged bool // answered with a DivergingEpoch: respond at once
 }
 
 type fetchState struct {
@@ -130,7 +146,11 @@ func (s *fetchState) longPoll(rc *wire.RequestContext, ch chan<- wire.Response) 
 		s.releaseAll()
 		cancels := make([]func(), 0, len(s.parts))
 		for _, fp := range s.parts {
-			if fp.h != nil {
+			switch {
+			case fp.h == nil:
+			case s.req.ReplicaID >= 0:
+				cancels = append(cancels, fp.h.WaitForLogEnd(fp.req.FetchOffset, wake))
+			default:
 				cancels = append(cancels, fp.h.WaitForData(fp.req.FetchOffset, wake))
 			}
 		}
@@ -181,6 +201,9 @@ func (s *fetchState) readAll() {
 			s.hasErr = true
 			continue
 		}
+		if fp.diverged {
+			s.hasErr = true // not an error, but the follower must truncate now
+		}
 		if n > 0 {
 			minOne = false
 			limit -= n
@@ -209,11 +232,39 @@ func (s *fetchState) readOne(fp *fetchPart, limit int64, minOne bool) (int64, *k
 	if off < v.LogStartOffset || off > v.LogEndOffset {
 		return 0, kerr.OffsetOutOfRange
 	}
+	out := fp.out
 	bound := v.HighWatermark
 	if s.req.ReplicaID >= 0 {
+		if s.req.Version >= 12 && fp.req.LastFetchedEpoch >= 0 {
+			// KIP-595 (served to ZK-mode followers as Kafka 2.7+ does): the
+			// follower's last epoch ends earlier here, or is unknown past
+			// its position → tell it where to truncate, no records.
+			e, end := v.Log.EndOffsetForEpoch(fp.req.LastFetchedEpoch)
+			if e >= 0 && (e < fp.req.LastFetchedEpoch || end < off) {
+				*out = kmsg.NewFetchResponseTopicPartition()
+				out.Partition = fp.req.Partition
+				out.HighWatermark, out.LastStableOffset, out.LogStartOffset = v.HighWatermark, v.HighWatermark, v.LogStartOffset
+				out.PreferredReadReplica = -1
+				out.RecordBatches = []byte{}
+				out.DivergingEpoch.Epoch, out.DivergingEpoch.EndOffset = e, end
+				fp.diverged = true
+				return 0, nil
+			}
+		}
+		if !fp.recorded {
+			// The fetch offset is the follower's log end offset: the leader
+			// may move the high watermark and the ISR before we answer,
+			// so the response carries the new high watermark.
+			fp.recorded = true
+			if err := fp.h.FollowerFetch(s.req.ReplicaID, off); err != nil {
+				return 0, err
+			}
+			if v = fp.h.View(); v.Err != nil || !v.IsLeader() {
+				return 0, kerr.NotLeaderForPartition
+			}
+		}
 		bound = v.LogEndOffset
 	}
-	out := fp.out
 	*out = kmsg.NewFetchResponseTopicPartition()
 	out.Partition = fp.req.Partition
 	out.HighWatermark, out.LastStableOffset, out.LogStartOffset = v.HighWatermark, v.HighWatermark, v.LogStartOffset
