@@ -1,0 +1,105 @@
+package perftest
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+func fakeCluster(t *testing.T) string {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "perf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()[0]
+}
+
+func TestProducerThenConsumerAgainstKfake(t *testing.T) {
+	addr := fakeCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	code := RunProducer(ctx, ProducerOptions{Topic: "perf", NumRecords: 2000, RecordSize: 100, Throughput: -1,
+		ProducerProps: []string{"bootstrap.servers=" + addr, "acks=1", "linger.ms=1", "compression.type=lz4"},
+		ReportInterval: time.Millisecond, PrintLatencyMicros: true}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	final := regexp.MustCompile(`^2000 records sent, [0-9.]+ records/sec \([0-9.]+ MB/sec\), [0-9.]+ ms avg latency, [0-9.]+ ms max latency, \d+ ms 50th, \d+ ms 95th, \d+ ms 99th, \d+ ms 99.9th\.$`)
+	if len(lines) < 2 || !final.MatchString(lines[len(lines)-2]) {
+		t.Fatalf("final line missing:\n%s", out.String())
+	}
+	if !strings.HasPrefix(lines[len(lines)-1], "latency percentiles: ") {
+		t.Fatalf("µs line missing:\n%s", out.String())
+	}
+	progress := regexp.MustCompile(`^\d+ records sent, [0-9.]+ records/sec \([0-9.]+ MB/sec\), [0-9.]+ ms avg latency, [0-9.]+ ms max latency\.$`)
+	if !progress.MatchString(lines[0]) {
+		t.Fatalf("progress line %q", lines[0])
+	}
+
+	out.Reset()
+	code = RunConsumer(ctx, ConsumerOptions{BootstrapServer: addr, Topic: "perf", Messages: 2000, Timeout: 10 * time.Second}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("consumer exit %d: %s", code, errOut.String())
+	}
+	lines = strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || lines[0] != "start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec" {
+		t.Fatalf("consumer output:\n%s", out.String())
+	}
+	f := strings.Split(lines[1], ", ")
+	// 2000 records × 100 bytes = 0.1907 MB.
+	if len(f) != 10 || f[2] != "0.1907" || f[4] != "2000" || f[6] != "0" {
+		t.Fatalf("consumer row %q", lines[1])
+	}
+}
+
+func TestConsumerTimesOutOnShortTopic(t *testing.T) {
+	addr := fakeCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := Produce(ctx, ProducerOptions{Topic: "perf", NumRecords: 10, RecordSize: 10, Throughput: -1,
+		ProducerProps: []string{"bootstrap.servers=" + addr}}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Consume(ctx, ConsumerOptions{BootstrapServer: addr, Topic: "perf", Messages: 11, Timeout: 300 * time.Millisecond}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err != nil || !res.TimedOut || res.Messages != 10 || res.Bytes != 100 {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestProducerUsage(t *testing.T) {
+	ctx := context.Background()
+	for _, o := range []ProducerOptions{
+		{NumRecords: 1, RecordSize: 1},
+		{Topic: "t", RecordSize: 1, ProducerProps: []string{"bootstrap.servers=127.0.0.1:1"}},
+		{Topic: "t", NumRecords: 1, ProducerProps: []string{"bootstrap.servers=127.0.0.1:1"}},
+		{Topic: "t", NumRecords: 1, RecordSize: 1},
+		{Topic: "t", NumRecords: 1, RecordSize: 1, ProducerProps: []string{"bootstrap.servers=127.0.0.1:1", "acks=2"}},
+	} {
+		var errOut bytes.Buffer
+		if code := RunProducer(ctx, o, &bytes.Buffer{}, &errOut); code != 1 || !strings.HasPrefix(errOut.String(), "ERROR ") {
+			t.Errorf("%+v: exit %d %q", o, code, errOut.String())
+		}
+	}
+}
+
+func TestPercentileAndThrottle(t *testing.T) {
+	s := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	if percentile(s, 0.5) != 6 || percentile(s, 0.99) != 10 || percentile(nil, 0.5) != 0 {
+		t.Fatal("percentile")
+	}
+	// 1000 records/s: record 50 is due 50 ms after start.
+	th := throttler{rate: 1000, start: time.Now()}
+	th.wait(context.Background(), 50)
+	if el := time.Since(th.start); el < 50*time.Millisecond {
+		t.Fatalf("throttle returned after %v", el)
+	}
+}
