@@ -27,7 +27,7 @@ func TestProducerThenConsumerAgainstKfake(t *testing.T) {
 	defer cancel()
 	var out, errOut bytes.Buffer
 	code := RunProducer(ctx, ProducerOptions{Topic: "perf", NumRecords: 2000, RecordSize: 100, Throughput: -1,
-		ProducerProps: []string{"bootstrap.servers=" + addr, "acks=1", "linger.ms=1", "compression.type=lz4"},
+		ProducerProps:  []string{"bootstrap.servers=" + addr, "acks=1", "linger.ms=1", "compression.type=lz4"},
 		ReportInterval: time.Millisecond, PrintLatencyMicros: true}, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
