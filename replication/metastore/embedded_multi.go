@@ -57,7 +57,7 @@ func (e *Embedded) Multi(ops ...Op) ([]OpResult, error) {
 			if o.Version != AnyVersion && o.Version != n.version {
 				return fail(ErrBadVersion)
 			}
-			results[i] = OpResult{Path: p, Version: n.version}
+			results[i] = OpResult{Path: p, Version: o.Version}
 		case *CreateOp:
 			if p == "/" || n.exists {
 				return fail(ErrNodeExists)

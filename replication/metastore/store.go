@@ -31,6 +31,14 @@ var (
 	ErrInvalidPath             = errors.New("metastore: invalid path")
 	ErrClosed                  = errors.New("metastore: store closed") // SESSIONEXPIRED / connection closed
 	ErrCorrupt                 = errors.New("metastore: corrupt snapshot")
+	// ErrConnectionLoss (CONNECTIONLOSS): the connection to the ensemble
+	// dropped while the call was in flight; it may or may not have been
+	// applied. Transient: re-read and retry once the session is back.
+	ErrConnectionLoss = errors.New("metastore: connection to the ensemble lost")
+	// ErrSessionExpired (SESSIONEXPIRED): the session expired; its
+	// ephemeral nodes are gone. The store reconnects with a new session
+	// (see OnSession); the caller retries after SessionEstablished.
+	ErrSessionExpired = errors.New("metastore: session expired")
 )
 
 // AnyVersion makes Set and Delete unconditional.
@@ -202,8 +210,9 @@ func (o *DeleteOp) opPath() string       { return o.Path }
 type OpResult struct {
 	// Path is the created path for CreateOp, else the op's path.
 	Path string
-	// Version is the node's data version after a SetOp or CheckVersionOp
-	// (0 after a CreateOp, unused for DeleteOp).
+	// Version is the node's data version after a SetOp, the checked
+	// version as given for a CheckVersionOp (0 after a CreateOp, unused
+	// for DeleteOp).
 	Version int32
 }
 
