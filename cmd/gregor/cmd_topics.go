@@ -34,7 +34,7 @@ func init() {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.BootstrapServer, "bootstrap-server", "", "REQUIRED: the Kafka server(s) to connect to, host:port[,host:port]")
-	f.StringVar(&o.ZooKeeper, "zookeeper", "", "DEPRECATED: ZooKeeper connection string (not supported yet; use --bootstrap-server)")
+	f.StringVar(&o.ZooKeeper, "zookeeper", "", "DEPRECATED: ZooKeeper connection string host:port[,host:port...][/chroot]; works straight through ZooKeeper (use --bootstrap-server)")
 	f.StringVar(&commandConfig, "command-config", "", "property file with client configs")
 	f.BoolVar(&o.Create, "create", false, "create a new topic")
 	f.BoolVar(&o.List, "list", false, "list all available topics")
