@@ -172,6 +172,7 @@ func (a *partitionActor) publish() {
 		LogStartOffset: a.rep.LogStartOffset,
 		LeaderEpoch:    a.rep.LeaderEpoch,
 		Role:           a.rep.Role,
+		ISR:            a.rep.ISR,
 	})
 }
 

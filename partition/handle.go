@@ -20,6 +20,9 @@ type View struct {
 	LogStartOffset int64
 	LeaderEpoch    int32
 	Role           Role
+	// ISR is the in-sync replica set this replica holds (the leader's
+	// includes its own ISR changes); shared, do not modify.
+	ISR []int32
 	// Err is the error to answer for this partition instead of serving it:
 	// nil when serving; NOT_LEADER_OR_FOLLOWER while starting, restarting or
 	// stopped; KAFKA_STORAGE_ERROR when offline (the supervisor gave up).

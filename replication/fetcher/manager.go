@@ -1,0 +1,294 @@
+// Package fetcher is the follower side of replication: Kafka's
+// ReplicaFetcherManager and ReplicaFetcherThreads as actors. The manager
+// actor ("fetcher-manager") keeps one fetcher actor per (source broker,
+// fetcher index) — num.replica.fetchers of them per leader at most — and
+// assigns every followed partition to the fetcher of its leader and index
+// (Kafka: abs(31*hash(topic) + partition) % num.replica.fetchers). A
+// fetcher first truncates its new partitions with OffsetForLeaderEpoch
+// (KIP-101/279), then sends Fetch v12 with this broker's replica id and
+// hands the batches to the follower partitions, which keep the leader's
+// offsets (partition.Handle.AppendAsFollower).
+package fetcher
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"go.uber.org/zap"
+
+	"gregor/actors"
+	"gregor/partition"
+)
+
+// ManagerName is the fetcher manager actor's name; fetchers are its
+// children "fetcher-<leader id>-<index>".
+const ManagerName = "fetcher-manager"
+
+// Replicas is what fetchers need from the replica manager
+// (*partition.Manager implements it).
+type Replicas interface {
+	Get(tp partition.TopicPartition) (*partition.Handle, bool)
+}
+
+// Config configures Start. Zero durations and sizes take Kafka's defaults.
+type Config struct {
+	System    *actor.ActorSystem
+	BrokerID  int32                    // broker.id: the Fetch ReplicaID
+	Replicas  Replicas                 // the follower partitions
+	Endpoints partition.EndpointLookup // leader id → host:port
+	Logger    *zap.Logger              // nil = no logs
+	// NumFetchers: num.replica.fetchers (default 1).
+	NumFetchers int
+	// MaxWait: replica.fetch.wait.max.ms (default 500ms).
+	MaxWait time.Duration
+	// MinBytes: replica.fetch.min.bytes (default 1).
+	MinBytes int32
+	// MaxBytes: replica.fetch.response.max.bytes (default 10 MiB).
+	MaxBytes int32
+	// PartitionMaxBytes: replica.fetch.max.bytes (default 1 MiB).
+	PartitionMaxBytes int32
+	// Backoff: replica.fetch.backoff.ms (default 1s), after an error.
+	Backoff time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.NumFetchers <= 0 {
+		c.NumFetchers = 1
+	}
+	if c.MaxWait <= 0 {
+		c.MaxWait = 500 * time.Millisecond
+	}
+	if c.MinBytes <= 0 {
+		c.MinBytes = 1
+	}
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = 10 << 20
+	}
+	if c.PartitionMaxBytes <= 0 {
+		c.PartitionMaxBytes = 1 << 20
+	}
+	if c.Backoff <= 0 {
+		c.Backoff = time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+}
+
+// Manager is the running fetcher manager; it implements
+// partition.FetcherControl. Safe for concurrent use.
+type Manager struct {
+	sys *actor.ActorSystem
+	pid *actor.PID
+}
+
+var _ partition.FetcherControl = (*Manager)(nil)
+
+// Start spawns the fetcher manager actor.
+func Start(cfg Config) (*Manager, error) {
+	if cfg.System == nil || cfg.Replicas == nil || cfg.Endpoints == nil {
+		return nil, errors.New("fetcher: Config needs System, Replicas and Endpoints")
+	}
+	cfg.defaults()
+	props := actors.Props(cfg.Logger, func() actor.Actor {
+		return &managerActor{cfg: cfg, assigned: map[partition.TopicPartition]fetcherKey{}, fetchers: map[fetcherKey]*actor.PID{}}
+	})
+	pid, err := cfg.System.Root.SpawnNamed(props, ManagerName)
+	if err != nil {
+		return nil, fmt.Errorf("fetcher: spawn %s: %w", ManagerName, err)
+	}
+	return &Manager{sys: cfg.System, pid: pid}, nil
+}
+
+// Follow implements partition.FetcherControl (non-blocking).
+func (m *Manager) Follow(tp partition.TopicPartition, leader, leaderEpoch int32) {
+	m.sys.Root.Send(m.pid, &follow{tp: tp, leader: leader, epoch: leaderEpoch})
+}
+
+// Unfollow implements partition.FetcherControl. It returns once the
+// running fetchers have dropped the partitions (bounded by 10s); an
+// in-flight fetch result for them is discarded. A fetcher stopped because
+// it has nothing left may still finish its current step; the partition
+// actors fence appends under an old leader epoch or role anyway.
+func (m *Manager) Unfollow(tps ...partition.TopicPartition) {
+	if len(tps) == 0 {
+		return
+	}
+	done := make(chan struct{})
+	m.sys.Root.Send(m.pid, &unfollow{tps: tps, done: done})
+	t := time.NewTimer(10 * time.Second)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+// Close stops every fetcher (cancelling in-flight requests, closing their
+// connections) and the manager, and waits for them.
+func (m *Manager) Close() { _ = m.sys.Root.StopFuture(m.pid).Wait() }
+
+// Assigned reports which fetcher ("fetcher-<leader>-<index>") replicates
+// tp, "" when none (for tests and diagnostics).
+func (m *Manager) Assigned(tp partition.TopicPartition) string {
+	reply := make(chan string, 1)
+	m.sys.Root.Send(m.pid, &whoFetches{tp: tp, reply: reply})
+	select {
+	case s := <-reply:
+		return s
+	case <-time.After(10 * time.Second):
+		return ""
+	}
+}
+
+type fetcherKey struct {
+	leader int32
+	index  int
+}
+
+func (k fetcherKey) name() string { return fmt.Sprintf("fetcher-%d-%d", k.leader, k.index) }
+
+type follow struct {
+	tp            partition.TopicPartition
+	leader, epoch int32
+}
+
+type unfollow struct {
+	tps  []partition.TopicPartition
+	done chan struct{}
+}
+
+type whoFetches struct {
+	tp    partition.TopicPartition
+	reply chan string
+}
+
+// managerActor owns the partition → fetcher assignment. Fetchers restart
+// under the default supervision on a panic; their partition set lives in
+// a fetchState that outlives the actor instance, so a restarted fetcher
+// resumes every partition (truncating first, as after a leader change).
+type managerActor struct {
+	cfg      Config
+	assigned map[partition.TopicPartition]fetcherKey
+	epochs   map[partition.TopicPartition]int32
+	fetchers map[fetcherKey]*actor.PID
+	load     map[fetcherKey]int
+}
+
+// fetcherIndex is Kafka's AbstractFetcherManager.getFetcherId.
+func fetcherIndex(tp partition.TopicPartition, n int) int {
+	h := int32(0)
+	for _, c := range []byte(tp.Topic) { // Java String.hashCode over the UTF-16 units; ASCII names match
+		h = 31*h + int32(c)
+	}
+	v := 31*h + tp.Partition
+	if v < 0 {
+		v = -v
+		if v < 0 {
+			v = 0
+		}
+	}
+	return int(v) % n
+}
+
+func (a *managerActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		if a.epochs == nil {
+			a.epochs = map[partition.TopicPartition]int32{}
+			a.load = map[fetcherKey]int{}
+		}
+	case *follow:
+		key := fetcherKey{leader: m.leader, index: fetcherIndex(m.tp, a.cfg.NumFetchers)}
+		if old, ok := a.assigned[m.tp]; ok {
+			if old == key && a.epochs[m.tp] == m.epoch {
+				return // already following this leader in this epoch
+			}
+			a.remove(ctx, m.tp, nil)
+		}
+		pid := a.fetchers[key]
+		if pid == nil {
+			parts := map[partition.TopicPartition]*partState{}
+			props := actors.Props(a.cfg.Logger, func() actor.Actor { return newFetcher(a.cfg, key, parts) })
+			var err error
+			pid, err = ctx.SpawnNamed(props, key.name())
+			if err != nil {
+				a.cfg.Logger.Error("spawn fetcher", zap.String("fetcher", key.name()), zap.Error(err))
+				return
+			}
+			a.fetchers[key] = pid
+		}
+		a.assigned[m.tp], a.epochs[m.tp] = key, m.epoch
+		a.load[key]++
+		ctx.Send(pid, &addPartition{tp: m.tp, epoch: m.epoch})
+	case *unfollow:
+		for _, tp := range m.tps {
+			a.remove(ctx, tp, nil)
+		}
+		// The fetchers handle their removals in order before this marker.
+		a.barrier(ctx, m.done)
+	case *whoFetches:
+		if k, ok := a.assigned[m.tp]; ok {
+			m.reply <- k.name()
+		} else {
+			m.reply <- ""
+		}
+	case *actor.Terminated:
+		for k, pid := range a.fetchers {
+			if pid.Equal(m.Who) {
+				delete(a.fetchers, k)
+				delete(a.load, k)
+			}
+		}
+	}
+}
+
+// remove takes tp off its fetcher; a fetcher left without partitions is
+// stopped (Kafka shutdownIdleFetcherThreads).
+func (a *managerActor) remove(ctx actor.Context, tp partition.TopicPartition, _ chan struct{}) {
+	key, ok := a.assigned[tp]
+	if !ok {
+		return
+	}
+	delete(a.assigned, tp)
+	delete(a.epochs, tp)
+	pid := a.fetchers[key]
+	if pid == nil {
+		return
+	}
+	ctx.Send(pid, &removePartition{tp: tp})
+	if a.load[key]--; a.load[key] <= 0 {
+		delete(a.load, key)
+		delete(a.fetchers, key)
+		ctx.Stop(pid)
+	}
+}
+
+// barrier closes done once every running fetcher has processed the
+// messages sent to it so far.
+func (a *managerActor) barrier(ctx actor.Context, done chan struct{}) {
+	if len(a.fetchers) == 0 {
+		close(done)
+		return
+	}
+	acks := make(chan struct{}, len(a.fetchers))
+	n := len(a.fetchers)
+	for _, pid := range a.fetchers {
+		ctx.Send(pid, &ping{ack: acks})
+	}
+	go func() {
+		t := time.NewTimer(10 * time.Second)
+		defer t.Stop()
+		for i := 0; i < n; i++ {
+			select {
+			case <-acks:
+			case <-t.C:
+				close(done)
+				return
+			}
+		}
+		close(done)
+	}()
+}
