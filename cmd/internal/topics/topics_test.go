@@ -160,7 +160,7 @@ func TestArgumentErrors(t *testing.T) {
 		{Options{BootstrapServer: "h:1", Alter: true, Topic: "t"}, 1, "--partitions"},
 		{Options{BootstrapServer: "h:1", List: true, IfNotExists: true}, 1, "if-not-exists"},
 		{Options{BootstrapServer: "nocolon", List: true}, 1, "host:port"},
-		{Options{ZooKeeper: "localhost:2181", List: true}, 2, "--zookeeper"},
+		{Options{ZooKeeper: "localhost:2181/bad//chroot", List: true}, 1, "--zookeeper"},
 	}
 	for _, c := range cases {
 		if c.o.Partitions == 0 {
