@@ -32,7 +32,7 @@ func init() {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.BootstrapServer, "bootstrap-server", "", "REQUIRED: the server(s) to connect to, host:port[,host:port]")
-	f.StringVar(&o.ZooKeeper, "zookeeper", "", "not supported yet; use --bootstrap-server")
+	f.StringVar(&o.ZooKeeper, "zookeeper", "", "DEPRECATED: ZooKeeper connection string host:port[/chroot]; the brokers are found under /brokers/ids (use --bootstrap-server)")
 	f.StringVar(&o.Topic, "topic", "", "the topic to consume")
 	f.StringVar(&o.Include, "include", "", "regular expression of the topics to consume (instead of --topic)")
 	f.StringVar(&whitelist, "whitelist", "", "DEPRECATED, use --include")

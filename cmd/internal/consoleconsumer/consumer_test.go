@@ -195,7 +195,7 @@ func TestArgumentErrors(t *testing.T) {
 		msg  string
 	}{
 		{Options{Topic: "t"}, 1, "bootstrap-server"},
-		{Options{ZooKeeper: "localhost:2181", Topic: "t"}, 2, "--zookeeper"},
+		{Options{ZooKeeper: "localhost:2181/bad//chroot", Topic: "t"}, 1, "--zookeeper"},
 		{Options{BootstrapServer: "h:1"}, 1, "--include/--topic"},
 		{Options{BootstrapServer: "h:1", Topic: "t", Offset: "5"}, 1, "partition is required"},
 		{Options{BootstrapServer: "h:1", Topic: "t", Partition: 1, Offset: "5", FromBeginning: true}, 1, "cannot be specified together"},

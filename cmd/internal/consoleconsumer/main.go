@@ -18,7 +18,7 @@ import (
 // Options are kafka-console-consumer.sh's inputs.
 type Options struct {
 	BootstrapServer string
-	ZooKeeper       string // --zookeeper: refused for now unless --bootstrap-server is given too
+	ZooKeeper       string // --zookeeper host:port[/chroot]: the brokers are found under /brokers/ids (--bootstrap-server wins when both are given)
 	Topic           string
 	Include         string // --include / --whitelist: a regular expression of topics (instead of --topic)
 	Group           string // --group; also group.id in --consumer-property
@@ -41,8 +41,7 @@ const pollChunk = 10000
 // --timeout-ms without a record, or ctx ends, then prints "Processed a
 // total of N messages" on stderr. Exit status: 0 after a normal end
 // (including the idle timeout, as Kafka); 1 with one line on stderr for bad
-// arguments or a consume error; 2 for --zookeeper without
-// --bootstrap-server.
+// arguments or a consume error (or when --zookeeper finds no broker).
 func Main(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	n, err := run(ctx, o, stdout, stderr)
 	if n >= 0 {
@@ -111,10 +110,7 @@ func run(ctx context.Context, o Options, stdout, stderr io.Writer) (int, error) 
 // setup validates the options (Kafka's ConsoleConsumerOptions checks) and
 // builds the client and formatter.
 func setup(o Options, stderr io.Writer) (*kgo.Client, *Formatter, string, error) {
-	if o.BootstrapServer == "" {
-		if o.ZooKeeper != "" {
-			return nil, nil, "", clientutil.ZooKeeperUnsupported("kafka-console-consumer")
-		}
+	if o.BootstrapServer == "" && o.ZooKeeper == "" {
 		return nil, nil, "", clientutil.Usage("Missing required argument \"[bootstrap-server]\"")
 	}
 	if (o.Topic == "") == (o.Include == "") {
@@ -131,6 +127,13 @@ func setup(o Options, stderr io.Writer) (*kgo.Client, *Formatter, string, error)
 	}
 	if o.Offset != "" && o.FromBeginning {
 		return nil, nil, "", clientutil.Usage("Options from-beginning and offset cannot be specified together.")
+	}
+	if o.BootstrapServer == "" {
+		bs, err := BootstrapFromZooKeeper(o.ZooKeeper)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		o.BootstrapServer = bs
 	}
 	seeds, err := clientutil.ParseBootstrap("--bootstrap-server", o.BootstrapServer)
 	if err != nil {
