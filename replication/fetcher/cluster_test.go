@@ -85,14 +85,16 @@ type cluster struct {
 	isr     *fakeIsr
 	eps     *endpoints
 	brokers map[int32]*testBroker
+	dirs    map[int32]string
 	lag     time.Duration
 }
 
 func newCluster(t *testing.T, ids ...int32) *cluster {
 	c := &cluster{t: t, isr: &fakeIsr{version: map[partition.TopicPartition]int32{}, isr: map[partition.TopicPartition][]int32{}},
-		eps: &endpoints{m: map[int32]int32{}}, brokers: map[int32]*testBroker{}, lag: 400 * time.Millisecond}
+		eps: &endpoints{m: map[int32]int32{}}, brokers: map[int32]*testBroker{}, dirs: map[int32]string{}, lag: 400 * time.Millisecond}
 	for _, id := range ids {
-		c.start(id, t.TempDir())
+		c.dirs[id] = t.TempDir()
+		c.start(id, c.dirs[id])
 	}
 	t.Cleanup(func() {
 		for _, b := range c.brokers {
@@ -104,6 +106,9 @@ func newCluster(t *testing.T, ids ...int32) *cluster {
 
 func (c *cluster) start(id int32, dir string) *testBroker {
 	t := c.t
+	if old := c.brokers[id]; old != nil {
+		c.stop(old)
+	}
 	lg := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)).With(zap.Int32("broker", id))
 	b := &testBroker{id: id}
 	var err error
