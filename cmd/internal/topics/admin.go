@@ -44,6 +44,10 @@ type TopicDescription struct {
 	// (topic overrides and static broker settings), sorted by name, as
 	// Kafka's TopicCommand prints them.
 	Configs []ConfigValue
+	// FromZooKeeper: read from ZooKeeper's partition state znodes, whose
+	// leader -1 Kafka 2.x's `--zookeeper --describe` prints as "-1"
+	// (a partition without a state znode, ISR nil, still prints "none").
+	FromZooKeeper bool
 }
 
 // PartitionDescription is one partition's leadership.

@@ -165,7 +165,9 @@ func FormatDescription(d TopicDescription) string {
 	fmt.Fprintf(&b, "\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: %s\n", len(d.Partitions), rf, strings.Join(cfg, ","))
 	for _, p := range d.Partitions {
 		leader := "none"
-		if p.Leader >= 0 {
+		// ZooKeeper's state znode says -1 outright (ZkAdmin leaves ISR nil
+		// when there is no state znode: then "none").
+		if p.Leader >= 0 || (d.FromZooKeeper && p.Leader == -1 && p.ISR != nil) {
 			leader = strconv.Itoa(int(p.Leader))
 		}
 		fmt.Fprintf(&b, "\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\n", d.Name, p.Partition, leader, joinIDs(p.Replicas), joinIDs(p.ISR))

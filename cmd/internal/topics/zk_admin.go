@@ -252,12 +252,13 @@ func (a *ZkAdmin) DescribeTopics(ctx context.Context, topics []string) ([]TopicD
 		if err != nil {
 			return nil, err
 		}
-		d := TopicDescription{Name: t}
+		d := TopicDescription{Name: t, FromZooKeeper: true}
 		if asg.TopicID != ([16]byte{}) {
 			d.ID = zkmeta.UUIDString(asg.TopicID)
 		}
 		for _, p := range asg.SortedPartitions() {
-			pd := PartitionDescription{Partition: p, Leader: -1, Replicas: asg.Partitions[p], ISR: []int32{}}
+			// ISR nil marks "no state znode" (printed "Leader: none").
+			pd := PartitionDescription{Partition: p, Leader: -1, Replicas: asg.Partitions[p]}
 			sdata, _, err := a.Store.Get(zkmeta.PartitionStatePath(t, p))
 			switch {
 			case err == nil:
@@ -266,6 +267,9 @@ func (a *ZkAdmin) DescribeTopics(ctx context.Context, topics []string) ([]TopicD
 					return nil, err
 				}
 				pd.Leader, pd.ISR = st.Leader, st.ISR
+				if pd.ISR == nil {
+					pd.ISR = []int32{}
+				}
 			case !errors.Is(err, metastore.ErrNoNode):
 				return nil, err
 			}

@@ -136,6 +136,17 @@ func TestZooKeeperCreateDescribeAlterDelete(t *testing.T) {
 		t.Fatalf("describe after alter:\n%s", out)
 	}
 
+	// The whole ISR gone without unclean election: the controller writes
+	// leader -1, which the ZooKeeper describe prints as the seeds show.
+	st := zkmeta.PartitionState{Leader: -1, LeaderEpoch: 1, ControllerEpoch: 1, ISR: []int32{}}
+	if _, err := s.Set(zkmeta.PartitionStatePath("orders", 1), st.Encode(), metastore.AnyVersion); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = run(t, Options{ZooKeeper: zk, Describe: true, Topic: "orders"})
+	if code != 0 || !strings.Contains(out, "\tPartition: 1\tLeader: -1\tReplicas: "+joinIDs(asg.Partitions[1])+"\tIsr: \n") {
+		t.Fatalf("describe with an offline partition:\n%s", out)
+	}
+
 	code, out, _ = run(t, Options{ZooKeeper: zk, List: true})
 	if code != 0 || out != "orders\n" {
 		t.Fatalf("list: %d %q", code, out)
