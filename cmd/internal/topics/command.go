@@ -82,7 +82,11 @@ func Run(ctx context.Context, o Options, admin Admin, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
+		marked := markedForDeletion(admin)
 		for _, n := range names {
+			if marked[n] {
+				n += " - marked for deletion" // Kafka 2.x's ZooKeeper list
+			}
 			fmt.Fprintln(stdout, n)
 		}
 		return nil
@@ -93,7 +97,15 @@ func Run(ctx context.Context, o Options, admin Admin, stdout io.Writer) error {
 		if err != nil || len(names) == 0 {
 			return err
 		}
-		return admin.DeleteTopics(ctx, names)
+		if err := admin.DeleteTopics(ctx, names); err != nil {
+			return err
+		}
+		if _, zk := admin.(deletionMarker); zk { // Kafka 2.x's ZooKeeper delete says so
+			for _, n := range names {
+				fmt.Fprintf(stdout, "Topic %s is marked for deletion.\nNote: This will have no impact if delete.topic.enable is not set to true.\n", n)
+			}
+		}
+		return nil
 	case o.Alter:
 		names, err := existing(ctx, o, admin)
 		if err != nil {

@@ -296,6 +296,34 @@ func (a *ZkAdmin) DescribeTopics(ctx context.Context, topics []string) ([]TopicD
 	return out, nil
 }
 
+// deletionMarker is implemented by an Admin that sees deletion markers
+// (ZkAdmin): list and delete then print what Kafka 2.x's ZooKeeper forms print.
+type deletionMarker interface {
+	MarkedForDeletion() map[string]bool
+}
+
+// markedForDeletion returns the topics marked for deletion, when admin knows.
+func markedForDeletion(admin Admin) map[string]bool {
+	if m, ok := admin.(deletionMarker); ok {
+		return m.MarkedForDeletion()
+	}
+	return nil
+}
+
+// MarkedForDeletion returns the topics under /admin/delete_topics (none
+// when it cannot be read).
+func (a *ZkAdmin) MarkedForDeletion() map[string]bool {
+	kids, err := a.Store.Children(zkmeta.DeleteTopicsPath)
+	if err != nil {
+		return nil
+	}
+	out := make(map[string]bool, len(kids))
+	for _, k := range kids {
+		out[k] = true
+	}
+	return out
+}
+
 // Close implements Admin.
 func (a *ZkAdmin) Close() { a.Store.Close() }
 

@@ -153,8 +153,12 @@ func TestZooKeeperCreateDescribeAlterDelete(t *testing.T) {
 	}
 
 	// Delete only marks the topic; the controller removes it.
-	if code, _, errs = run(t, Options{ZooKeeper: zk, Delete: true, Topic: "orders"}); code != 0 {
-		t.Fatalf("delete: %d %q", code, errs)
+	if code, out, errs = run(t, Options{ZooKeeper: zk, Delete: true, Topic: "orders"}); code != 0 ||
+		out != "Topic orders is marked for deletion.\nNote: This will have no impact if delete.topic.enable is not set to true.\n" {
+		t.Fatalf("delete: %d %q %q", code, out, errs)
+	}
+	if code, out, _ = run(t, Options{ZooKeeper: zk, List: true}); code != 0 || out != "orders - marked for deletion\n" {
+		t.Fatalf("list after delete: %d %q", code, out)
 	}
 	if ok, _ := s.Exists("/admin/delete_topics/orders"); !ok {
 		t.Fatal("no /admin/delete_topics/orders marker")
