@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 }
 
 // server starts the package's ZooKeeper on first use.
-func server(t *testing.T) *zkharness.Server {
+func server(t testing.TB) *zkharness.Server {
 	t.Helper()
 	zkharness.SkipIfUnavailable(t)
 	srvOnce.Do(func() {

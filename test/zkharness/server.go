@@ -173,6 +173,9 @@ func (s *Server) Start() error {
 		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel="+s.opts.LogLevel,
 		"-Dzookeeper.admin.enableServer=false",
+		// No fsync per transaction: a killed server keeps its writes in
+		// the page cache, and tests do not survive a machine crash anyway.
+		"-Dzookeeper.forceSync=no",
 		"-cp", Jar+":"+slf4jSimple,
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", s.cfgPath())
 	cmd.Stdout, cmd.Stderr = logf, logf
