@@ -6,6 +6,9 @@ import (
 	"net"
 	"strings"
 
+	"go.uber.org/zap"
+
+	"gregor/config"
 	"gregor/replication/metastore"
 )
 
@@ -46,4 +49,11 @@ func ParseConnect(connect string) (servers []string, chroot string, err error) {
 		return nil, "", fmt.Errorf("%w %q: no servers", ErrBadConnect, connect)
 	}
 	return servers, chroot, nil
+}
+
+// ConfigFromBroker takes the session settings from the broker's config:
+// zookeeper.session.timeout.ms and zookeeper.connection.timeout.ms. Use
+// with Open(b.ZookeeperConnect, …).
+func ConfigFromBroker(b *config.Broker, log *zap.Logger) Config {
+	return Config{SessionTimeout: b.ZookeeperSessionTimeout, ConnectionTimeout: b.ZookeeperConnectionTimeout, Logger: log}
 }

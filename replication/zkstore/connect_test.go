@@ -4,6 +4,9 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
+
+	"gregor/config"
 )
 
 func TestParseConnect(t *testing.T) {
@@ -33,5 +36,15 @@ func TestParseConnect(t *testing.T) {
 		if _, _, err := ParseConnect(bad); !errors.Is(err, ErrBadConnect) {
 			t.Errorf("ParseConnect(%q) err = %v, want ErrBadConnect", bad, err)
 		}
+	}
+}
+
+func TestConfigFromBroker(t *testing.T) {
+	b := config.Defaults()
+	b.ZookeeperSessionTimeout = 6 * time.Second
+	b.ZookeeperConnectionTimeout = 2 * time.Second
+	c := ConfigFromBroker(b, nil)
+	if c.SessionTimeout != 6*time.Second || c.ConnectionTimeout != 2*time.Second {
+		t.Fatalf("config = %+v", c)
 	}
 }
