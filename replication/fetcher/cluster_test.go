@@ -38,6 +38,14 @@ type testBroker struct {
 	client  *kgo.Client // acks=-1 (kgo sets a raw ProduceRequest's Acks from its config)
 	client1 *kgo.Client // acks=1
 	stopped bool
+	fmDone  bool
+}
+
+func (b *testBroker) closeFetchers() {
+	if !b.fmDone {
+		b.fmDone = true
+		b.fm.Close()
+	}
 }
 
 // fakeIsr stands in for the controller's partition-state znode: it keeps
@@ -81,7 +89,7 @@ func (e *endpoints) BrokerEndpoint(id int32) (string, int32, bool) {
 }
 
 type cluster struct {
-	t       *testing.T
+	t       testing.TB
 	isr     *fakeIsr
 	eps     *endpoints
 	brokers map[int32]*testBroker
@@ -89,7 +97,7 @@ type cluster struct {
 	lag     time.Duration
 }
 
-func newCluster(t *testing.T, ids ...int32) *cluster {
+func newCluster(t testing.TB, ids ...int32) *cluster {
 	c := &cluster{t: t, isr: &fakeIsr{version: map[partition.TopicPartition]int32{}, isr: map[partition.TopicPartition][]int32{}},
 		eps: &endpoints{m: map[int32]int32{}}, brokers: map[int32]*testBroker{}, dirs: map[int32]string{}, lag: 400 * time.Millisecond}
 	for _, id := range ids {
@@ -97,6 +105,9 @@ func newCluster(t *testing.T, ids ...int32) *cluster {
 		c.start(id, c.dirs[id])
 	}
 	t.Cleanup(func() {
+		for _, b := range c.brokers { // fetchers first: no leader vanishes under them
+			b.closeFetchers()
+		}
 		for _, b := range c.brokers {
 			c.stop(b)
 		}
@@ -163,7 +174,7 @@ func (c *cluster) stop(b *testBroker) {
 	b.client.Close()
 	b.client1.Close()
 	_ = b.srv.Close()
-	b.fm.Close()
+	b.closeFetchers()
 	b.rm.Close()
 	b.sys.Shutdown()
 	_ = b.logs.Close()
@@ -192,7 +203,7 @@ func (c *cluster) apply(tp partition.TopicPartition, leader, epoch int32, isr, r
 
 // produce sends one batch of n records to broker b (raw ProduceRequest)
 // and returns the base offset or the error code.
-func produce(t *testing.T, b *testBroker, tp partition.TopicPartition, acks int16, timeout time.Duration, vals ...string) (int64, *kerr.Error) {
+func produce(t testing.TB, b *testBroker, tp partition.TopicPartition, acks int16, timeout time.Duration, vals ...string) (int64, *kerr.Error) {
 	t.Helper()
 	recs := make([]record.BatchRecord, len(vals))
 	for i, v := range vals {
