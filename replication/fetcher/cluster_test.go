@@ -415,3 +415,26 @@ func TestFollowerTruncatesDivergentSuffix(t *testing.T) {
 		t.Fatalf("leader log %v, want 3 epoch-0 batches then one epoch-2 batch at 3", want)
 	}
 }
+
+func TestAcksAllAnswersNotEnoughReplicasAfterAppendWhenIsrShrinks(t *testing.T) {
+	c := newCluster(t, 1, 2)
+	c.apply(tp0, 1, 0, []int32{1, 2}, []int32{1, 2}, 2)
+	if _, err := produce(t, c.brokers[1], tp0, -1, 5*time.Second, "x"); err != nil {
+		t.Fatal(err)
+	}
+	c.brokers[2].fm.Unfollow(tp0)
+	// Appended while the ISR still has 2 members; the follower never
+	// fetches it; after replica.lag.time.max.ms the ISR shrinks to [1],
+	// the HW passes the batch, and the waiting produce learns that fewer
+	// than min.insync.replicas hold it.
+	start := time.Now()
+	if _, err := produce(t, c.brokers[1], tp0, -1, 10*time.Second, "y"); err != kerr.NotEnoughReplicasAfterAppend {
+		t.Fatalf("acks=-1 across an ISR shrink: %v, want NOT_ENOUGH_REPLICAS_AFTER_APPEND", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("answered after %v; the shrink should come after ~%v", d, c.lag)
+	}
+	if v := view(c.brokers[1], tp0); v.HighWatermark != 2 || len(v.ISR) != 1 {
+		t.Fatalf("leader HW %d ISR %v, want 2 and [1]", v.HighWatermark, v.ISR)
+	}
+}

@@ -8,6 +8,19 @@
 // (KIP-101/279), then sends Fetch v12 with this broker's replica id and
 // hands the batches to the follower partitions, which keep the leader's
 // offsets (partition.Handle.AppendAsFollower).
+//
+// Wiring in a broker (after the replica manager, before the first
+// LeaderAndIsr; stop it before the replica manager):
+//
+//	fc := fetcher.ConfigFromBroker(cfg)
+//	fc.System, fc.Replicas, fc.Endpoints, fc.Logger = system, replicas, ctrl, log.Named("fetcher")
+//	fm, err := fetcher.Start(fc)
+//	replicas.SetFetchers(fm)
+//	... on shutdown: fm.Close(), then replicas.Close()
+//
+// with partition.ManagerConfig{IsrWriter: ctrl, ReplicaLagTimeMax:
+// cfg.ReplicaLagTimeMax} and LeaderAndIsr.MinInsyncReplicas filled from
+// the topic policy.
 package fetcher
 
 import (
