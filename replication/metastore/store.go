@@ -89,7 +89,9 @@ type Store interface {
 	Create(path string, data []byte, ephemeral bool) error
 	// CreateSequential makes a persistent or ephemeral node named prefix
 	// followed by a 10-digit, zero-padded counter kept by the parent
-	// (ZooKeeper's SEQUENTIAL flag) and returns the full path.
+	// (ZooKeeper's SEQUENTIAL flag) and returns the full path. Numbers
+	// grow but may have gaps: ZooKeeper takes them from the parent's child
+	// version, which every child create and delete bumps.
 	CreateSequential(prefix string, data []byte, ephemeral bool) (string, error)
 	// Get returns a node's data and data version. Errors: ErrNoNode.
 	Get(path string) (data []byte, version int32, err error)
