@@ -260,7 +260,10 @@ func batches(t *testing.T, b *testBroker, tp partition.TopicPartition) []batchID
 		out = append(out, batchID{h.BaseOffset, h.LastOffset(), h.PartitionLeaderEpoch, h.CRC})
 		return true
 	}); err != nil {
-		t.Fatal(err)
+		// A scan racing the follower's own truncation can hit a cut
+		// segment; callers poll, so report "not there yet".
+		t.Logf("scan of broker %d's log: %v", b.id, err)
+		return nil
 	}
 	return out
 }
