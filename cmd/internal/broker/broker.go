@@ -45,12 +45,11 @@ type Broker struct {
 // Start brings a broker up: it opens (and, after an unclean shutdown,
 // recovers) every log under log.dirs, starts the actors and the controller,
 // and binds the listeners. On error everything started so far is stopped.
-func Start(cfg *config.Broker, log *zap.Logger) (b *Broker, err error) {
-	b = &Broker{cfg: cfg, log: log}
+func Start(cfg *config.Broker, log *zap.Logger) (_ *Broker, err error) {
+	b := &Broker{cfg: cfg, log: log}
 	defer func() {
-		if err != nil {
+		if err != nil { // stop what was started; the caller gets only the error
 			_ = b.Close()
-			b = nil
 		}
 	}()
 	if cfg.ZookeeperConnect != "" {
