@@ -4,13 +4,23 @@
 // metastore.Store, tells the replica manager which partitions to lead
 // (LeaderAndIsr) or stop (StopReplica) and publishes the metadata cache.
 //
-// Single-node mode now (the embedded store; live brokers = this one);
-// the decisions are pure functions (AssignReplicas, NextLeadership,
-// ValidateTopicName, CheckReplicaAssignment) so cluster mode reuses them.
+// Every broker runs a Controller. One wins the ephemeral /controller and
+// drives the cluster (cluster.go: broker death and return, topics created
+// or deleted through ZooKeeper, ISR change notifications, controlled
+// shutdown), sending LeaderAndIsr, UpdateMetadata and StopReplica to its
+// own broker in-process and to the others through one channel actor per
+// peer (channel.go). The others stand by, watching /controller, and apply
+// the requests they receive (broker.go: fenced by controller epoch). The
+// same code runs over the embedded store of single-node mode, where the
+// only live broker is this one. The decisions are pure functions
+// (AssignReplicas, NextLeadership, ValidateTopicName,
+// CheckReplicaAssignment).
 //
-// Concurrency: every operation runs under one mutex, so the controller's
-// work is serialized like Kafka's single controller event thread. Reads
-// of metadata go through Snapshot (an atomic pointer), never the mutex.
+// Concurrency: every controller operation runs under one mutex, so the
+// controller's work is serialized like Kafka's single controller event
+// thread; watch events are handled on one goroutine owned by the
+// Controller (started by Start, stopped by Close). Reads of metadata go
+// through Snapshot (an atomic pointer), never the mutex.
 package controller
 
 import (
@@ -24,6 +34,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/asynkron/protoactor-go/actor"
 
 	"gregor/config"
 	"gregor/partition"
@@ -46,23 +58,40 @@ type ReplicaManager interface {
 	UpdateConfig(topic string, cfg storage.LogConfig)
 }
 
-// Controller is the (single-node) controller. Create with New, then Start.
+// Controller is a broker's controller: active when it holds /controller,
+// standing by otherwise. Create with New, then Start; Close stops it.
 type Controller struct {
 	store metastore.Store
 	rm    ReplicaManager
 	cfg   *config.Broker
 	log   *zap.Logger
 	now   func() time.Time
+	peers Peers
 
 	cache metadata.Cache
 
-	mu        sync.Mutex
-	started   bool
-	active    bool  // holds /controller
-	epoch     int32 // controller epoch (/controller_epoch)
-	clusterID string
-	self      zkmeta.BrokerInfo
-	topics    map[string]*topicState
+	mu             sync.Mutex
+	started        bool
+	active         bool  // holds /controller
+	epoch          int32 // controller epoch (/controller_epoch) won; 0 when standing by
+	epochZkVersion int32 // version of /controller_epoch after the bump (fences state writes)
+	clusterID      string
+	self           zkmeta.BrokerInfo
+	topics         map[string]*topicState
+	liveInfo       map[int32]zkmeta.BrokerInfo // registered brokers (/brokers/ids), active controller only
+	shuttingDown   map[int32]bool              // brokers in controlled shutdown
+	armed          map[string]uint64           // watched path → generation of its live watch
+	gen            uint64
+
+	events        chan event
+	stop          chan struct{}
+	wg            sync.WaitGroup // event loop, watch forwarders, retry timers
+	removeSession func()
+
+	// Broker side (broker.go), under bmu, never taken with mu held in the
+	// other order: mu may be held when bmu is taken, not the reverse.
+	bmu       sync.Mutex
+	seenEpoch int32 // highest controller epoch seen in a controller request
 }
 
 // topicState is the controller's in-memory copy of a topic's znodes.
@@ -84,6 +113,10 @@ type partState struct {
 type Options struct {
 	Log *zap.Logger      // nil = no logging
 	Now func() time.Time // nil = time.Now
+	// Peers carries requests to the other brokers. nil = a ChannelManager
+	// in System, or, when System is nil too, no peers (single node).
+	Peers  Peers
+	System *actor.ActorSystem
 }
 
 // New builds a controller over store for the broker configured by cfg
@@ -92,9 +125,18 @@ type Options struct {
 // delete.topic.enable, unclean.leader.election.enable, and cfg.Raw for
 // topic config defaults). Nothing happens until Start.
 func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Options) *Controller {
-	c := &Controller{store: store, rm: rm, cfg: cfg, log: opts.Log, now: opts.Now, topics: map[string]*topicState{}}
+	c := &Controller{store: store, rm: rm, cfg: cfg, log: opts.Log, now: opts.Now, peers: opts.Peers,
+		topics: map[string]*topicState{}, liveInfo: map[int32]zkmeta.BrokerInfo{}, shuttingDown: map[int32]bool{},
+		armed: map[string]uint64{}, events: make(chan event, 64), stop: make(chan struct{})}
 	if c.log == nil {
 		c.log = zap.NewNop()
+	}
+	if c.peers == nil {
+		if opts.System != nil {
+			c.peers = NewChannelManager(opts.System, cfg.BrokerID, c.log.Named("channel"))
+		} else {
+			c.peers = noPeers{}
+		}
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -125,6 +167,10 @@ func (c *Controller) Epoch() int32 {
 // (ephemeral), win /controller (ephemeral) and bump /controller_epoch, load
 // every topic, finish pending deletions, elect leaders and send
 // LeaderAndIsr for every partition, then publish the metadata.
+//
+// A failed election is not fatal: the event loop retries it. Start fails
+// (and leaves nothing running) when the store cannot be set up or this
+// broker.id is already registered.
 func (c *Controller) Start() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -141,16 +187,13 @@ func (c *Controller) Start() error {
 		return err
 	}
 	c.started = true
-	if err := c.elect(); err != nil {
-		return err
+	c.removeSession = c.store.OnSession(c.onSession)
+	c.wg.Add(1)
+	go c.run()
+	if err := c.electAndWatchLocked(); err != nil {
+		c.log.Warn("controller election failed, retrying", zap.Error(err))
+		c.after(time.Second, event{kind: evController})
 	}
-	if c.active {
-		if err := c.loadTopics(); err != nil {
-			return err
-		}
-		c.onlineAll()
-	}
-	c.publish()
 	return nil
 }
 
@@ -185,7 +228,7 @@ func (c *Controller) registerBroker() error {
 		Endpoints: endpoints(c.cfg), Rack: strings.TrimSpace(c.cfg.Raw["broker.rack"])}
 	err := c.store.Create(zkmeta.BrokerPath(c.cfg.BrokerID), c.self.Encode(), true)
 	if errors.Is(err, metastore.ErrNodeExists) {
-		return fmt.Errorf("controller: broker.id %d is already registered at %s", c.cfg.BrokerID, zkmeta.BrokerPath(c.cfg.BrokerID))
+		return fmt.Errorf("controller: broker.id %d is already registered at %s by another live broker (Kafka: \"Error while creating ephemeral at %s, node already exists\"); give this broker another broker.id", c.cfg.BrokerID, zkmeta.BrokerPath(c.cfg.BrokerID), zkmeta.BrokerPath(c.cfg.BrokerID))
 	}
 	if err != nil {
 		return fmt.Errorf("controller: register broker: %w", err)
@@ -207,16 +250,17 @@ func (c *Controller) elect() error {
 	data, version, err := c.store.Get(zkmeta.ControllerEpochPath)
 	switch {
 	case errors.Is(err, metastore.ErrNoNode):
-		c.epoch = 1
+		c.epoch, c.epochZkVersion = 1, 0
 		err = c.store.Create(zkmeta.ControllerEpochPath, zkmeta.EncodeControllerEpoch(1), false)
 	case err == nil:
 		var cur int32
 		if cur, err = zkmeta.DecodeControllerEpoch(data); err == nil {
 			c.epoch = cur + 1
-			_, err = c.store.Set(zkmeta.ControllerEpochPath, zkmeta.EncodeControllerEpoch(c.epoch), version)
+			c.epochZkVersion, err = c.store.Set(zkmeta.ControllerEpochPath, zkmeta.EncodeControllerEpoch(c.epoch), version)
 		}
 	}
 	if err != nil {
+		c.epoch = 0
 		c.store.Delete(zkmeta.ControllerPath, metastore.AnyVersion) // resign
 		return fmt.Errorf("controller: bump %s: %w", zkmeta.ControllerEpochPath, err)
 	}
@@ -338,20 +382,29 @@ func (c *Controller) loadTopic(name string) (*topicState, error) {
 	return t, nil
 }
 
-// live reports whether a broker is live. Single-node mode: only this one.
-func (c *Controller) live(id int32) bool { return id == c.cfg.BrokerID }
+// live reports whether a broker is registered in /brokers/ids (as the
+// active controller last read it).
+func (c *Controller) live(id int32) bool {
+	_, ok := c.liveInfo[id]
+	return ok
+}
 
-func (c *Controller) liveBrokers() []int32 { return []int32{c.cfg.BrokerID} }
-
-// onlineAll elects leaders for every partition and sends LeaderAndIsr.
-func (c *Controller) onlineAll() {
-	names := make([]string, 0, len(c.topics))
-	for n := range c.topics {
-		names = append(names, n)
+// liveBrokers lists the registered brokers, sorted.
+func (c *Controller) liveBrokers() []int32 {
+	out := make([]int32, 0, len(c.liveInfo))
+	for id := range c.liveInfo {
+		out = append(out, id)
 	}
-	sort.Strings(names)
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// onlineAll elects leaders for every partition and sends LeaderAndIsr
+// (Kafka's onControllerFailover: every partition's state goes to every
+// live replica).
+func (c *Controller) onlineAll() {
 	var states []partition.LeaderAndIsr
-	for _, n := range names {
+	for _, n := range c.sortedTopics() {
 		t := c.topics[n]
 		ps, err := c.electPartitions(t, t.sortedPartitions())
 		if err != nil {
@@ -359,65 +412,159 @@ func (c *Controller) onlineAll() {
 		}
 		states = append(states, ps...)
 	}
-	c.sendLeaderAndIsr(states)
+	c.sendLeaderAndIsr(states, nil)
+}
+
+func (c *Controller) sortedTopics() []string {
+	names := make([]string, 0, len(c.topics))
+	for n := range c.topics {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // electPartitions runs NextLeadership for the given partitions of t,
-// writes changed states (create, or conditional set by zkVersion) and
-// returns the LeaderAndIsr of those this broker hosts.
+// writes changed states (create, or conditional set by zkVersion, both
+// fenced by the controller epoch) and returns the LeaderAndIsr of every
+// given partition (changed or not).
 func (c *Controller) electPartitions(t *topicState, parts []int32) ([]partition.LeaderAndIsr, error) {
 	policy, _ := c.cfg.TopicPolicy(t.overrides) // invalid overrides: broker defaults (logged by logConfig)
-	unclean := policy.UncleanLeaderElection
-	logCfg := c.logConfig(t.name, t.overrides)
 	var out []partition.LeaderAndIsr
 	var firstErr error
 	for _, p := range parts {
-		replicas := t.assignment[p]
+		if err := c.electOne(t, p, policy.UncleanLeaderElection); err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			if t.state[p] == nil {
+				continue
+			}
+		}
+		out = append(out, c.stateOf(t, p))
+	}
+	return out, firstErr
+}
+
+// electOne moves partition p of t to NextLeadership's state. A version
+// conflict (a leader changed the ISR since the controller read it) re-reads
+// the state znode and decides again, as Kafka's controller retries.
+func (c *Controller) electOne(t *topicState, p int32, unclean bool) error {
+	for attempt := 0; ; attempt++ {
 		cur := t.state[p]
 		var curL *PartitionLeadership
 		if cur != nil {
 			curL = &cur.PartitionLeadership
 		}
-		next, changed := NextLeadership(curL, replicas, c.live, unclean)
-		if changed {
-			zs := zkmeta.PartitionState{ControllerEpoch: c.epoch, Leader: next.Leader, LeaderEpoch: next.LeaderEpoch, ISR: next.ISR}
-			var v int32
-			var err error
-			if cur == nil {
-				err = metastore.CreateAll(c.store, zkmeta.PartitionStatePath(t.name, p), zs.Encode(), false)
-			} else {
-				v, err = c.store.Set(zkmeta.PartitionStatePath(t.name, p), zs.Encode(), cur.zkVersion)
-			}
-			if err != nil {
-				if firstErr == nil {
-					firstErr = fmt.Errorf("controller: write state of %s-%d: %w", t.name, p, err)
-				}
-				continue
-			}
-			cur = &partState{PartitionLeadership: next, zkVersion: v}
-			t.state[p] = cur
+		next, changed := NextLeadership(curL, t.assignment[p], c.live, unclean)
+		if !changed {
+			return nil
 		}
-		if contains(replicas, c.cfg.BrokerID) {
-			out = append(out, partition.LeaderAndIsr{
-				TopicPartition:  partition.TopicPartition{Topic: t.name, Partition: p},
-				TopicID:         t.id,
-				ControllerEpoch: c.epoch,
-				Leader:          cur.Leader,
-				LeaderEpoch:     cur.LeaderEpoch,
-				ISR:             append([]int32(nil), cur.ISR...),
-				Replicas:        append([]int32(nil), replicas...),
-				ZkVersion:       cur.zkVersion,
-				Config:          logCfg,
-			})
+		err := c.writeState(t, p, next)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, metastore.ErrBadVersion) && !errors.Is(err, metastore.ErrNodeExists) || attempt >= 3 {
+			return fmt.Errorf("controller: write state of %s-%d: %w", t.name, p, err)
+		}
+		if rerr := c.reloadState(t, p); rerr != nil {
+			return rerr
 		}
 	}
-	return out, firstErr
 }
 
-func (c *Controller) sendLeaderAndIsr(states []partition.LeaderAndIsr) {
+// writeState writes partition p's state znode (create when the controller
+// has none, else conditional on its zkVersion) in a transaction that also
+// checks /controller_epoch's version, so a deposed controller cannot write
+// (Kafka's controller-epoch fencing, KAFKA-6082).
+func (c *Controller) writeState(t *topicState, p int32, next PartitionLeadership) error {
+	zs := zkmeta.PartitionState{ControllerEpoch: c.epoch, Leader: next.Leader, LeaderEpoch: next.LeaderEpoch, ISR: next.ISR}
+	path := zkmeta.PartitionStatePath(t.name, p)
+	fence := &metastore.CheckVersionOp{Path: zkmeta.ControllerEpochPath, Version: c.epochZkVersion}
+	var v int32
+	if cur := t.state[p]; cur == nil {
+		if err := metastore.EnsurePath(c.store, zkmeta.PartitionPath(t.name, p)); err != nil {
+			return err
+		}
+		if _, err := c.store.Multi(fence, &metastore.CreateOp{Path: path, Data: zs.Encode()}); err != nil {
+			return err
+		}
+	} else {
+		res, err := c.store.Multi(fence, &metastore.SetOp{Path: path, Data: zs.Encode(), Version: cur.zkVersion})
+		if err != nil {
+			return err
+		}
+		v = res[1].Version
+	}
+	t.state[p] = &partState{PartitionLeadership: next, zkVersion: v}
+	return nil
+}
+
+// reloadState re-reads partition p's state znode into the controller's copy.
+func (c *Controller) reloadState(t *topicState, p int32) error {
+	data, v, err := c.store.Get(zkmeta.PartitionStatePath(t.name, p))
+	if errors.Is(err, metastore.ErrNoNode) {
+		delete(t.state, p)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("controller: read state of %s-%d: %w", t.name, p, err)
+	}
+	s, err := zkmeta.DecodePartitionState(data)
+	if err != nil {
+		return err
+	}
+	failed := t.state[p] != nil && t.state[p].failed
+	t.state[p] = &partState{PartitionLeadership: PartitionLeadership{Leader: s.Leader, LeaderEpoch: s.LeaderEpoch, ISR: s.ISR}, zkVersion: v, failed: failed}
+	return nil
+}
+
+// stateOf is the LeaderAndIsr of partition p of t as the controller holds it.
+func (c *Controller) stateOf(t *topicState, p int32) partition.LeaderAndIsr {
+	cur := t.state[p]
+	policy, _ := c.cfg.TopicPolicy(t.overrides)
+	return partition.LeaderAndIsr{
+		TopicPartition:    partition.TopicPartition{Topic: t.name, Partition: p},
+		TopicID:           t.id,
+		ControllerEpoch:   c.epoch,
+		Leader:            cur.Leader,
+		LeaderEpoch:       cur.LeaderEpoch,
+		ISR:               append([]int32(nil), cur.ISR...),
+		Replicas:          append([]int32(nil), t.assignment[p]...),
+		ZkVersion:         cur.zkVersion,
+		Config:            c.logConfig(t.name, t.overrides),
+		MinInsyncReplicas: policy.MinInsyncReplicas,
+	}
+}
+
+// sendLeaderAndIsr sends each state to its live replicas (only to the
+// brokers in only, when only is non-nil): to this broker in-process, to
+// the others through their channels.
+func (c *Controller) sendLeaderAndIsr(states []partition.LeaderAndIsr, only map[int32]bool) {
 	if len(states) == 0 {
 		return
 	}
+	per := map[int32][]partition.LeaderAndIsr{}
+	for _, s := range states {
+		for _, r := range s.Replicas {
+			if c.live(r) && (only == nil || only[r]) {
+				per[r] = append(per[r], s)
+			}
+		}
+	}
+	for id, ss := range per {
+		if id == c.cfg.BrokerID {
+			c.applyLocalLeaderAndIsr(ss)
+			continue
+		}
+		c.peers.Send(id, c.leaderAndIsrRequest(ss), c.logFailure(id, "LeaderAndIsr"))
+	}
+}
+
+// applyLocalLeaderAndIsr hands states to this broker's replica manager and
+// records which partitions it failed to start (reported offline).
+func (c *Controller) applyLocalLeaderAndIsr(states []partition.LeaderAndIsr) {
+	c.noteEpoch(c.epoch)
 	errs := c.rm.ApplyLeaderAndIsr(states)
 	for _, s := range states {
 		t := c.topics[s.Topic]
@@ -452,8 +599,29 @@ func (t *topicState) sortedPartitions() []int32 {
 	return ps
 }
 
-// publish rebuilds the metadata snapshot from the controller's state.
+// publish rebuilds the metadata snapshot from the controller's state,
+// installs it in this broker's cache and, on the active controller, sends
+// it as UpdateMetadata to every other live broker.
 func (c *Controller) publish() {
+	s := c.buildSnapshot()
+	c.cache.Publish(s)
+	if !c.active {
+		return
+	}
+	for _, id := range c.liveBrokers() {
+		if id != c.cfg.BrokerID {
+			c.sendUpdateMetadata(id, s)
+		}
+	}
+}
+
+// sendUpdateMetadata sends snapshot s to broker id.
+func (c *Controller) sendUpdateMetadata(id int32, s *metadata.Snapshot) {
+	req := metadata.ToUpdateMetadata(s, c.cfg.BrokerID, c.epoch, parseProtocolMap(c.cfg.Raw["listener.security.protocol.map"]))
+	c.peers.Send(id, req, c.logFailure(id, "UpdateMetadata"))
+}
+
+func (c *Controller) buildSnapshot() *metadata.Snapshot {
 	s := &metadata.Snapshot{ClusterID: c.clusterID, ControllerID: -1,
 		Topics: make(map[string]*metadata.Topic, len(c.topics)), TopicsByID: make(map[[16]byte]*metadata.Topic, len(c.topics))}
 	if c.active {
@@ -463,25 +631,19 @@ func (c *Controller) publish() {
 			s.ControllerID = id
 		}
 	}
-	b := metadata.Broker{ID: c.self.ID, Listeners: map[string]metadata.HostPort{}}
-	for i, e := range c.self.Endpoints {
-		if i == 0 {
-			b.Host, b.Port = e.Host, e.Port
-		}
-		b.Listeners[e.ListenerName] = metadata.HostPort{Host: e.Host, Port: e.Port}
+	for _, id := range c.liveBrokers() {
+		s.Brokers = append(s.Brokers, brokerOf(c.liveInfo[id]))
 	}
-	if c.self.Rack != "" {
-		r := c.self.Rack
-		b.Rack = &r
+	if len(s.Brokers) == 0 {
+		s.Brokers = []metadata.Broker{brokerOf(c.self)}
 	}
-	s.Brokers = []metadata.Broker{b}
 	for name, t := range c.topics {
 		mt := &metadata.Topic{Name: name, ID: t.id, Internal: isInternal(name)}
 		for _, p := range t.sortedPartitions() {
 			mp := metadata.Partition{Partition: p, Leader: -1, Replicas: append([]int32(nil), t.assignment[p]...)}
 			if st := t.state[p]; st != nil {
 				mp.Leader, mp.LeaderEpoch, mp.ISR = st.Leader, st.LeaderEpoch, append([]int32(nil), st.ISR...)
-				if st.failed {
+				if st.failed && st.Leader == c.cfg.BrokerID {
 					mp.Leader = -1
 				}
 			}
@@ -495,7 +657,23 @@ func (c *Controller) publish() {
 		s.Topics[name] = mt
 		s.TopicsByID[t.id] = mt
 	}
-	c.cache.Publish(s)
+	return s
+}
+
+// brokerOf is a registered broker as the metadata cache shows it.
+func brokerOf(info zkmeta.BrokerInfo) metadata.Broker {
+	b := metadata.Broker{ID: info.ID, Listeners: map[string]metadata.HostPort{}}
+	for i, e := range info.Endpoints {
+		if i == 0 {
+			b.Host, b.Port = e.Host, e.Port
+		}
+		b.Listeners[e.ListenerName] = metadata.HostPort{Host: e.Host, Port: e.Port}
+	}
+	if info.Rack != "" {
+		r := info.Rack
+		b.Rack = &r
+	}
+	return b
 }
 
 // isInternal reports Kafka's internal topics.
@@ -503,19 +681,31 @@ func isInternal(name string) bool {
 	return name == "__consumer_offsets" || name == "__transaction_state"
 }
 
-// Close resigns: the ephemeral znodes go when the store closes; Close
-// stops answering admin requests. It does not close the store (its owner does).
+// Close resigns and stops the event loop: it deletes /controller (when
+// held) and /brokers/ids/<id>, closes the peer channels and waits for the
+// controller's goroutines. It does not close the store (its owner does).
+// Idempotent.
 func (c *Controller) Close() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.active {
 		c.store.Delete(zkmeta.ControllerPath, metastore.AnyVersion)
 		c.active = false
 	}
+	wasStarted := c.started
 	if c.started {
 		c.store.Delete(zkmeta.BrokerPath(c.cfg.BrokerID), metastore.AnyVersion)
 	}
 	c.started = false
+	c.mu.Unlock()
+	if !wasStarted {
+		return
+	}
+	if c.removeSession != nil {
+		c.removeSession()
+	}
+	close(c.stop)
+	c.wg.Wait()
+	c.peers.Close()
 }
 
 func itoa(i int32) string { return strconv.FormatInt(int64(i), 10) }

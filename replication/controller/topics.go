@@ -162,7 +162,7 @@ func (c *Controller) writeNewTopic(name string, assignment map[int32][]int32, ov
 	}
 	c.topics[name] = t
 	states, err := c.electPartitions(t, t.sortedPartitions())
-	c.sendLeaderAndIsr(states)
+	c.sendLeaderAndIsr(states, nil)
 	return t, err
 }
 
@@ -175,6 +175,9 @@ func (c *Controller) writeNewTopic(name string, assignment map[int32][]int32, ov
 func (c *Controller) AutoCreateTopics(names []string) map[string]error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.active {
+		return c.autoCreateInZk(names)
+	}
 	errs := map[string]error{}
 	changed := false
 	for _, n := range names {
@@ -236,13 +239,21 @@ func (c *Controller) deleteTopicLocked(t *topicState) error {
 	if err := c.store.Create(marker, nil, false); err != nil && !errors.Is(err, metastore.ErrNodeExists) {
 		return fmt.Errorf("mark %s for deletion: %w", t.name, err)
 	}
-	var tps []partition.TopicPartition
+	per := map[int32][]partition.TopicPartition{}
 	for _, p := range t.sortedPartitions() {
-		if contains(t.assignment[p], c.cfg.BrokerID) {
-			tps = append(tps, partition.TopicPartition{Topic: t.name, Partition: p})
+		for _, r := range t.assignment[p] {
+			per[r] = append(per[r], partition.TopicPartition{Topic: t.name, Partition: p})
 		}
 	}
-	if len(tps) > 0 {
+	for id, tps := range per {
+		if id == c.cfg.BrokerID || !c.live(id) {
+			continue
+		}
+		// Delivered in order after any LeaderAndIsr already queued; a dead
+		// replica keeps its files until an operator removes them.
+		c.peers.Send(id, c.stopReplicaRequest(tps, true), c.logFailure(id, "StopReplica"))
+	}
+	if tps := per[c.cfg.BrokerID]; len(tps) > 0 {
 		if err := c.rm.StopReplicas(tps, true); err != nil {
 			// The marker stays: the next start retries the deletion.
 			return fmt.Errorf("stop replicas of %s: %w", t.name, err)
@@ -350,7 +361,7 @@ func (c *Controller) createPartitionsLocked(inc PartitionIncrease, validateOnly 
 		newParts = append(newParts, p)
 	}
 	states, err := c.electPartitions(t, newParts)
-	c.sendLeaderAndIsr(states)
+	c.sendLeaderAndIsr(states, nil)
 	if err != nil {
 		return errf(kerr.UnknownServerError, "%v", err)
 	}
@@ -435,3 +446,49 @@ func (c *Controller) AlterTopicConfig(topic string, mutate func(overrides map[st
 // BrokerConfig is the broker's server.properties as read (for
 // DescribeConfigs of a BROKER resource).
 func (c *Controller) BrokerConfig() map[string]string { return maps.Clone(c.cfg.Raw) }
+
+// autoCreateInZk is auto-creation on a broker that is not the controller
+// (Kafka 2.x AdminZkClient.createTopic from any broker): it writes the
+// topic's config and assignment znodes over the live brokers of the
+// metadata cache; the controller sees /brokers/topics change and elects
+// the leaders.
+func (c *Controller) autoCreateInZk(names []string) map[string]error {
+	errs := map[string]error{}
+	snap := c.cache.Load()
+	var live []int32
+	for _, b := range snap.Brokers {
+		live = append(live, b.ID)
+	}
+	if len(live) == 0 {
+		live = []int32{c.cfg.BrokerID}
+	}
+	for _, n := range names {
+		if _, ok := snap.Topics[n]; ok {
+			continue
+		}
+		if msg := ValidateTopicName(n); msg != "" {
+			errs[n] = errf(kerr.InvalidTopicException, "%s", msg)
+			continue
+		}
+		rf := c.cfg.DefaultReplicationFactor
+		if int(rf) > len(live) {
+			rf = int16(len(live))
+		}
+		if rf <= 0 {
+			rf = 1
+		}
+		np := c.cfg.NumPartitions
+		if np <= 0 {
+			np = 1
+		}
+		a := zkmeta.TopicAssignment{TopicID: zkmeta.RandomUUID(), Partitions: AssignReplicas(live, np, rf, -1, 0)}
+		if err := c.store.Create(zkmeta.TopicConfigPath(n), zkmeta.EncodeConfig(nil), false); err != nil && !errors.Is(err, metastore.ErrNodeExists) {
+			errs[n] = errf(kerr.UnknownServerError, "%v", err)
+			continue
+		}
+		if err := c.store.Create(zkmeta.TopicPath(n), a.Encode(), false); err != nil && !errors.Is(err, metastore.ErrNodeExists) {
+			errs[n] = errf(kerr.UnknownServerError, "%v", err)
+		}
+	}
+	return errs
+}

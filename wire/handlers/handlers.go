@@ -42,6 +42,7 @@ type Broker struct {
 	Replicas ReplicaSource // partitions hosted here (deps_replicas.go)
 	Topics   TopicSource   // topic metadata and admin (deps_topics.go)
 	Groups   GroupSource   // group coordinator (deps_groups.go); nil = COORDINATOR_NOT_AVAILABLE
+	Cluster  ClusterSource // controller protocol (deps_cluster.go); nil = inter-broker APIs refused
 }
 
 // Handle implements wire.Dispatcher.
