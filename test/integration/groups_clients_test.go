@@ -140,7 +140,7 @@ func TestConsoleConsumersInOneGroupSplitPartitions(t *testing.T) {
 	var ps [2]*proc
 	for i := range ps {
 		p := &proc{cmd: exec.Command(bin, "console-consumer", "--bootstrap-server", b.Addr(), "--topic", "split",
-			"--group", "console-g", "--timeout-ms", "8000")}
+			"--group", "console-g", "--from-beginning", "--timeout-ms", "8000")}
 		p.cmd.Stdout = &p.out
 		if err := p.cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -148,7 +148,10 @@ func TestConsoleConsumersInOneGroupSplitPartitions(t *testing.T) {
 		t.Cleanup(func() { _ = p.cmd.Process.Kill() })
 		ps[i] = p
 	}
-	// Wait until both members are in the group and it is stable.
+	// Wait until both members are in the group and it is stable. The group has
+	// no committed offsets, so --from-beginning makes each member start at the
+	// log start whenever its partition reaches it (cooperative-sticky may hand a
+	// partition over after the group first looks stable).
 	adm := kadm.NewClient(b.Client())
 	deadline := time.Now().Add(45 * time.Second)
 	for {
