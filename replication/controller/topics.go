@@ -58,6 +58,13 @@ func (c *Controller) CreateTopics(topics []NewTopic, validateOnly bool) []Create
 func (c *Controller) createTopicLocked(nt NewTopic, validateOnly bool) CreatedTopic {
 	res := CreatedTopic{Name: nt.Name, NumPartitions: -1, ReplicationFactor: -1}
 	if !c.active {
+		// Internal topics (__consumer_offsets) are created by whichever
+		// broker first needs them, straight through ZooKeeper, as Kafka
+		// 2.x's AdminZkClient does; client requests go to the controller.
+		if isInternal(nt.Name) && !validateOnly && len(nt.Assignment) == 0 {
+			res.Err = c.createInZk(nt)
+			return res
+		}
 		res.Err = ErrNotController
 		return res
 	}
@@ -448,13 +455,34 @@ func (c *Controller) AlterTopicConfig(topic string, mutate func(overrides map[st
 func (c *Controller) BrokerConfig() map[string]string { return maps.Clone(c.cfg.Raw) }
 
 // autoCreateInZk is auto-creation on a broker that is not the controller
-// (Kafka 2.x AdminZkClient.createTopic from any broker): it writes the
-// topic's config and assignment znodes over the live brokers of the
-// metadata cache; the controller sees /brokers/topics change and elects
-// the leaders.
+// (Kafka 2.x AdminZkClient.createTopic from any broker).
 func (c *Controller) autoCreateInZk(names []string) map[string]error {
 	errs := map[string]error{}
+	for _, n := range names {
+		if err := c.createInZk(NewTopic{Name: n, NumPartitions: -1, ReplicationFactor: -1}); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			errs[n] = err
+		}
+	}
+	return errs
+}
+
+// createInZk writes a topic's config and assignment znodes, assigning
+// replicas over the live brokers of the metadata cache (counts -1 =
+// num.partitions / default.replication.factor, the factor capped at the
+// live brokers); the controller sees /brokers/topics change and elects
+// the leaders. Errors: INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS,
+// INVALID_CONFIG, UNKNOWN_SERVER_ERROR.
+func (c *Controller) createInZk(nt NewTopic) error {
 	snap := c.cache.Load()
+	if _, ok := snap.Topics[nt.Name]; ok {
+		return errf(kerr.TopicAlreadyExists, "Topic '%s' already exists.", nt.Name)
+	}
+	if msg := ValidateTopicName(nt.Name); msg != "" {
+		return errf(kerr.InvalidTopicException, "%s", msg)
+	}
+	if err := config.ValidateTopicConfigs(nt.Configs); err != nil {
+		return errf(kerr.InvalidConfig, "%s", err.Error())
+	}
 	var live []int32
 	for _, b := range snap.Brokers {
 		live = append(live, b.ID)
@@ -462,33 +490,34 @@ func (c *Controller) autoCreateInZk(names []string) map[string]error {
 	if len(live) == 0 {
 		live = []int32{c.cfg.BrokerID}
 	}
-	for _, n := range names {
-		if _, ok := snap.Topics[n]; ok {
-			continue
-		}
-		if msg := ValidateTopicName(n); msg != "" {
-			errs[n] = errf(kerr.InvalidTopicException, "%s", msg)
-			continue
-		}
-		rf := c.cfg.DefaultReplicationFactor
-		if int(rf) > len(live) {
-			rf = int16(len(live))
-		}
-		if rf <= 0 {
-			rf = 1
-		}
-		np := c.cfg.NumPartitions
-		if np <= 0 {
-			np = 1
-		}
-		a := zkmeta.TopicAssignment{TopicID: zkmeta.RandomUUID(), Partitions: AssignReplicas(live, np, rf, -1, 0)}
-		if err := c.store.Create(zkmeta.TopicConfigPath(n), zkmeta.EncodeConfig(nil), false); err != nil && !errors.Is(err, metastore.ErrNodeExists) {
-			errs[n] = errf(kerr.UnknownServerError, "%v", err)
-			continue
-		}
-		if err := c.store.Create(zkmeta.TopicPath(n), a.Encode(), false); err != nil && !errors.Is(err, metastore.ErrNodeExists) {
-			errs[n] = errf(kerr.UnknownServerError, "%v", err)
-		}
+	rf := nt.ReplicationFactor
+	if rf <= 0 {
+		rf = c.cfg.DefaultReplicationFactor
 	}
-	return errs
+	if int(rf) > len(live) {
+		rf = int16(len(live))
+	}
+	if rf <= 0 {
+		rf = 1
+	}
+	np := nt.NumPartitions
+	if np <= 0 {
+		np = c.cfg.NumPartitions
+	}
+	if np <= 0 {
+		np = 1
+	}
+	a := zkmeta.TopicAssignment{TopicID: zkmeta.RandomUUID(), Partitions: AssignReplicas(live, np, rf, -1, 0)}
+	if err := c.store.Create(zkmeta.TopicConfigPath(nt.Name), zkmeta.EncodeConfig(nt.Configs), false); err != nil && !errors.Is(err, metastore.ErrNodeExists) {
+		return errf(kerr.UnknownServerError, "%v", err)
+	}
+	err := c.store.Create(zkmeta.TopicPath(nt.Name), a.Encode(), false)
+	if errors.Is(err, metastore.ErrNodeExists) {
+		return errf(kerr.TopicAlreadyExists, "Topic '%s' already exists.", nt.Name)
+	}
+	if err != nil {
+		return errf(kerr.UnknownServerError, "%v", err)
+	}
+	c.log.Info("created topic in ZooKeeper for the controller", zap.String("topic", nt.Name), zap.Int32("partitions", np), zap.Int16("replication.factor", rf))
+	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"gregor/config"
 	"gregor/partition"
 	"gregor/replication/controller"
+	"gregor/replication/fetcher"
 	"gregor/replication/metastore"
 	"gregor/storage"
 	"gregor/wire/handlers"
@@ -39,7 +40,9 @@ type Broker struct {
 	ctrl     *controller.Controller
 	groups   *coordinator.Coordinator
 	server   *server.Server
+	isr      lateIsrWriter
 	closers  []func() error // in start order; Close runs them in reverse
+	started  bool           // Start completed: Close first does a controlled shutdown (cluster mode)
 }
 
 // Start brings a broker up: it opens (and, after an unclean shutdown,
@@ -52,10 +55,6 @@ func Start(cfg *config.Broker, log *zap.Logger) (_ *Broker, err error) {
 			_ = b.Close()
 		}
 	}()
-	if cfg.ZookeeperConnect != "" {
-		return nil, fmt.Errorf("zookeeper.connect=%s: cluster mode (ZooKeeper) is not available in this build yet; leave zookeeper.connect empty for the embedded single-node metadata", cfg.ZookeeperConnect)
-	}
-
 	began := time.Now()
 	b.logs, err = storage.NewLogManager(storage.LogManagerConfig{
 		Dirs:                  cfg.LogDirs,
@@ -89,6 +88,10 @@ func Start(cfg *config.Broker, log *zap.Logger) (_ *Broker, err error) {
 		BrokerID:    cfg.BrokerID,
 		Logger:      log.Named("replicas"),
 		ProducerIDs: pids,
+		// The controller (created below, it needs the replica manager)
+		// writes leaders' ISR changes to the metadata store.
+		IsrWriter:         &b.isr,
+		ReplicaLagTimeMax: cfg.ReplicaLagTimeMax,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("replica manager: %w", err)
@@ -102,14 +105,26 @@ func Start(cfg *config.Broker, log *zap.Logger) (_ *Broker, err error) {
 	}
 	b.closers = append(b.closers, func() error { b.maint.Stop(); return nil })
 
-	store, err := metastore.OpenEmbeddedDir(onlineDir)
+	store, err := b.openStore(onlineDir)
 	if err != nil {
-		return nil, fmt.Errorf("embedded metadata store in %s: %w", onlineDir, err)
+		return nil, err
 	}
 	b.store = store
 	b.closers = append(b.closers, store.Close)
 
-	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller")})
+	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system})
+	b.isr.c.Store(b.ctrl)
+	if cfg.ZookeeperConnect != "" {
+		// Followers fetch from their leaders (before the first LeaderAndIsr).
+		fc := fetcher.ConfigFromBroker(cfg)
+		fc.System, fc.Replicas, fc.Endpoints, fc.Logger = b.system, b.replicas, b.ctrl, log.Named("fetcher")
+		fm, err := fetcher.Start(fc)
+		if err != nil {
+			return nil, fmt.Errorf("replica fetchers: %w", err)
+		}
+		b.replicas.SetFetchers(fm)
+		b.closers = append(b.closers, func() error { fm.Close(); return nil })
+	}
 	if err := b.ctrl.Start(); err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
@@ -129,12 +144,13 @@ func Start(cfg *config.Broker, log *zap.Logger) (_ *Broker, err error) {
 	// hosts; load their groups in the background.
 	b.groups.LoadLocal()
 
-	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups}
+	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Cluster: b.ctrl}
 	b.server = server.New(server.ConfigFromBroker(cfg), h, log.Named("server"))
 	if err := b.server.Start(); err != nil {
 		return nil, fmt.Errorf("listeners: %w", err)
 	}
 	b.closers = append(b.closers, b.server.Close)
+	b.started = true
 	log.Info("started", zap.Int32("broker.id", cfg.BrokerID), zap.String("cluster.id", b.ctrl.ClusterID()),
 		zap.Strings("log.dirs", cfg.LogDirs), zap.Duration("took", time.Since(began)))
 	return b, nil
@@ -160,6 +176,10 @@ func (b *Broker) Addrs() []net.Addr { return b.server.Addrs() }
 // the partition actors, the actor system, and last the logs (flush,
 // checkpoints, clean-shutdown marker). Idempotent.
 func (b *Broker) Close() error {
+	if b.started && b.cfg.ZookeeperConnect != "" && b.ctrl != nil {
+		b.started = false
+		b.controlledShutdown()
+	}
 	var errs []error
 	for i := len(b.closers) - 1; i >= 0; i-- {
 		if err := b.closers[i](); err != nil {

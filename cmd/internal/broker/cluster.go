@@ -1,0 +1,63 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"gregor/partition"
+	"gregor/replication/controller"
+	"gregor/replication/metastore"
+	"gregor/replication/zkstore"
+)
+
+// openStore opens the metadata store: ZooKeeper when zookeeper.connect is
+// set (cluster mode), else the embedded store under the first online log dir.
+func (b *Broker) openStore(onlineDir string) (metastore.Store, error) {
+	if b.cfg.ZookeeperConnect == "" {
+		s, err := metastore.OpenEmbeddedDir(onlineDir)
+		if err != nil {
+			return nil, fmt.Errorf("embedded metadata store in %s: %w", onlineDir, err)
+		}
+		return s, nil
+	}
+	s, err := zkstore.Open(b.cfg.ZookeeperConnect, zkstore.ConfigFromBroker(b.cfg, b.log.Named("zookeeper")))
+	if err != nil {
+		return nil, fmt.Errorf("zookeeper.connect=%s: %w", b.cfg.ZookeeperConnect, err)
+	}
+	return s, nil
+}
+
+// controlledShutdown asks the controller to move leadership away before
+// the broker stops (controlled.shutdown.enable, default true), bounded by
+// controlled.shutdown.max.retries × controlled.shutdown.retry.backoff.ms.
+func (b *Broker) controlledShutdown() {
+	if b.cfg.Raw["controlled.shutdown.enable"] == "false" {
+		return
+	}
+	o := controller.ShutdownOptionsFromConfig(b.cfg.Raw)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(o.MaxRetries+1)*(o.Backoff+o.Timeout))
+	defer cancel()
+	began := time.Now()
+	if err := b.ctrl.RequestControlledShutdown(ctx, o); err != nil {
+		b.log.Warn("controlled shutdown incomplete; stopping anyway", zap.Error(err))
+		return
+	}
+	b.log.Info("controlled shutdown complete", zap.Duration("took", time.Since(began)))
+}
+
+// lateIsrWriter lets the replica manager, built before the controller,
+// reach the controller's IsrWriter once it exists.
+type lateIsrWriter struct{ c atomic.Pointer[controller.Controller] }
+
+// AlterIsr implements partition.IsrWriter.
+func (w *lateIsrWriter) AlterIsr(tp partition.TopicPartition, leaderEpoch int32, newIsr []int32, zkVersion int32) (int32, error) {
+	c := w.c.Load()
+	if c == nil {
+		return 0, fmt.Errorf("broker: controller not started; ISR of %s unchanged", tp)
+	}
+	return c.AlterIsr(tp, leaderEpoch, newIsr, zkVersion)
+}
