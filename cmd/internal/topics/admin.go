@@ -14,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/cmd/internal/clientutil"
 )
 
 // Admin is what the topic command needs from a cluster. Errors from the
@@ -88,11 +90,13 @@ func (a KadmAdmin) CreateTopic(ctx context.Context, topic string, partitions int
 		v := v
 		cfg[k] = &v
 	}
+	// kadm returns resp.Err as err too: look at the response first so the
+	// broker's ErrorMessage is not lost.
 	resp, err := a.Adm.CreateTopic(ctx, partitions, rf, cfg, topic)
-	if err != nil {
-		return err
+	if resp.Err != nil {
+		return clientutil.WithMessage(resp.Err, resp.ErrMessage)
 	}
-	return withMessage(resp.Err, resp.ErrMessage)
+	return err
 }
 
 // DeleteTopics implements Admin.
@@ -102,8 +106,11 @@ func (a KadmAdmin) DeleteTopics(ctx context.Context, topics []string) error {
 		return err
 	}
 	for _, t := range resps.Sorted() {
+		if t.Err != nil && t.ErrMessage != "" {
+			return clientutil.WithMessage(t.Err, t.ErrMessage)
+		}
 		if t.Err != nil {
-			return fmt.Errorf("topic %s: %w", t.Topic, withMessage(t.Err, t.ErrMessage))
+			return fmt.Errorf("topic %s: %w", t.Topic, t.Err)
 		}
 	}
 	return nil
@@ -117,7 +124,7 @@ func (a KadmAdmin) SetPartitionCount(ctx context.Context, topic string, total in
 	}
 	for _, r := range resps.Sorted() {
 		if r.Err != nil {
-			return withMessage(r.Err, r.ErrMessage)
+			return clientutil.WithMessage(r.Err, r.ErrMessage)
 		}
 	}
 	return nil
@@ -169,11 +176,3 @@ func (a KadmAdmin) DescribeTopics(ctx context.Context, topics []string) ([]Topic
 
 // Close implements Admin.
 func (a KadmAdmin) Close() { a.Adm.Close() }
-
-// withMessage adds the broker's error message, when it has one, to a kerr error.
-func withMessage(err error, msg string) error {
-	if err == nil || msg == "" {
-		return err
-	}
-	return fmt.Errorf("%w (%s)", err, msg)
-}

@@ -97,6 +97,11 @@ func Run(ctx context.Context, o Options, admin Admin, stdout io.Writer) error {
 		if err != nil || len(names) == 0 {
 			return err
 		}
+		for _, n := range names {
+			if err := checkDeletable(n); err != nil {
+				return err
+			}
+		}
 		if err := admin.DeleteTopics(ctx, names); err != nil {
 			return err
 		}
@@ -112,7 +117,15 @@ func Run(ctx context.Context, o Options, admin Admin, stdout io.Writer) error {
 			return err
 		}
 		for _, n := range names {
+			if err := checkPartitionsAlterable(n); err != nil {
+				return err
+			}
+		}
+		for _, n := range names {
 			if err := admin.SetPartitionCount(ctx, n, int(o.Partitions)); err != nil {
+				if clientutil.HasBrokerMessage(err) {
+					return err // the broker's message names the topic
+				}
 				return fmt.Errorf("topic %s: %w", n, err)
 			}
 		}
@@ -235,6 +248,32 @@ func existing(ctx context.Context, o Options, admin Admin) ([]string, error) {
 	return names, nil
 }
 
+// Kafka's internal topics (Topic.isInternal).
+const (
+	offsetsTopic     = "__consumer_offsets"
+	transactionTopic = "__transaction_state"
+)
+
 func isInternal(topic string) bool {
-	return topic == "__consumer_offsets" || topic == "__transaction_state"
+	return topic == offsetsTopic || topic == transactionTopic
+}
+
+// checkDeletable refuses deleting an internal topic, as Kafka's
+// TopicCommand does before it asks the cluster (both the --zookeeper and
+// the --bootstrap-server forms go through here).
+func checkDeletable(topic string) error {
+	if isInternal(topic) {
+		return fmt.Errorf("Topic %s is a kafka internal topic and is not allowed to be marked for deletion.", topic)
+	}
+	return nil
+}
+
+// checkPartitionsAlterable refuses changing the partition count of the
+// offsets topic (Kafka's TopicCommand.alterTopic): group coordinators are
+// found by hashing the group id over its partitions.
+func checkPartitionsAlterable(topic string) error {
+	if topic == offsetsTopic {
+		return errors.New("The number of partitions for the offsets topic cannot be changed.")
+	}
+	return nil
 }

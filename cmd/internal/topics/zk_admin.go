@@ -171,8 +171,8 @@ func (a *ZkAdmin) checkCollision(topic string) error {
 // marked is left as is.
 func (a *ZkAdmin) DeleteTopics(ctx context.Context, topics []string) error {
 	for _, t := range topics {
-		if isInternal(t) {
-			return fmt.Errorf("Topic %s is a kafka internal topic and is not allowed to be marked for deletion.", t)
+		if err := checkDeletable(t); err != nil {
+			return err
 		}
 		if ok, err := a.Store.Exists(zkmeta.TopicPath(t)); err != nil {
 			return err
