@@ -67,7 +67,10 @@ import (
 	"gregor/wire"
 )
 
-func init() { register(0, 3, 11, handleProduce) }
+// v2 is advertised because librdkafka < 2.10 compresses with gzip or snappy
+// only when the broker lists Produce v2 (its MsgVer1 feature); a v2 request
+// still needs magic-2 batches (else UNSUPPORTED_FOR_MESSAGE_FORMAT).
+func init() { register(0, 2, 11, handleProduce) }
 
 // maxUncompressed bounds how much a compressed batch may inflate during
 // validation: 32× max.message.bytes, at least 64 MiB. Kafka does not bound

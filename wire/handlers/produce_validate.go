@@ -4,6 +4,7 @@ package handlers
 // after Kafka's LogValidator (validateMessagesAndAssignOffsets) for batches
 // from clients:
 //
+//   - message format v0/v1 (produce v2) → UNSUPPORTED_FOR_MESSAGE_FORMAT;
 //   - integrity: CRC-32C, magic 2, header sanity → CORRUPT_MESSAGE;
 //     exactly one batch per partition (v3+) → INVALID_RECORD;
 //   - control batches from clients → INVALID_RECORD; transactional
@@ -30,6 +31,7 @@ package handlers
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -62,6 +64,11 @@ type validatedBatch struct {
 func validateProduceBatch(cfg storage.LogConfig, version int16, records []byte, now int64) (validatedBatch, *produceRejection) {
 	if len(records) == 0 {
 		return validatedBatch{}, &produceRejection{kerr.InvalidRecord, "produce requests v3+ must carry exactly one record batch", -1}
+	}
+	if len(records) > record.OffMagic && records[record.OffMagic] < 2 {
+		// Message formats v0/v1 (produce v2 from old clients): Kafka 3
+		// up-converts them; Gregor stores magic 2 only.
+		return validatedBatch{}, &produceRejection{kerr.UnsupportedForMessageFormat, fmt.Sprintf("message format v%d is not supported: send record batches (magic 2)", records[record.OffMagic]), -1}
 	}
 	hdr, batch, err := record.Validate(records)
 	if err != nil {

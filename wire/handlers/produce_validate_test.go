@@ -169,6 +169,8 @@ func TestValidateRejections(t *testing.T) {
 	}
 	compact := cfg
 	compact.Compact = true
+	magic1 := bytes.Clone(good)
+	magic1[record.OffMagic] = 1
 	// A zstd bomb: 40 MiB of zeros in a few KiB, limit 64 MiB/… shrink it.
 	small := cfg
 	small.MaxMessageBytes = 1 << 20
@@ -183,6 +185,7 @@ func TestValidateRejections(t *testing.T) {
 	}{
 		{"empty", cfg, 9, nil, kerr.InvalidRecord, -1},
 		{"crc", cfg, 9, corrupt, kerr.CorruptMessage, -1},
+		{"magic 1", cfg, 2, magic1, kerr.UnsupportedForMessageFormat, -1},
 		{"two batches", cfg, 9, append(bytes.Clone(good), good...), kerr.InvalidRecord, -1},
 		{"control", cfg, 9, ctl, kerr.InvalidRecord, -1},
 		{"zstd before v7", cfg, 6, codecBatch(t, record.CodecZstd, 1, 1, 10), kerr.UnsupportedCompressionType, -1},
