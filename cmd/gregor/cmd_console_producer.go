@@ -23,9 +23,9 @@ func init() {
 			// Kafka's --compression-codec takes an optional value: a bare
 			// flag means gzip, and "--compression-codec snappy" (space
 			// separated) names the codec, which pflag leaves as an argument.
-			if len(args) == 1 && f.Changed("compression-codec") && codec == "gzip" {
-				if _, err := clientutil.Codec(args[0]); err == nil {
-					codec, args = args[0], nil
+			if f.Changed("compression-codec") && codec == "gzip" {
+				if c, rest, ok := consoleproducer.BareCodecValue(os.Args[2:], args); ok {
+					codec, args = c, rest
 				}
 			}
 			if len(args) > 0 {
@@ -37,7 +37,8 @@ func init() {
 			o.FlagProps = map[string]string{}
 			for flag, prop := range map[string]string{"compression-codec": "compression.type", "request-required-acks": "acks",
 				"batch-size": "batch.size", "timeout": "linger.ms", "message-send-max-retries": "retries",
-				"retry-backoff-ms": "retry.backoff.ms", "request-timeout-ms": "request.timeout.ms", "max-memory-bytes": "buffer.memory"} {
+				"retry-backoff-ms": "retry.backoff.ms", "request-timeout-ms": "request.timeout.ms", "max-memory-bytes": "buffer.memory",
+				"max-partition-memory-bytes": "batch.size"} {
 				if f.Changed(flag) {
 					o.FlagProps[prop] = f.Lookup(flag).Value.String()
 				}
@@ -64,7 +65,8 @@ func init() {
 	f.Lookup("compression-codec").NoOptDefVal = "gzip"
 	f.StringVar(&acks, "request-required-acks", consoleproducer.DefaultProps["acks"], "acks: -1 (all), 1 or 0")
 	def := func(k string) int64 { n, _ := strconv.ParseInt(consoleproducer.DefaultProps[k], 10, 64); return n }
-	f.Int64Var(&batchSize, "batch-size", def("batch.size"), "batch.size in bytes")
+	f.Int64Var(&batchSize, "batch-size", def("batch.size"), "batch.size in bytes: the batching target (a larger record still goes alone; max.request.size is the limit)")
+	f.Int64Var(&batchSize, "max-partition-memory-bytes", def("batch.size"), "batch.size in bytes (as --batch-size)")
 	f.Int64Var(&timeout, "timeout", def("linger.ms"), "linger.ms: how long to wait for a batch to fill")
 	f.Int64Var(&retries, "message-send-max-retries", def("retries"), "retries per record")
 	f.Int64Var(&retryBackoff, "retry-backoff-ms", def("retry.backoff.ms"), "backoff between retries")

@@ -15,6 +15,9 @@ type Options struct {
 	Opts []kgo.Opt
 	// Group is group.id ("" = none).
 	Group string
+	// MaxRequestSize is max.request.size in bytes when given (0 = kgo's
+	// default batch limit, 1,000,012 bytes); producers only.
+	MaxRequestSize int32
 	// Ignored lists property names that were accepted but have no kgo
 	// counterpart (serializers, buffer sizes…) or are unknown, sorted; the
 	// tools print a warning for each, as Kafka's clients log "supplied but
@@ -105,8 +108,9 @@ func common(o *Options, k, v string) (bool, error) {
 }
 
 // ProducerOptions maps Kafka producer properties to kgo options: acks
-// (all/-1, 1, 0), linger.ms, batch.size (kgo's minimum batch is 512 bytes),
-// compression.type, client.id, retries, delivery.timeout.ms,
+// (all/-1, 1, 0), linger.ms, batch.size (validated; a batching target kgo
+// has no knob for, never a record size limit), max.request.size (the
+// largest record batch, hence record, at least 512 bytes), compression.type, client.id, retries, delivery.timeout.ms,
 // request.timeout.ms, enable.idempotence, max.in.flight.requests.per.connection,
 // buffer.memory, retry.backoff.ms, metadata.max.age.ms. As in Kafka ≥ 3,
 // idempotence is on by default and turned off when acks is not all, unless
@@ -145,11 +149,29 @@ func ProducerOptions(props map[string]string) (Options, error) {
 			}
 			o.Opts = append(o.Opts, kgo.ProducerLinger(min(msDur(n), time.Minute)))
 		case "batch.size":
-			n, err := propInt(k, v, 0)
+			// Kafka's batch.size is a batching target: a batch is closed
+			// once it holds this many bytes, but a single larger record
+			// still goes out in a batch of its own. kgo only has a hard
+			// per-batch maximum, which must not turn this target into a
+			// record size limit (max.request.size is that limit), so
+			// batching is left to linger.ms and max.request.size.
+			if _, err := propInt(k, v, 0); err != nil {
+				return o, err
+			}
+		case "max.request.size":
+			// The largest request, hence the largest record batch, the
+			// producer sends; a larger record fails client-side
+			// (RecordTooLargeException / MESSAGE_TOO_LARGE).
+			n, err := propInt(k, v, 512)
 			if err != nil {
 				return o, err
 			}
-			o.Opts = append(o.Opts, kgo.ProducerBatchMaxBytes(int32(min(max(n, 512), 1<<30))))
+			n = min(n, 1<<30)
+			o.MaxRequestSize = int32(n)
+			o.Opts = append(o.Opts, kgo.ProducerBatchMaxBytes(int32(n)))
+			if n > 100<<20 { // kgo's write limit (default 100 MiB) must cover one batch
+				o.Opts = append(o.Opts, kgo.BrokerMaxWriteBytes(int32(n)))
+			}
 		case "compression.type":
 			c, err := Codec(v)
 			if err != nil {

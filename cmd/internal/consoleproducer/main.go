@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"gregor/cmd/internal/clientutil"
@@ -41,6 +42,10 @@ var DefaultProps = map[string]string{
 	"retry.backoff.ms":   "100",   // --retry-backoff-ms
 	"request.timeout.ms": "1500",  // --request-timeout-ms
 	"compression.type":   "none",  // --compression-codec (gzip when given without a value)
+	// Not flags: the Java producer's default max.request.size (the
+	// largest record), and ConsoleProducer's client.id.
+	"max.request.size": "1048576",
+	"client.id":        "console-producer",
 }
 
 // Main produces every line of stdin as a record and flushes at EOF. It
@@ -104,6 +109,12 @@ func run(ctx context.Context, o Options, stdin io.Reader, stderr io.Writer) erro
 		mu.Lock()
 		defer mu.Unlock()
 		if firstErr == nil {
+			if errors.Is(err, kerr.MessageTooLarge) && po.MaxRequestSize > 0 && recordSize(r) > int(po.MaxRequestSize)-batchOverhead {
+				// kgo refused it before sending, as the Java producer
+				// does with a RecordTooLargeException.
+				err = fmt.Errorf("The message is %d bytes when serialized which is larger than %d, which is the value of the max.request.size configuration.",
+					recordSize(r)+batchOverhead, po.MaxRequestSize)
+			}
 			firstErr = fmt.Errorf("Error when sending message to topic %s with key: %s, value: %d bytes with error: %w",
 				r.Topic, keyText(r.Key), len(r.Value), err)
 		}
@@ -153,6 +164,20 @@ func producerProps(o Options) (map[string]string, error) {
 		return nil, clientutil.Usage("%v", err)
 	}
 	return clientutil.Merge(DefaultProps, file, pp, o.FlagProps), nil
+}
+
+// batchOverhead is a v2 record batch's header (61 bytes), which wraps
+// even a lone record.
+const batchOverhead = 61
+
+// recordSize is roughly a record's encoded size without the batch header:
+// key, value and headers plus a generous allowance for the varint fields.
+func recordSize(r *kgo.Record) int {
+	n := len(r.Key) + len(r.Value) + 21
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value) + 10
+	}
+	return n
 }
 
 func keyText(k []byte) string {

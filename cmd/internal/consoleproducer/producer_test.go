@@ -159,3 +159,76 @@ func TestProduceErrors(t *testing.T) {
 		t.Errorf("zookeeper: exit %d %q", code, errb.String())
 	}
 }
+
+// A line larger than batch.size (16384 by default) is one record as in
+// Kafka: batch.size is a batching target, max.request.size (1 MiB by
+// default) the limit; a record above max.request.size fails with Kafka's
+// RecordTooLargeException wording.
+func TestLargeLinesAndMaxRequestSize(t *testing.T) {
+	_, addr := newCluster(t)
+	var errb bytes.Buffer
+	line := strings.Repeat("y", 100_000)
+	code := Main(context.Background(), Options{BootstrapServer: addr, Topic: "lines",
+		FlagProps: map[string]string{"batch.size": "16384", "linger.ms": "5"}}, strings.NewReader(line+"\nsmall\n"), &errb)
+	if code != 0 || errb.Len() != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	recs := readAll(t, addr, "lines", 2)
+	if len(recs[0].Value) != len(line) || string(recs[1].Value) != "small" {
+		t.Fatalf("records %d bytes, %q", len(recs[0].Value), recs[1].Value)
+	}
+
+	errb.Reset()
+	code = Main(context.Background(), Options{BootstrapServer: addr, Topic: "lines",
+		ProducerProps: []string{"max.request.size=50000"}}, strings.NewReader(line+"\n"), &errb)
+	want := "ERROR Error when sending message to topic lines with key: null, value: 100000 bytes with error: The message is 100082 bytes when serialized which is larger than 50000, which is the value of the max.request.size configuration.\n"
+	if code != 1 || errb.String() != want {
+		t.Fatalf("exit %d: %q", code, errb.String())
+	}
+	for _, bad := range []string{"max.request.size=abc", "max.request.size=10", "batch.size=-1"} {
+		errb.Reset()
+		if code := Main(context.Background(), Options{BootstrapServer: addr, Topic: "lines", ProducerProps: []string{bad}},
+			strings.NewReader("x\n"), &errb); code != 1 || !strings.Contains(errb.String(), strings.Split(bad, "=")[0]) {
+			t.Errorf("%s: exit %d %q", bad, code, errb.String())
+		}
+	}
+}
+
+func TestDefaultClientID(t *testing.T) {
+	props, err := producerProps(Options{})
+	if err != nil || props["client.id"] != "console-producer" || props["max.request.size"] != "1048576" {
+		t.Fatalf("%v %v", props, err)
+	}
+	props, _ = producerProps(Options{ProducerProps: []string{"client.id=mine"}})
+	if props["client.id"] != "mine" {
+		t.Fatalf("client.id override lost: %v", props)
+	}
+}
+
+// `--compression-codec brotli` (space form) takes brotli as the value, as
+// Kafka's option parser does, and fails like --compression-codec=brotli.
+func TestBareCodecValue(t *testing.T) {
+	cases := []struct {
+		raw, left []string
+		codec     string
+		ok        bool
+	}{
+		{[]string{"--topic", "t", "--compression-codec", "brotli"}, []string{"brotli"}, "brotli", true},
+		{[]string{"--compression-codec", "snappy", "--topic", "t"}, []string{"snappy"}, "snappy", true},
+		{[]string{"--compression-codec", "--topic", "t"}, nil, "", false},
+		{[]string{"--compression-codec=gzip", "extra"}, []string{"extra"}, "", false},
+		{[]string{"--topic", "t", "stray"}, []string{"stray"}, "", false},
+	}
+	for _, c := range cases {
+		codec, rest, ok := BareCodecValue(c.raw, c.left)
+		if codec != c.codec || ok != c.ok || (ok && len(rest) != 0) || (!ok && len(rest) != len(c.left)) {
+			t.Errorf("%q: %q %q %v", c.raw, codec, rest, ok)
+		}
+	}
+	var space, eq bytes.Buffer
+	Main(context.Background(), Options{BootstrapServer: "127.0.0.1:1", Topic: "t", FlagProps: map[string]string{"compression.type": "brotli"}}, strings.NewReader(""), &space)
+	Main(context.Background(), Options{BootstrapServer: "127.0.0.1:1", Topic: "t", FlagProps: map[string]string{"compression.type": "brotli"}}, strings.NewReader(""), &eq)
+	if !strings.Contains(space.String(), `invalid compression codec "brotli"`) || space.String() != eq.String() {
+		t.Fatalf("%q vs %q", space.String(), eq.String())
+	}
+}
