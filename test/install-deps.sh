@@ -8,6 +8,10 @@ set -euo pipefail
 missing=()
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 /usr/bin/python3 -c 'import kafka' >/dev/null 2>&1 || missing+=(python3-kafka)
+# kafka-python's codecs (test/compat): snappy, lz4 frames, zstd.
+/usr/bin/python3 -c 'import snappy' >/dev/null 2>&1 || missing+=(python3-snappy)
+/usr/bin/python3 -c 'import lz4.frame' >/dev/null 2>&1 || missing+=(python3-lz4)
+/usr/bin/python3 -c 'import zstandard' >/dev/null 2>&1 || missing+=(python3-zstandard)
 [ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -67,10 +67,11 @@ import (
 	"gregor/wire"
 )
 
-// v2 is advertised because librdkafka < 2.10 compresses with gzip or snappy
-// only when the broker lists Produce v2 (its MsgVer1 feature); a v2 request
-// still needs magic-2 batches (else UNSUPPORTED_FOR_MESSAGE_FORMAT).
-func init() { register(0, 2, 11, handleProduce) }
+// v0-v2 are advertised (as Kafka 3 does) because librdkafka before 2.10
+// compresses with gzip, snappy or lz4 only when the broker lists Produce v0
+// (it then sends v7+); a v0-v2 request must still carry magic-2 batches,
+// else UNSUPPORTED_FOR_MESSAGE_FORMAT (produce_validate.go).
+func init() { register(0, 0, 11, handleProduce) }
 
 // maxUncompressed bounds how much a compressed batch may inflate during
 // validation: 32× max.message.bytes, at least 64 MiB. Kafka does not bound

@@ -66,10 +66,7 @@ import (
 	"gregor/wire/fetchresp"
 )
 
-// v2-v3 are advertised because librdkafka < 2.10 enables gzip and snappy only
-// when the broker lists Produce v2 and Fetch v2 (its MsgVer1 feature); it
-// then uses the newest version. Batches are never down-converted.
-func init() { register(1, 2, 12, handleFetch) }
+func init() { register(1, 4, 12, handleFetch) }
 
 // fetchPart is one requested partition and what was read for it.
 type fetchPart struct {
