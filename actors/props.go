@@ -32,14 +32,27 @@ func PanicLogger(log *zap.Logger) actor.ReceiverMiddleware {
 	}
 }
 
-// Props builds a fresh *actor.Props for one spawn: the producer, the panic
-// logger and any extra options (supervisor, mailbox…). Always build Props
-// per spawn through this helper: protoactor's Configure appends to a shared
-// *Props, so reusing one value with middleware-spreading options makes
-// middleware chains grow with every spawn (ARCHITECTURE-NOTES §1.6).
+// Props builds a fresh *actor.Props for one spawn: the producer, the
+// instrument middleware (live tree, restart counts, fault injection,
+// tracing — outermost), the panic logger and any extra options
+// (supervisor…). Its mailbox is protoactor's unbounded one wrapped so the
+// instruments see its depth; an actor that must not have it can pass
+// actor.WithMailbox in opts (then its depth reads -1 and tracing sees no
+// queue time). Always build Props per spawn through this helper:
+// protoactor's Configure appends to a shared *Props, so reusing one value
+// makes middleware chains grow with every spawn (ARCHITECTURE-NOTES §1.6),
+// and the instruments keep one record per Props.
 func Props(log *zap.Logger, producer actor.Producer, opts ...actor.PropsOption) *actor.Props {
-	all := make([]actor.PropsOption, 0, len(opts)+1)
-	all = append(all, actor.WithReceiverMiddleware(PanicLogger(log)))
+	c := &cell{}
+	unbounded := actor.Unbounded()
+	all := make([]actor.PropsOption, 0, len(opts)+2)
+	all = append(all,
+		actor.WithMailbox(func() actor.Mailbox {
+			mb := &instrumentedMailbox{Mailbox: unbounded(), c: c}
+			c.mb = mb
+			return mb
+		}),
+		actor.WithReceiverMiddleware(instrumentMiddleware(c), PanicLogger(log)))
 	all = append(all, opts...)
 	return actor.PropsFromProducer(producer, all...)
 }

@@ -20,6 +20,9 @@ import (
 // lines per second (protoactor's defaults) and metrics stay off (the
 // default Prometheus provider would bind :2222 on all interfaces).
 //
+// The system carries its Instruments (InstrumentsOf): the live actor
+// tree, fault injection and tracing of every actor spawned through Props.
+//
 // ActorSystem.Shutdown does not stop actors: owners must stop what they
 // spawned (StopFuture/PoisonFuture) before shutting the system down.
 func NewSystem(log *zap.Logger) *actor.ActorSystem {
@@ -29,5 +32,7 @@ func NewSystem(log *zap.Logger) *actor.ActorSystem {
 		}
 		return slog.New(zapslog.NewHandler(log.Core(), zapslog.WithName("protoactor"))).With("system", s.ID)
 	}
-	return actor.NewActorSystem(actor.WithLoggerFactory(factory))
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(factory))
+	attachInstruments(sys, log)
+	return sys
 }
