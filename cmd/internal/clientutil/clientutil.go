@@ -42,9 +42,23 @@ func ParseBootstrap(flag, s string) ([]string, error) {
 }
 
 // ParseProps turns repeated "key=value" flag values (--property,
-// --producer-property, --consumer-property, --config) into a map; later
-// values win. The key and value are trimmed; the value may contain '='.
+// --producer-property, --consumer-property) into a map; later values win.
+// As Kafka's CommandLineUtils.parseKeyValueArgs, the value is everything
+// after the first '=', kept as typed (key.separator=" :: " keeps its
+// spaces); the key is trimmed.
 func ParseProps(flag string, list []string) (map[string]string, error) {
+	return parseKV(flag, list, false)
+}
+
+// ParseConfigs is ParseProps for config overrides (kafka-topics.sh
+// --config, kafka-configs.sh --add-config entries): as Kafka splits them
+// on \s*=\s*, the whitespace around the '=' goes (and, here, around the
+// whole entry too: config values never start or end with spaces).
+func ParseConfigs(flag string, list []string) (map[string]string, error) {
+	return parseKV(flag, list, true)
+}
+
+func parseKV(flag string, list []string, trimValue bool) (map[string]string, error) {
 	out := make(map[string]string, len(list))
 	for _, kv := range list {
 		k, v, ok := strings.Cut(kv, "=")
@@ -52,7 +66,10 @@ func ParseProps(flag string, list []string) (map[string]string, error) {
 		if !ok || k == "" {
 			return nil, fmt.Errorf("invalid %s %q: expected key=value", flag, kv)
 		}
-		out[k] = strings.TrimSpace(v)
+		if trimValue {
+			v = strings.TrimSpace(v)
+		}
+		out[k] = v
 	}
 	return out, nil
 }

@@ -24,8 +24,12 @@ func TestParseBootstrap(t *testing.T) {
 }
 
 func TestParseProps(t *testing.T) {
-	m, err := ParseProps("--property", []string{"print.key=true", " key.separator = : ", "a=b=c", "print.key=false"})
-	if err != nil || m["print.key"] != "false" || m["key.separator"] != ":" || m["a"] != "b=c" {
+	m, err := ParseProps("--property", []string{"print.key=true", " key.separator= :: ", "a=b=c", "print.key=false"})
+	if err != nil || m["print.key"] != "false" || m["key.separator"] != " :: " || m["a"] != "b=c" {
+		t.Fatalf("%v %v", m, err)
+	}
+	m, err = ParseConfigs("--config", []string{"cleanup.policy = compact", "retention.ms=1000"})
+	if err != nil || m["cleanup.policy"] != "compact" || m["retention.ms"] != "1000" {
 		t.Fatalf("%v %v", m, err)
 	}
 	if _, err := ParseProps("--config", []string{"novalue"}); err == nil || !strings.Contains(err.Error(), "--config") {

@@ -43,6 +43,7 @@ const pollChunk = 10000
 // (including the idle timeout, as Kafka); 1 with one line on stderr for bad
 // arguments or a consume error (or when --zookeeper finds no broker).
 func Main(ctx context.Context, o Options, stdout, stderr io.Writer) int {
+	stderr = &lockedWriter{w: stderr}
 	n, err := run(ctx, o, stdout, stderr)
 	if n >= 0 {
 		fmt.Fprintf(stderr, "Processed a total of %d messages\n", n)
@@ -52,7 +53,7 @@ func Main(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 
 // run returns the number of records printed (-1 when consumption did not start).
 func run(ctx context.Context, o Options, stdout, stderr io.Writer) (int, error) {
-	cl, fm, group, err := setup(o, stderr)
+	cl, fm, group, watch, err := setup(o, stderr)
 	if err != nil {
 		return -1, err
 	}
@@ -60,8 +61,29 @@ func run(ctx context.Context, o Options, stdout, stderr io.Writer) (int, error) 
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	defer out.Flush()
 
-	count := 0
 	idle := time.Duration(o.TimeoutMs) * time.Millisecond
+	noConn := &errNoConnection{bootstrap: o.BootstrapServer, timeout: idle}
+	if o.Topic != "" {
+		cctx, cancel := ctx, context.CancelFunc(func() {})
+		if o.TimeoutMs >= 0 {
+			cctx, cancel = context.WithTimeout(ctx, idle)
+		}
+		err := checkTopic(cctx, cl, o, watch)
+		timedOut := err != nil && cctx.Err() != nil
+		cancel()
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return 0, nil // interrupted
+		case timedOut && !watch.everConnected():
+			return 0, noConn
+		case timedOut:
+			return 0, nil // connected but no answer within --timeout-ms: nothing consumed
+		case err != nil:
+			return -1, clientutil.Usage("%v", err)
+		}
+	}
+
+	count := 0
 	for o.MaxMessages < 0 || count < o.MaxMessages {
 		pollCtx, cancel := ctx, context.CancelFunc(func() {})
 		if o.TimeoutMs >= 0 {
@@ -97,6 +119,9 @@ func run(ctx context.Context, o Options, stdout, stderr io.Writer) (int, error) 
 			return count, fmt.Errorf("Unable to write to standard out, closing consumer: %w", err)
 		}
 	}
+	if count == 0 && ctx.Err() == nil && !watch.everConnected() {
+		return 0, noConn
+	}
 	if group != "" {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -109,63 +134,55 @@ func run(ctx context.Context, o Options, stdout, stderr io.Writer) (int, error) 
 
 // setup validates the options (Kafka's ConsoleConsumerOptions checks) and
 // builds the client and formatter.
-func setup(o Options, stderr io.Writer) (*kgo.Client, *Formatter, string, error) {
+func setup(o Options, stderr io.Writer) (*kgo.Client, *Formatter, string, *connWatch, error) {
 	if o.BootstrapServer == "" && o.ZooKeeper == "" {
-		return nil, nil, "", clientutil.Usage("Missing required argument \"[bootstrap-server]\"")
+		return nil, nil, "", nil, clientutil.Usage("Missing required argument \"[bootstrap-server]\"")
 	}
 	if (o.Topic == "") == (o.Include == "") {
-		return nil, nil, "", clientutil.Usage("Exactly one of --include/--topic is required.")
+		return nil, nil, "", nil, clientutil.Usage("Exactly one of --include/--topic is required.")
 	}
 	if o.Formatter != "" && !strings.HasSuffix(o.Formatter, "DefaultMessageFormatter") {
-		return nil, nil, "", clientutil.Usage("formatter %s is not available; only DefaultMessageFormatter", o.Formatter)
+		return nil, nil, "", nil, clientutil.Usage("formatter %s is not available; only DefaultMessageFormatter", o.Formatter)
 	}
 	if o.Partition >= 0 && o.Topic == "" {
-		return nil, nil, "", clientutil.Usage("The topic is required when partition is specified.")
+		return nil, nil, "", nil, clientutil.Usage("The topic is required when partition is specified.")
 	}
 	if o.Offset != "" && o.Partition < 0 {
-		return nil, nil, "", clientutil.Usage("The partition is required when offset is specified.")
+		return nil, nil, "", nil, clientutil.Usage("The partition is required when offset is specified.")
 	}
 	if o.Offset != "" && o.FromBeginning {
-		return nil, nil, "", clientutil.Usage("Options from-beginning and offset cannot be specified together.")
+		return nil, nil, "", nil, clientutil.Usage("Options from-beginning and offset cannot be specified together.")
 	}
 	if o.BootstrapServer == "" {
 		bs, err := BootstrapFromZooKeeper(o.ZooKeeper)
 		if err != nil {
-			return nil, nil, "", err
+			return nil, nil, "", nil, err
 		}
 		o.BootstrapServer = bs
 	}
 	seeds, err := clientutil.ParseBootstrap("--bootstrap-server", o.BootstrapServer)
 	if err != nil {
-		return nil, nil, "", clientutil.Usage("%v", err)
+		return nil, nil, "", nil, clientutil.Usage("%v", err)
 	}
 	fprops, err := clientutil.ParseProps("--property", o.Properties)
 	if err != nil {
-		return nil, nil, "", clientutil.Usage("%v", err)
+		return nil, nil, "", nil, clientutil.Usage("%v", err)
 	}
 	fm, unknownF := NewFormatter(fprops)
 	var file map[string]string
 	if o.ConsumerConfig != "" {
 		if file, err = clientutil.LoadPropsFile(o.ConsumerConfig); err != nil {
-			return nil, nil, "", clientutil.Usage("%v", err)
+			return nil, nil, "", nil, clientutil.Usage("%v", err)
 		}
 	}
 	cp, err := clientutil.ParseProps("--consumer-property", o.ConsumerProps)
 	if err != nil {
-		return nil, nil, "", clientutil.Usage("%v", err)
+		return nil, nil, "", nil, clientutil.Usage("%v", err)
 	}
-	props := clientutil.Merge(file, cp)
-	if o.Group != "" {
-		props["group.id"] = o.Group
-	}
-	if o.FromBeginning {
-		props["auto.offset.reset"] = "earliest"
-	} else if props["auto.offset.reset"] == "" {
-		props["auto.offset.reset"] = "latest"
-	}
+	props := consumerProps(o, file, cp)
 	co, err := clientutil.ConsumerOptions(props)
 	if err != nil {
-		return nil, nil, "", clientutil.Usage("%v", err)
+		return nil, nil, "", nil, clientutil.Usage("%v", err)
 	}
 	for _, k := range append(unknownF, co.Ignored...) {
 		if !strings.HasSuffix(k, ".deserializer") {
@@ -173,7 +190,7 @@ func setup(o Options, stderr io.Writer) (*kgo.Client, *Formatter, string, error)
 		}
 	}
 	if co.Group != "" && o.Partition >= 0 {
-		return nil, nil, "", clientutil.Usage("Options group and partition cannot be specified together.")
+		return nil, nil, "", nil, clientutil.Usage("Options group and partition cannot be specified together.")
 	}
 
 	opts := append(co.Opts, kgo.SeedBrokers(seeds...))
@@ -181,7 +198,7 @@ func setup(o Options, stderr io.Writer) (*kgo.Client, *Formatter, string, error)
 	case o.Partition >= 0:
 		off, err := parseOffset(o)
 		if err != nil {
-			return nil, nil, "", err
+			return nil, nil, "", nil, err
 		}
 		opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{o.Topic: {o.Partition: off}}))
 	case o.Include != "":
@@ -194,11 +211,33 @@ func setup(o Options, stderr io.Writer) (*kgo.Client, *Formatter, string, error)
 	if co.Group != "" {
 		opts = append(opts, kgo.ConsumerGroup(co.Group))
 	}
+	watch := newConnWatch(stderr, props["client.id"], co.Group)
+	opts = append(opts, kgo.WithHooks(watch))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
-	return cl, fm, co.Group, nil
+	return cl, fm, co.Group, watch, nil
+}
+
+// consumerProps merges the consumer properties, lowest precedence first:
+// ConsoleConsumer's defaults (client.id console-consumer, the assignors
+// "range, cooperative-sticky"), the --consumer.config file,
+// --consumer-property, then --group and --from-beginning.
+func consumerProps(o Options, file, cp map[string]string) map[string]string {
+	props := clientutil.Merge(map[string]string{
+		"client.id":                     "console-consumer",
+		"partition.assignment.strategy": "range,cooperative-sticky",
+	}, file, cp)
+	if o.Group != "" {
+		props["group.id"] = o.Group
+	}
+	if o.FromBeginning {
+		props["auto.offset.reset"] = "earliest"
+	} else if props["auto.offset.reset"] == "" {
+		props["auto.offset.reset"] = "latest"
+	}
+	return props
 }
 
 // parseOffset reads --offset (with --partition): earliest, latest, or a

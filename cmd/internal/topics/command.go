@@ -135,7 +135,7 @@ func Run(ctx context.Context, o Options, admin Admin, stdout io.Writer) error {
 }
 
 func create(ctx context.Context, o Options, admin Admin, stdout io.Writer) error {
-	configs, err := clientutil.ParseProps("--config", o.Configs)
+	configs, err := clientutil.ParseConfigs("--config", o.Configs)
 	if err != nil {
 		return err
 	}
