@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"strings"
 
@@ -28,7 +29,11 @@ func init() {
 					opts.Files = append(opts.Files, f)
 				}
 			}
-			return dumplog.Run(os.Stdout, os.Stderr, opts)
+			err := dumplog.Run(os.Stdout, os.Stderr, opts)
+			if err != nil && len(opts.Files) > 0 && !errors.Is(err, dumplog.ErrInvalid) {
+				return errPrinted(1) // Run printed "Error dumping <file>: …"
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -20,8 +21,20 @@ var root = &cobra.Command{
 	SilenceErrors: true,
 }
 
+// errPrinted is returned by a subcommand whose tool has already printed
+// its error on stderr: main exits with this status without printing
+// anything more, so every error is printed exactly once.
+type errPrinted int
+
+func (e errPrinted) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
 func main() {
+	addPending()
 	if err := root.Execute(); err != nil {
+		var printed errPrinted
+		if errors.As(err, &printed) {
+			os.Exit(int(printed))
+		}
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
 	}
