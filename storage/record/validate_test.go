@@ -263,3 +263,35 @@ func TestLastSequenceWraps(t *testing.T) {
 		t.Fatal("no sequence")
 	}
 }
+
+func TestCheckRecordsTimestampsAndMax(t *testing.T) {
+	recs := []BatchRecord{{Value: []byte("a"), TimestampDelta: 0}, {Value: []byte("b"), TimestampDelta: 7}, {Value: []byte("c"), TimestampDelta: 3}}
+	for _, c := range []Codec{CodecNone, CodecGzip, CodecZstd} {
+		b, err := BuildBatch(BatchOptions{BaseTimestamp: 1000, PartitionLeaderEpoch: -1, Codec: c}, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, batch, err := Validate(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// No bound: the largest record timestamp comes back.
+		if max, err := CheckRecords(h, batch, Rules{MaxUncompressed: 1 << 20}); err != nil || max != 1007 {
+			t.Fatalf("%s: max %d, %v; want 1007", c, max, err)
+		}
+		// Within 5 ms of 1003: record 1 (1007) is 4 away, fine; of 1001: record 1 is 6 away.
+		if _, err := CheckRecords(h, batch, Rules{MaxUncompressed: 1 << 20, Now: 1003, MaxTimestampDiff: 5}); err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		_, err = CheckRecords(h, batch, Rules{MaxUncompressed: 1 << 20, Now: 1001, MaxTimestampDiff: 5})
+		var te *TimestampError
+		if !errors.As(err, &te) || te.RecordIndex != 1 {
+			t.Fatalf("%s: got %v, want a TimestampError at record 1", c, err)
+		}
+		// Keys required: record 0 has none.
+		var ie *InvalidError
+		if _, err := CheckRecords(h, batch, Rules{MaxUncompressed: 1 << 20, KeyRequired: true}); !errors.As(err, &ie) || ie.RecordIndex != 0 {
+			t.Fatalf("%s: got %v, want an InvalidError at record 0", c, err)
+		}
+	}
+}
