@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/storage"
 	"gregor/storage/record"
@@ -242,6 +243,25 @@ func TestProduceLogAppendTimeAndTopicCodec(t *testing.T) {
 	vals := recordValues(t, fp.RecordBatches)
 	if len(vals) != 3 || vals[2] != fmt.Sprintf("k2=%s@%d", bytes.Repeat([]byte{'c'}, 50), p.LogAppendTime) {
 		t.Fatalf("records %v", vals)
+	}
+	// Time lookups use the append time: the producer's timestamp 42 is gone.
+	lookup := func(ts int64) (int64, int64) {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.ReplicaID = -1
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = tpA.Topic
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Timestamp, rp.CurrentLeaderEpoch = ts, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		r := e.call(2, 7, req).Msg.(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+		return r.Offset, r.Timestamp
+	}
+	if off, ts := lookup(43); off != 0 || ts != p.LogAppendTime {
+		t.Fatalf("lookup 43: offset %d ts %d, want 0 at %d", off, ts, p.LogAppendTime)
+	}
+	if off, _ := lookup(p.LogAppendTime + 1); off != -1 {
+		t.Fatalf("lookup after the append time: offset %d, want -1", off)
 	}
 	// Out-of-range timestamps answer INVALID_TIMESTAMP with the record at fault (v8+).
 	cfg2 := storage.DefaultLogConfig()
