@@ -1,0 +1,155 @@
+// Package configs is `gregor configs` (kafka-configs.sh, Kafka's
+// ConfigCommand) for topics and brokers over the Kafka protocol:
+// --describe [--all] through DescribeConfigs, --alter --add-config /
+// --delete-config through IncrementalAlterConfigs (KIP-339), with
+// ConfigCommand's flags and output.
+package configs
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gregor/cmd/internal/clientutil"
+)
+
+// Options are kafka-configs.sh's flags.
+type Options struct {
+	BootstrapServer string
+	ZooKeeper       string // --zookeeper: refused (exit 2) for now
+	EntityType      string // --entity-type: topics or brokers
+	EntityName      string // --entity-name; "" = every entity (describe) / none
+	EntityDefault   bool   // --entity-default: the cluster-wide broker default
+	Topic           string // --topic N = --entity-type topics --entity-name N (Kafka 2.8+)
+	Broker          string // --broker N = --entity-type brokers --entity-name N
+	BrokerDefaults  bool   // --broker-defaults = --entity-type brokers --entity-default
+	Describe, Alter bool
+	All             bool   // --all: with --describe, every config, not only the dynamic ones
+	AddConfig       string // --add-config k=v,k2=[a,b]
+	DeleteConfig    string // --delete-config k,k2
+	Args            []string
+}
+
+// Entity types this tool serves.
+const (
+	Topics  = "topics"
+	Brokers = "brokers"
+)
+
+// resolve folds the shorthands into EntityType/EntityName and checks the
+// combination (ConfigCommandOptions.checkArgs).
+func (o *Options) resolve() error {
+	short := 0
+	if o.Topic != "" {
+		short++
+		o.EntityType, o.EntityName = Topics, o.Topic
+	}
+	if o.Broker != "" {
+		short++
+		o.EntityType, o.EntityName = Brokers, o.Broker
+	}
+	if o.BrokerDefaults {
+		short++
+		o.EntityType, o.EntityDefault = Brokers, true
+	}
+	if short > 1 {
+		return clientutil.Usage("Only one of --topic, --broker or --broker-defaults may be specified")
+	}
+	if o.Describe == o.Alter {
+		return clientutil.Usage("Command must include exactly one action: --describe, --alter")
+	}
+	if o.BootstrapServer == "" && o.ZooKeeper == "" {
+		return clientutil.Usage("One of the required --bootstrap-server or --zookeeper arguments must be specified")
+	}
+	if o.EntityType == "" {
+		return clientutil.Usage("At least one --entity-type must be specified")
+	}
+	switch o.EntityType {
+	case Topics, Brokers:
+	case "clients", "users", "broker-loggers", "ips":
+		return clientutil.Usage("--entity-type %s is not supported yet; only topics and brokers", o.EntityType)
+	default:
+		return clientutil.Usage("Invalid entity type %s, the entity type must be one of topics, clients, users, brokers, broker-loggers, ips", o.EntityType)
+	}
+	if o.EntityDefault && o.EntityType != Brokers {
+		return clientutil.Usage("--entity-default is only valid with --entity-type brokers here")
+	}
+	if o.EntityDefault && o.EntityName != "" {
+		return clientutil.Usage("--entity-name and --entity-default cannot be used together")
+	}
+	if o.EntityType == Brokers && o.EntityName != "" {
+		if _, err := strconv.ParseInt(o.EntityName, 10, 32); err != nil {
+			return clientutil.Usage("The entity name for brokers must be a valid integer broker id, but it is: %s", o.EntityName)
+		}
+	}
+	if o.All && !o.Describe {
+		return clientutil.Usage("Option \"[all]\" can't be used with option \"[alter]\"")
+	}
+	if o.Alter {
+		if o.EntityName == "" && !o.EntityDefault {
+			return clientutil.Usage("An entity name must be specified with --alter of %s", o.EntityType)
+		}
+		if o.AddConfig == "" && o.DeleteConfig == "" {
+			return clientutil.Usage("At least one of --add-config or --delete-config must be specified with --alter")
+		}
+	} else if o.AddConfig != "" || o.DeleteConfig != "" {
+		return clientutil.Usage("Option \"[add-config]\" / \"[delete-config]\" can only be used with --alter")
+	}
+	return nil
+}
+
+// splitOutside splits s at every sep that is not inside square brackets.
+func splitOutside(s string, sep byte) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			if depth > 0 {
+				depth--
+			}
+		case sep:
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+// ParseAddConfig parses --add-config as Kafka's ConfigCommand does:
+// "k1=v1,k2=[a,b]" — entries split at commas outside square brackets, each
+// exactly one key=value (whitespace around '=' dropped), brackets removed
+// from the value ("[a,b]" → "a,b"). Keys keep their last value, in order
+// of first appearance.
+func ParseAddConfig(s string) ([]string, map[string]string, error) {
+	var keys []string
+	vals := map[string]string{}
+	for _, e := range splitOutside(s, ',') {
+		kv := splitOutside(e, '=')
+		if len(kv) != 2 || strings.TrimSpace(kv[0]) == "" {
+			return nil, nil, fmt.Errorf("Invalid entity config: all configs to be added must be in the format \"key=val\".")
+		}
+		k := strings.TrimSpace(kv[0])
+		v := strings.TrimSpace(strings.NewReplacer("[", "", "]", "").Replace(kv[1]))
+		if _, dup := vals[k]; !dup {
+			keys = append(keys, k)
+		}
+		vals[k] = v
+	}
+	return keys, vals, nil
+}
+
+// ParseDeleteConfig splits --delete-config "k1,k2" into trimmed names.
+func ParseDeleteConfig(s string) []string {
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
