@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
+	"gregor/actors"
 	"gregor/storage"
 	"gregor/storage/record"
 )
@@ -163,6 +164,7 @@ func (a *partitionActor) alterIsr(newIsr []int32, why string) {
 	}
 	a.log.Info("ISR changed", zap.Stringer("partition", a.h.tp), zap.String("change", why),
 		zap.Int32s("from", a.rep.ISR), zap.Int32s("to", newIsr), zap.Int32("leaderEpoch", a.rep.LeaderEpoch))
+	actors.Emit(a.h.root.ActorSystem(), "isr_"+why, a.h.tp.Topic, "") // actors.EventIsrShrink / EventIsrExpand
 	a.rep.SetISR(newIsr, v)
 	a.h.stateMu.Lock()
 	a.h.state.ISR, a.h.state.ZkVersion = append([]int32(nil), newIsr...), v

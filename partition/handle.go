@@ -187,6 +187,15 @@ func (h *Handle) setUnavailable(err *kerr.Error) {
 	h.publish(&v)
 }
 
+// State is the last LeaderAndIsr applied to the partition (assigned
+// replicas, min.insync.replicas…), for metrics such as under-replicated
+// and under-min-ISR partitions.
+func (h *Handle) State() LeaderAndIsr {
+	h.stateMu.Lock()
+	defer h.stateMu.Unlock()
+	return h.state
+}
+
 func (h *Handle) setState(s LeaderAndIsr) {
 	h.stateMu.Lock()
 	h.state = s

@@ -27,6 +27,9 @@ type Produce struct {
 	LogAppendTime bool
 	// Reply receives exactly one result. It must have a free buffer slot.
 	Reply chan<- ProduceResult
+	// CorrelationID is the client request's correlation id, for actor
+	// tracing (actors.Correlated); 0 when unknown.
+	CorrelationID int32
 
 	// claim arbitrates between the actor starting the append and the
 	// handler giving up (timeout): 0 open, 1 taken by the actor, 2 abandoned.
@@ -104,3 +107,6 @@ type DeleteRecordsResult struct {
 	Err          *kerr.Error
 	LowWatermark int64 // the log start offset afterwards
 }
+
+// TraceCorrelationID implements actors.Correlated.
+func (p *Produce) TraceCorrelationID() int32 { return p.CorrelationID }

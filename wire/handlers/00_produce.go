@@ -112,7 +112,7 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 			}
 			h, _ := b.Replicas.Get(tp)
 			reply := make(chan partition.ProduceResult, 1)
-			msg.Reply = reply
+			msg.Reply, msg.CorrelationID = reply, rc.CorrelationID
 			h.Produce(msg)
 			pending = append(pending, pendingProduce{p: sp, msg: msg, reply: reply})
 		}

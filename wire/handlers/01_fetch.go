@@ -310,5 +310,16 @@ func (s *fetchState) respond(version int16) wire.Response {
 			}
 		}
 	}
+	if m := s.b.Metrics; m != nil { // kafka_server_brokertopicmetrics_bytes_out_total
+		for ti, fps := range s.idx {
+			var n int64
+			for _, fp := range fps {
+				if fp.has {
+					n += fp.fd.Bytes
+				}
+			}
+			m.FetchBytesOut(s.req.Topics[ti].Topic, n)
+		}
+	}
 	return wire.Response{Body: fetchresp.Build(version, s.resp, records, release)}
 }

@@ -43,6 +43,8 @@ type Broker struct {
 	Topics   TopicSource   // topic metadata and admin (deps_topics.go)
 	Groups   GroupSource   // group coordinator (deps_groups.go); nil = COORDINATOR_NOT_AVAILABLE
 	Cluster  ClusterSource // controller protocol (deps_cluster.go); nil = inter-broker APIs refused
+	// Metrics counts per-topic fetch traffic (cmd/internal/admin); nil = none.
+	Metrics interface{ FetchBytesOut(topic string, n int64) }
 }
 
 // Handle implements wire.Dispatcher.

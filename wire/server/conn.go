@@ -29,6 +29,7 @@ type pending struct {
 	// fields) instead of v0. ApiVersions always uses v0 (KIP-511).
 	flexibleHeader bool
 	reply          wire.Reply
+	timing         *RequestTiming // only with a Server.Observer
 }
 
 // conn is one client connection: a reader goroutine and a writer goroutine
@@ -118,7 +119,7 @@ func (c *conn) readLoop() {
 		}
 		c.s.Stats.BytesIn.Add(4 + int64(size))
 		c.s.Stats.Requests.Add(1)
-		if !c.handleFrame(frame) {
+		if !c.handleFrame(frame, c.s.Observer != nil) {
 			c.abort()
 			return
 		}
@@ -129,7 +130,11 @@ func (c *conn) readLoop() {
 // (the reason has been logged). Panics while decoding or inside the
 // dispatcher are recovered here: logged with their stack, and only this
 // connection is closed.
-func (c *conn) handleFrame(frame []byte) (ok bool) {
+func (c *conn) handleFrame(frame []byte, observe bool) (ok bool) {
+	var received time.Time
+	if observe {
+		received = time.Now()
+	}
 	var h requestHeader
 	defer func() {
 		if v := recover(); v != nil {
@@ -182,13 +187,22 @@ func (c *conn) handleFrame(frame []byte) (ok bool) {
 		Listener:      c.listener,
 		Raw:           body,
 	}
+	var timing *RequestTiming
+	if observe {
+		timing = &RequestTiming{Key: h.key, Version: h.version, CorrelationID: h.correlationID, ClientID: clientID,
+			Request: req, Received: received, Dispatched: time.Now()}
+	}
 	reply := c.s.d.Handle(rc, req)
+	if timing != nil {
+		timing.Handled = time.Now()
+	}
 	return c.enqueue(&pending{
 		key:            h.key,
 		version:        h.version,
 		correlationID:  h.correlationID,
 		flexibleHeader: req.IsFlexible() && h.key != 18,
 		reply:          reply,
+		timing:         timing,
 	})
 }
 

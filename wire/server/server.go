@@ -97,6 +97,9 @@ type Server struct {
 
 	// Stats are the live counters (connections, requests, bytes in/out).
 	Stats Stats
+	// Observer, if set before Start, sees every answered request with its
+	// timings (observe.go); nil costs nothing.
+	Observer RequestObserver
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc

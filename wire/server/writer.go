@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -81,7 +82,15 @@ func (w *respWriter) run() error {
 				return nil // aborted
 			}
 		}
+		if p.timing != nil {
+			p.timing.Resolved = time.Now()
+		}
 		err := w.send(p, resp)
+		if p.timing != nil && (err == nil || err == errCloseRequested) {
+			p.timing.Sent, p.timing.Response = time.Now(), resp
+			c.s.Observer.RequestDone(p.timing)
+			p.timing.Response, p.timing.Request = wire.Response{}, nil
+		}
 		release(resp)
 		c.outstanding.Add(-1)
 		if err == errCloseRequested {

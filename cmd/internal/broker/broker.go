@@ -18,6 +18,7 @@ import (
 
 	"gregor/actors"
 	"gregor/actors/coordinator"
+	"gregor/cmd/internal/admin"
 	"gregor/config"
 	"gregor/partition"
 	"gregor/replication/controller"
@@ -41,6 +42,7 @@ type Broker struct {
 	groups   *coordinator.Coordinator
 	server   *server.Server
 	isr      lateIsrWriter
+	admin    *admin.Server  // nil unless admin.listener is set
 	closers  []func() error // in start order; Close runs them in reverse
 	started  bool           // Start completed: Close first does a controlled shutdown (cluster mode)
 }
@@ -145,7 +147,12 @@ func Start(cfg *config.Broker, log *zap.Logger) (_ *Broker, err error) {
 	b.groups.LoadLocal()
 
 	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Cluster: b.ctrl}
-	b.server = server.New(server.ConfigFromBroker(cfg), h, log.Named("server"))
+	d, err := b.startAdmin(h) // admin.listener (admin.go)
+	if err != nil {
+		return nil, err
+	}
+	b.server = server.New(server.ConfigFromBroker(cfg), d, log.Named("server"))
+	b.attachAdmin(b.server)
 	if err := b.server.Start(); err != nil {
 		return nil, fmt.Errorf("listeners: %w", err)
 	}

@@ -1,0 +1,43 @@
+package broker
+
+import (
+	"gregor/cmd/internal/admin"
+	"gregor/wire"
+	"gregor/wire/handlers"
+	"gregor/wire/server"
+)
+
+// startAdmin starts the HTTP admin listener when admin.listener is set
+// (metrics, /actors, /faults, /trace, pprof; cmd/internal/admin) and
+// returns the dispatcher the protocol server should use: h wrapped with
+// request faults and trace events, or h itself when the listener is off.
+// Call attachAdmin once the protocol server exists.
+func (b *Broker) startAdmin(h *handlers.Broker) (wire.Dispatcher, error) {
+	if b.cfg.AdminListener == "" {
+		return h, nil
+	}
+	a, err := admin.Start(admin.Options{Addr: b.cfg.AdminListener, BrokerID: b.cfg.BrokerID, System: b.system,
+		Partitions: b.replicas, Metadata: b.ctrl.Snapshot, Log: b.log.Named("admin")})
+	if err != nil {
+		return nil, err
+	}
+	b.admin = a
+	b.closers = append(b.closers, a.Close)
+	h.Metrics = a
+	return a.Dispatcher(h), nil
+}
+
+// attachAdmin lets the admin listener observe every answered request.
+func (b *Broker) attachAdmin(s *server.Server) {
+	if b.admin != nil {
+		s.Observer = b.admin
+	}
+}
+
+// AdminAddr is the admin listener's bound address, "" when it is off.
+func (b *Broker) AdminAddr() string {
+	if b.admin == nil {
+		return ""
+	}
+	return b.admin.Addr().String()
+}
