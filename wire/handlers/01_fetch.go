@@ -198,6 +198,10 @@ func (s *fetchState) readAll() {
 			out.Partition = fp.req.Partition
 			out.ErrorCode = err.Code
 			out.HighWatermark, out.LastStableOffset, out.LogStartOffset = -1, -1, -1
+			out.PreferredReadReplica = -1
+			// Empty, not null, records: librdkafka treats a null records
+			// field as a parse failure and never applies auto.offset.reset.
+			out.RecordBatches = []byte{}
 			s.hasErr = true
 			continue
 		}
