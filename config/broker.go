@@ -90,6 +90,8 @@ type Broker struct {
 	NumReplicaFetchers int           // num.replica.fetchers, default 1
 
 	AdminListener string // admin.listener (Gregor): host:port of the HTTP admin listener; "" = off
+	PidFile       string // pid.file (Gregor): the server writes its process id here while it runs; "" = none
+	LogFormat     string // log.format (Gregor): "console" (default, human-readable lines) or "json" (one JSON object per line)
 
 	// Raw holds every key as read (values trimmed), for DescribeConfigs and
 	// topic defaults. Unknown keys are kept too.

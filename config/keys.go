@@ -146,6 +146,14 @@ var brokerKeys = map[string]setter{
 	"num.replica.fetchers":    intSetter(func(b *Broker) *int { return &b.NumReplicaFetchers }, 32, 1),
 
 	"admin.listener": setAdminListener,
+	"pid.file":       func(b *Broker, _, v string) error { b.PidFile = v; return nil },
+	"log.format": func(b *Broker, key, v string) error {
+		if v != "console" && v != "json" {
+			return invalid(key, v, "expected console or json")
+		}
+		b.LogFormat = v
+		return nil
+	},
 }
 
 func setCleanupPolicy(b *Broker, key, v string) error {

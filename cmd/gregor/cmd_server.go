@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -26,9 +27,20 @@ func init() {
 			if err != nil {
 				return err
 			}
+			if cfg.LogFormat == "json" { // log.format=json: JSON lines from here on
+				log = newJSONLogger()
+				defer func() { _ = log.Sync() }()
+			}
 			b, err := broker.Start(cfg, log)
 			if err != nil {
 				return err
+			}
+			if cfg.PidFile != "" { // pid.file: written once serving, removed at exit
+				if err := writePidFile(cfg.PidFile); err != nil {
+					_ = b.Close()
+					return err
+				}
+				defer os.Remove(cfg.PidFile)
 			}
 			sig := make(chan os.Signal, 1)
 			signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
@@ -57,4 +69,32 @@ func newLogger() *zap.Logger {
 		return zap.NewNop()
 	}
 	return log
+}
+
+// newJSONLogger writes one JSON object per line to stderr at INFO
+// (log.format=json), for log collectors under systemd and the like.
+func newJSONLogger() *zap.Logger {
+	cfg := zap.NewProductionConfig()
+	cfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
+	cfg.Sampling = nil
+	cfg.DisableStacktrace = true
+	log, err := cfg.Build()
+	if err != nil {
+		return zap.NewNop()
+	}
+	return log
+}
+
+// writePidFile writes the process id (decimal and a newline) to path
+// atomically (temp file + rename), for init systems and scripts.
+func writePidFile(path string) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		return fmt.Errorf("pid.file: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("pid.file: %w", err)
+	}
+	return nil
 }
