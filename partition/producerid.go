@@ -25,7 +25,10 @@ const ProducerIDFile = "producer-id-block"
 // given, and no id is reused. Safe for concurrent use.
 type ProducerIDs struct {
 	path string
-	mu   sync.Mutex
+	// block, when set, reserves the next block cluster-wide instead of in
+	// path (ZooKeeper's /latest_producer_id_block; see NewBlockProducerIDs).
+	block func() (start, end int64, err error)
+	mu    sync.Mutex
 	next int64 // next id to hand out
 	end  int64 // first id past the reserved block
 }
@@ -48,10 +51,24 @@ func OpenProducerIDs(dir string) (*ProducerIDs, error) {
 	return p, nil
 }
 
+// NewBlockProducerIDs hands out ids from blocks that block reserves
+// (cluster mode: every broker reserves from the same ZooKeeper counter, so
+// no two brokers hand out the same producer id). block returns [start, end).
+func NewBlockProducerIDs(block func() (start, end int64, err error)) *ProducerIDs {
+	return &ProducerIDs{block: block}
+}
+
 // Next returns a producer id never returned before by this broker.
 func (p *ProducerIDs) Next() (int64, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.next >= p.end && p.block != nil {
+		start, end, err := p.block()
+		if err != nil {
+			return -1, fmt.Errorf("producer ids: reserve block: %w", err)
+		}
+		p.next, p.end = start, end
+	}
 	if p.next >= p.end {
 		end := p.next + ProducerIDBlockSize
 		if err := writeFileAtomic(p.path, []byte(strconv.FormatInt(end, 10)+"\n")); err != nil {

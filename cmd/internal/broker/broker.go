@@ -84,6 +84,9 @@ func Start(cfg *config.Broker, log *zap.Logger) (_ *Broker, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("producer id block in %s: %w", onlineDir, err)
 	}
+	if cfg.ZookeeperConnect != "" { // ids unique across the cluster (/latest_producer_id_block)
+		pids = partition.NewBlockProducerIDs(b.reserveProducerIDs)
+	}
 	b.replicas, err = partition.NewManager(partition.ManagerConfig{
 		System:      b.system,
 		Store:       partition.StorageStore{M: b.logs},

@@ -61,3 +61,14 @@ func (w *lateIsrWriter) AlterIsr(tp partition.TopicPartition, leaderEpoch int32,
 	}
 	return c.AlterIsr(tp, leaderEpoch, newIsr, zkVersion)
 }
+
+// reserveProducerIDs reserves a producer id block in ZooKeeper through the
+// controller (created after the replica manager; InitProducerId is only
+// served once the listeners are up, after the controller started).
+func (b *Broker) reserveProducerIDs() (int64, int64, error) {
+	c := b.isr.c.Load()
+	if c == nil {
+		return 0, 0, fmt.Errorf("broker: controller not started")
+	}
+	return c.ReserveProducerIDs(partition.ProducerIDBlockSize)
+}
