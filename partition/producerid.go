@@ -29,8 +29,8 @@ type ProducerIDs struct {
 	// path (ZooKeeper's /latest_producer_id_block; see NewBlockProducerIDs).
 	block func() (start, end int64, err error)
 	mu    sync.Mutex
-	next int64 // next id to hand out
-	end  int64 // first id past the reserved block
+	next  int64 // next id to hand out
+	end   int64 // first id past the reserved block
 }
 
 // OpenProducerIDs reads dir/ProducerIDFile (absent = start at 0).

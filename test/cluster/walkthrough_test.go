@@ -53,7 +53,9 @@ func consumeAll(t *testing.T, c *cluster, topic string, n int) map[string]bool {
 			ends, _ := c.admin().ListEndOffsets(ectx, topic)
 			ecancel()
 			var desc []string
-			ends.Each(func(o kadm.ListedOffset) { desc = append(desc, fmt.Sprintf("p%d end %d (%v)", o.Partition, o.Offset, o.Err)) })
+			ends.Each(func(o kadm.ListedOffset) {
+				desc = append(desc, fmt.Sprintf("p%d end %d (%v)", o.Partition, o.Offset, o.Err))
+			})
 			t.Fatalf("consumed %d of %d records (per partition %v; last errors: %v; end offsets %v)", len(seen), n, perPart, errs, desc)
 		}
 		fs.EachError(func(topic string, p int32, err error) { errs[p] = err })

@@ -51,7 +51,9 @@ func (b *Broker) controlledShutdown() {
 
 // lateIsrWriter lets the replica manager, built before the controller,
 // reach the controller's IsrWriter once it exists.
-type lateIsrWriter struct{ c atomic.Pointer[controller.Controller] }
+type lateIsrWriter struct {
+	c atomic.Pointer[controller.Controller]
+}
 
 // AlterIsr implements partition.IsrWriter.
 func (w *lateIsrWriter) AlterIsr(tp partition.TopicPartition, leaderEpoch int32, newIsr []int32, zkVersion int32) (int32, error) {
