@@ -112,7 +112,11 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		}
 		a.lg = nil
 	case *actor.Stopped:
-		a.h.pid.CompareAndSwap(ctx.Self(), nil)
+		if a.h.pid.CompareAndSwap(ctx.Self(), nil) {
+			if g := a.h.gone.Load(); g != nil {
+				close(*g)
+			}
+		}
 	}
 }
 

@@ -47,6 +47,9 @@ type Handle struct {
 	tp   TopicPartition
 	view atomic.Pointer[View]
 	pid  atomic.Pointer[actor.PID]
+	// gone is closed when the current actor incarnation has stopped for
+	// good (its name is free again); replaced at every spawn.
+	gone atomic.Pointer[chan struct{}]
 	root *actor.RootContext
 
 	mu      sync.Mutex

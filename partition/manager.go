@@ -188,6 +188,17 @@ func (m *Manager) applyOne(s LeaderAndIsr) error {
 	}
 	m.mu.Unlock()
 
+	if h.PID() != nil && h.View().Err == kerr.KafkaStorageError {
+		// The supervisor gave up on this partition and is stopping its
+		// actor: wait until it is gone (its name free) before reviving it.
+		if g := h.gone.Load(); g != nil {
+			select {
+			case <-*g:
+			case <-time.After(askTimeout):
+				return kerr.RequestTimedOut
+			}
+		}
+	}
 	if h.PID() == nil {
 		// New, stopped or offline: (re)create the log and spawn the actor.
 		if _, err := m.store.GetOrCreate(tp, s.Config); err != nil {
@@ -240,6 +251,8 @@ func (m *Manager) spawn(h *Handle) error {
 		}
 		// Set before Started is handled (which also stores it) so that
 		// messages sent right after this reach the new actor.
+		gone := make(chan struct{})
+		h.gone.Store(&gone)
 		h.pid.Store(r.pid)
 		return nil
 	case <-time.After(askTimeout):
