@@ -227,6 +227,11 @@ func (a *managerActor) Receive(ctx actor.Context) {
 			props := actors.Props(a.cfg.Logger, func() actor.Actor { return newFetcher(a.cfg, key, parts) })
 			var err error
 			pid, err = ctx.SpawnNamed(props, key.name())
+			if errors.Is(err, actor.ErrNameExists) {
+				// The key's previous fetcher is still stopping (Stop is
+				// asynchronous): spawn under a unique suffixed name.
+				pid, err = ctx.SpawnPrefix(props, key.name()+"-"), nil
+			}
 			if err != nil {
 				a.cfg.Logger.Error("spawn fetcher", zap.String("fetcher", key.name()), zap.Error(err))
 				return

@@ -35,18 +35,22 @@ type cluster struct {
 	connect string // zookeeper.connect of the brokers (with chroot)
 	brokers map[int32]*harness.Broker
 	store   metastore.Store // the test's own ZooKeeper session (reads only)
+	proxies map[int32]*zkharness.Proxy
 }
 
 // startCluster starts ZooKeeper and n brokers (ids 1..n) under the chroot
-// /gregor; extra properties apply to every broker. zkAddr, when non-empty
-// for a broker id, replaces the ZooKeeper address it connects to (a proxy).
-func startCluster(t *testing.T, n int, extra map[string]string, zkAddr map[int32]string) *cluster {
+// /gregor; extra properties apply to every broker. The brokers in proxied
+// connect to ZooKeeper through their own pausable proxy (c.proxies).
+func startCluster(t *testing.T, n int, extra map[string]string, proxied []int32) *cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("cluster tests start ZooKeeper and broker processes")
 	}
 	zk := zkharness.Start(t, zkharness.Options{})
-	c := &cluster{t: t, zk: zk, connect: zk.Addr() + "/gregor", brokers: map[int32]*harness.Broker{}}
+	c := &cluster{t: t, zk: zk, connect: zk.Addr() + "/gregor", brokers: map[int32]*harness.Broker{}, proxies: map[int32]*zkharness.Proxy{}}
+	for _, id := range proxied {
+		c.proxies[id] = zkharness.NewProxy(t, zk.Addr())
+	}
 	for id := int32(1); id <= int32(n); id++ {
 		props := map[string]string{
 			"broker.id":                            strconv.Itoa(int(id)),
@@ -59,8 +63,8 @@ func startCluster(t *testing.T, n int, extra map[string]string, zkAddr map[int32
 			"controlled.shutdown.max.retries":      "1",
 			"controlled.shutdown.retry.backoff.ms": "500",
 		}
-		if a := zkAddr[id]; a != "" {
-			props["zookeeper.connect"] = a + "/gregor"
+		if px := c.proxies[id]; px != nil {
+			props["zookeeper.connect"] = px.Addr() + "/gregor"
 		}
 		for k, v := range extra {
 			props[k] = v

@@ -1,0 +1,267 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/replication/zkmeta"
+	"gregor/test/harness"
+)
+
+func controllerEpoch(t *testing.T, c *cluster) int32 {
+	t.Helper()
+	data, _, err := c.store.Get(zkmeta.ControllerEpochPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := zkmeta.DecodeControllerEpoch(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestControllerFailover kills the controller's broker with SIGKILL:
+// another broker wins /controller within the session timeout plus a few
+// seconds with a higher controller epoch, serves topic creation, and
+// requests carrying the old epoch are refused with STALE_CONTROLLER_EPOCH.
+func TestControllerFailover(t *testing.T) {
+	c := startCluster(t, 3, nil, nil)
+	c.createTopic("before", 3, 3, nil)
+	old := c.controllerID()
+	oldEpoch := controllerEpoch(t, c)
+	c.brokers[old].Kill()
+	killed := time.Now()
+	c.waitFor("a new controller", sessionTimeout+10*time.Second, func() (bool, string) {
+		id := c.controllerID()
+		return id > 0 && id != old, fmt.Sprint(id)
+	})
+	t.Logf("controller %d → %d in %v", old, c.controllerID(), time.Since(killed).Round(time.Millisecond))
+	if e := controllerEpoch(t, c); e <= oldEpoch {
+		t.Fatalf("controller epoch %d after failover, was %d", e, oldEpoch)
+	}
+	c.waitFor("partitions led by live brokers", 20*time.Second, func() (bool, string) {
+		for p := int32(0); p < 3; p++ {
+			s, _ := c.partitionState("before", p)
+			if s.Leader == old || s.Leader < 0 || contains(s.ISR, old) {
+				return false, fmt.Sprintf("p%d %+v", p, s)
+			}
+		}
+		return true, ""
+	})
+	c.createTopic("after", 2, 2, nil)
+
+	// A zombie controller's request (old epoch) is refused.
+	var live *harness.Broker
+	for id, b := range c.brokers {
+		if id != old {
+			live = b
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(live.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrUpdateMetadataRequest()
+	req.ControllerID, req.ControllerEpoch = old, oldEpoch
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != kerr.StaleControllerEpoch.Code {
+		t.Fatalf("UpdateMetadata with epoch %d answered %v, want STALE_CONTROLLER_EPOCH", oldEpoch, kerr.ErrorForCode(resp.ErrorCode))
+	}
+	d, err := describe(t, live, "before")
+	if err != nil || len(d.Partitions) != 3 {
+		t.Fatalf("metadata cache damaged by the stale request: %v %v", d, err)
+	}
+}
+
+// TestDuplicateBrokerIDRefused: a second broker with a registered
+// broker.id exits with an error naming the conflict.
+func TestDuplicateBrokerIDRefused(t *testing.T) {
+	c := startCluster(t, 1, nil, nil)
+	dir := t.TempDir()
+	props := fmt.Sprintf("broker.id=1\nzookeeper.connect=%s\nlog.dirs=%s\nlisteners=PLAINTEXT://127.0.0.1:%d\n",
+		c.connect, filepath.Join(dir, "data"), harness.FreePort(t))
+	cfg := filepath.Join(dir, "server.properties")
+	if err := os.WriteFile(cfg, []byte(props), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, harness.Binary(t), "server", cfg).CombinedOutput()
+	if err == nil {
+		t.Fatalf("second broker.id=1 started:\n%s", out)
+	}
+	if !strings.Contains(string(out), "already registered") {
+		t.Fatalf("error does not name the conflict:\n%s", out)
+	}
+	if ids := c.registered(); len(ids) != 1 || ids[0] != "1" {
+		t.Fatalf("registrations changed: %v", ids)
+	}
+}
+
+// TestSessionExpiryReregisters cuts broker 3 off from ZooKeeper (through a
+// proxy) for longer than its session timeout: its registration vanishes,
+// it leaves the ISRs; when traffic resumes it registers again on a new
+// session, rejoins the ISRs and serves clients.
+func TestSessionExpiryReregisters(t *testing.T) {
+	c := startCluster(t, 3, nil, []int32{3})
+	c.createTopic("expiry", 3, 3, nil)
+	if c.controllerID() == 3 {
+		t.Skip("broker 3 won the controller; this test wants a follower broker cut off")
+	}
+	c.proxies[3].Pause()
+	c.waitFor("/brokers/ids/3 to vanish (session expired)", 3*sessionTimeout+10*time.Second, func() (bool, string) {
+		for _, id := range c.registered() {
+			if id == "3" {
+				return false, fmt.Sprint(c.registered())
+			}
+		}
+		return true, ""
+	})
+	c.waitFor("broker 3 out of every ISR", 30*time.Second, func() (bool, string) {
+		for p := int32(0); p < 3; p++ {
+			s, _ := c.partitionState("expiry", p)
+			if contains(s.ISR, 3) || s.Leader == 3 {
+				return false, fmt.Sprintf("p%d %+v", p, s)
+			}
+		}
+		return true, ""
+	})
+	c.proxies[3].Resume()
+	c.waitFor("broker 3 registered again", 3*sessionTimeout+10*time.Second, func() (bool, string) {
+		for _, id := range c.registered() {
+			if id == "3" {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(c.registered())
+	})
+	c.waitFor("broker 3 back in every ISR", 60*time.Second, func() (bool, string) {
+		for p := int32(0); p < 3; p++ {
+			s, _ := c.partitionState("expiry", p)
+			if !contains(s.ISR, 3) {
+				return false, fmt.Sprintf("p%d %+v", p, s)
+			}
+		}
+		return true, ""
+	})
+	prod := c.client(kgo.RequiredAcks(kgo.AllISRAcks()))
+	produce(t, prod, "expiry", "x", 50)
+}
+
+// TestAcksAllFailover runs a continuous acks=all producer with
+// min.insync.replicas=2 while the partition leader is killed: every
+// acknowledged record is at its acknowledged offset on the new leader and
+// then, after that one is killed too, on the remaining in-sync replica;
+// no offset holds two different records.
+func TestAcksAllFailover(t *testing.T) {
+	c := startCluster(t, 3, map[string]string{"min.insync.replicas": "2"}, nil)
+	const topic = "acked"
+	c.createTopic(topic, 1, 3, nil)
+	prod := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(1000), kgo.RecordDeliveryTimeout(60*time.Second),
+		kgo.ProducerLinger(0), kgo.MaxBufferedRecords(64))
+
+	var mu sync.Mutex
+	acked := map[int64]string{}
+	var failed []error
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			v := fmt.Sprintf("v-%d", i)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			r := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte(v)})[0]
+			cancel()
+			mu.Lock()
+			if r.Err != nil {
+				failed = append(failed, r.Err)
+			} else {
+				if prev, dup := acked[r.Record.Offset]; dup {
+					failed = append(failed, fmt.Errorf("offset %d acknowledged twice: %s and %s", r.Record.Offset, prev, v))
+				}
+				acked[r.Record.Offset] = v
+			}
+			mu.Unlock()
+		}
+	}()
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
+	c.waitFor("acks before the kill", 30*time.Second, func() (bool, string) { return count() >= 200, fmt.Sprint(count()) })
+	s, _ := c.partitionState(topic, 0)
+	first := s.Leader
+	c.brokers[first].Kill()
+	t.Logf("killed leader %d after %d acks", first, count())
+	before := count()
+	c.waitFor("acks after the kill", 60*time.Second, func() (bool, string) { return count() >= before+200, fmt.Sprint(count()) })
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, err := range failed {
+		t.Errorf("produce: %v", err)
+	}
+	verify := func(who string) {
+		t.Helper()
+		cl := c.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}), kgo.FetchMaxWait(300*time.Millisecond))
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		got := map[int64]string{}
+		var maxAcked int64
+		for o := range acked {
+			if o > maxAcked {
+				maxAcked = o
+			}
+		}
+		for {
+			if _, ok := got[maxAcked]; ok {
+				break
+			}
+			fs := cl.PollFetches(ctx)
+			if ctx.Err() != nil {
+				t.Fatalf("%s: read up to offset %d of %d", who, len(got), maxAcked)
+			}
+			fs.EachRecord(func(r *kgo.Record) { got[r.Offset] = string(r.Value) })
+		}
+		for o, v := range acked {
+			if got[o] != v {
+				t.Errorf("%s: offset %d holds %q, acknowledged %q", who, o, got[o], v)
+			}
+		}
+	}
+	s, _ = c.partitionState(topic, 0)
+	second := s.Leader
+	verify(fmt.Sprintf("new leader %d", second))
+	if len(s.ISR) < 2 {
+		t.Fatalf("ISR %v after the kill: the follower should have stayed in sync", s.ISR)
+	}
+	c.brokers[second].Kill()
+	c.waitFor("the last in-sync replica to lead", 30*time.Second, func() (bool, string) {
+		s, _ := c.partitionState(topic, 0)
+		return s.Leader > 0 && s.Leader != first && s.Leader != second, fmt.Sprintf("%+v", s)
+	})
+	verify("last in-sync replica")
+	t.Logf("%d records acknowledged, %d produce errors", len(acked), len(failed))
+}
