@@ -2,9 +2,7 @@ package segment
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"sort"
 	"sync"
@@ -42,32 +40,11 @@ type OffsetIndex struct {
 // an error wrapping errIndexCorrupt (or fs.ErrNotExist) and the caller
 // rebuilds it.
 func openOffsetIndex(path string, base int64, maxBytes int32, load bool, logSize int64) (*OffsetIndex, error) {
-	idx := &OffsetIndex{path: path, base: base, maxEntries: maxIndexEntries(maxBytes, OffsetIndexEntrySize)}
-	flags := os.O_RDWR | os.O_CREATE
-	if load {
-		flags = os.O_RDWR
-	}
-	f, err := os.OpenFile(path, flags, 0o644)
+	f, data, err := openIndexFile(path, OffsetIndexEntrySize, load)
 	if err != nil {
 		return nil, err
 	}
-	idx.f = f
-	if !load {
-		if err := f.Truncate(0); err != nil {
-			f.Close()
-			return nil, err
-		}
-		return idx, nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if len(data)%OffsetIndexEntrySize != 0 {
-		f.Close()
-		return nil, fmt.Errorf("%w: %s: size %d not a multiple of %d", errIndexCorrupt, path, len(data), OffsetIndexEntrySize)
-	}
+	idx := &OffsetIndex{path: path, base: base, maxEntries: maxIndexEntries(maxBytes, OffsetIndexEntrySize), f: f}
 	idx.entries = make([]offsetEntry, len(data)/OffsetIndexEntrySize)
 	for i := range idx.entries {
 		e := offsetEntry{
@@ -82,21 +59,6 @@ func openOffsetIndex(path string, base int64, maxBytes int32, load bool, logSize
 		idx.entries[i] = e
 	}
 	return idx, nil
-}
-
-var errIndexCorrupt = errors.New("corrupt index")
-
-// isMissingOrCorrupt reports whether an index open error means "rebuild it".
-func isMissingOrCorrupt(err error) bool {
-	return errors.Is(err, errIndexCorrupt) || errors.Is(err, fs.ErrNotExist)
-}
-
-func maxIndexEntries(maxBytes int32, entrySize int) int {
-	n := int(maxBytes) / entrySize
-	if n < 1 {
-		n = 1
-	}
-	return n
 }
 
 // Len is the number of entries.

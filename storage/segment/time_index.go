@@ -37,32 +37,11 @@ type TimeIndex struct {
 // openTimeIndex: see openOffsetIndex. The check requires non-decreasing
 // timestamps and offsets inside [base, base+MaxInt32].
 func openTimeIndex(path string, base int64, maxBytes int32, load bool) (*TimeIndex, error) {
-	idx := &TimeIndex{path: path, base: base, maxEntries: maxIndexEntries(maxBytes, TimeIndexEntrySize)}
-	flags := os.O_RDWR | os.O_CREATE
-	if load {
-		flags = os.O_RDWR
-	}
-	f, err := os.OpenFile(path, flags, 0o644)
+	f, data, err := openIndexFile(path, TimeIndexEntrySize, load)
 	if err != nil {
 		return nil, err
 	}
-	idx.f = f
-	if !load {
-		if err := f.Truncate(0); err != nil {
-			f.Close()
-			return nil, err
-		}
-		return idx, nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if len(data)%TimeIndexEntrySize != 0 {
-		f.Close()
-		return nil, fmt.Errorf("%w: %s: size %d not a multiple of %d", errIndexCorrupt, path, len(data), TimeIndexEntrySize)
-	}
+	idx := &TimeIndex{path: path, base: base, maxEntries: maxIndexEntries(maxBytes, TimeIndexEntrySize), f: f}
 	idx.entries = make([]timeEntry, len(data)/TimeIndexEntrySize)
 	for i := range idx.entries {
 		e := timeEntry{
