@@ -47,6 +47,16 @@ type ManagerConfig struct {
 	// nil = followers do not fetch. Can also be set later with SetFetchers
 	// (the fetcher manager needs the Manager to exist first).
 	Fetchers FetcherControl
+	// OnLeadershipChange, if set, is told every role change of a hosted
+	// partition: leader=true with the partition's leader epoch after this
+	// broker applied a LeaderAndIsr naming it leader; leader=false after
+	// one naming another broker (with that epoch) or after StopReplica
+	// (epoch -1: unknown). It is called on the goroutine applying the
+	// change, after the partition actor applied it and never while the
+	// manager's lock is held; it must not block (the group coordinator
+	// uses it to load or resign __consumer_offsets partitions, Kafka's
+	// GroupCoordinator.onElection/onResignation).
+	OnLeadershipChange func(tp TopicPartition, leader bool, leaderEpoch int32)
 }
 
 // Manager is the replica manager: it hosts one partition actor per
@@ -64,6 +74,7 @@ type Manager struct {
 	isr      IsrWriter
 	lag      time.Duration
 	fetchers atomic.Pointer[fetcherBox]
+	onRole   func(tp TopicPartition, leader bool, leaderEpoch int32)
 
 	mu     sync.Mutex
 	parts  map[TopicPartition]*Handle
@@ -99,6 +110,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		pids:   cfg.ProducerIDs,
 		isr:    cfg.IsrWriter,
 		lag:    cfg.ReplicaLagTimeMax,
+		onRole: cfg.OnLeadershipChange,
 		parts:  make(map[TopicPartition]*Handle),
 		byID:   make(map[string]*Handle),
 	}
@@ -228,6 +240,9 @@ func (m *Manager) applyOne(s LeaderAndIsr) error {
 				f.Follow(tp, s.Leader, s.LeaderEpoch)
 			}
 		}
+		if m.onRole != nil {
+			m.onRole(tp, s.Leader == m.brokerID, s.LeaderEpoch)
+		}
 		return nil
 	case <-time.After(askTimeout):
 		return kerr.RequestTimedOut
@@ -300,6 +315,9 @@ func (m *Manager) StopReplicas(tps []TopicPartition, deleteLogs bool) error {
 				}
 			}
 			h.setUnavailable(kerr.NotLeaderForPartition)
+			if m.onRole != nil {
+				m.onRole(tp, false, -1)
+			}
 		}
 		if deleteLogs {
 			if err := m.store.Delete(tp); err != nil {
