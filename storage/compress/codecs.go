@@ -166,6 +166,28 @@ type appendWriter struct{ b []byte }
 
 func (w *appendWriter) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
 
+// streamWriter is a pooled streaming compressor (gzip, lz4) that can be
+// pointed at a new destination.
+type streamWriter interface {
+	io.WriteCloser
+	Reset(w io.Writer)
+}
+
+// streamAppend compresses src through zw into a complete frame appended to
+// dst, using out as zw's destination. On error dst is returned unchanged
+// in length.
+func streamAppend(out *appendWriter, zw streamWriter, dst, src []byte) ([]byte, error) {
+	out.b = dst
+	zw.Reset(out)
+	if _, err := zw.Write(src); err != nil {
+		return dst, err
+	}
+	if err := zw.Close(); err != nil {
+		return dst, err
+	}
+	return out.b, nil
+}
+
 type gzipEnc struct {
 	out appendWriter
 	zw  *gzip.Writer
@@ -180,15 +202,7 @@ var gzipEncPool = sync.Pool{New: func() any {
 func gzipAppend(dst, src []byte) ([]byte, error) {
 	e := gzipEncPool.Get().(*gzipEnc)
 	defer func() { e.out.b = nil; gzipEncPool.Put(e) }()
-	e.out.b = dst
-	e.zw.Reset(&e.out)
-	if _, err := e.zw.Write(src); err != nil {
-		return dst, err
-	}
-	if err := e.zw.Close(); err != nil {
-		return dst, err
-	}
-	return e.out.b, nil
+	return streamAppend(&e.out, e.zw, dst, src)
 }
 
 // ---- lz4 (frame format, KIP-57) ----
@@ -228,15 +242,7 @@ var lz4EncPool = sync.Pool{New: func() any {
 func lz4Append(dst, src []byte) ([]byte, error) {
 	e := lz4EncPool.Get().(*lz4Enc)
 	defer func() { e.out.b = nil; e.zw.Reset(nil); lz4EncPool.Put(e) }()
-	e.out.b = dst
-	e.zw.Reset(&e.out)
-	if _, err := e.zw.Write(src); err != nil {
-		return dst, err
-	}
-	if err := e.zw.Close(); err != nil {
-		return dst, err
-	}
-	return e.out.b, nil
+	return streamAppend(&e.out, e.zw, dst, src)
 }
 
 // ---- zstd (KIP-110) ----
