@@ -110,3 +110,19 @@ func TestReport(t *testing.T) {
 		t.Fatalf("%d %q", code, b.String())
 	}
 }
+
+func TestAdminClient(t *testing.T) {
+	adm, err := AdminClient("127.0.0.1:1", map[string]string{"client.id": "tool"})
+	if err != nil || adm == nil {
+		t.Fatalf("%v %v", adm, err)
+	}
+	adm.Close()
+	_, err = AdminClient("localhost", nil)
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != 1 || !strings.Contains(err.Error(), "--bootstrap-server") {
+		t.Errorf("bad bootstrap: %v, want a usage error naming --bootstrap-server", err)
+	}
+	if _, err := AdminClient("127.0.0.1:1", map[string]string{"isolation.level": "dirty"}); err == nil || !strings.Contains(err.Error(), "isolation.level") {
+		t.Errorf("bad property: %v, want an error naming isolation.level", err)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/cmd/internal/clientutil"
@@ -31,19 +30,10 @@ func Main(ctx context.Context, o Options, commandConfig map[string]string, stdou
 	if o.BootstrapServer == "" {
 		return clientutil.Report(stderr, "", clientutil.ZooKeeperUnsupported("kafka-configs"))
 	}
-	seeds, err := clientutil.ParseBootstrap("--bootstrap-server", o.BootstrapServer)
-	if err != nil {
-		return clientutil.Report(stderr, "", clientutil.Usage("%v", err))
-	}
-	co, err := clientutil.ConsumerOptions(commandConfig)
-	if err != nil {
-		return clientutil.Report(stderr, "", clientutil.Usage("%v", err))
-	}
-	cl, err := kgo.NewClient(append(co.Opts, kgo.SeedBrokers(seeds...))...)
+	adm, err := clientutil.AdminClient(o.BootstrapServer, commandConfig)
 	if err != nil {
 		return clientutil.Report(stderr, "", err)
 	}
-	adm := kadm.NewClient(cl)
 	defer adm.Close()
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()

@@ -2,12 +2,8 @@ package consumergroups
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"gregor/cmd/internal/clientutil"
 )
@@ -23,20 +19,12 @@ func Main(ctx context.Context, o Options, commandConfig map[string]string, stdou
 	if err := o.Check(); err != nil {
 		return clientutil.Report(stderr, "Error: ", clientutil.Usage("%v", err))
 	}
-	seeds, err := clientutil.ParseBootstrap("--bootstrap-server", o.BootstrapServer)
-	if err != nil {
-		return clientutil.Report(stderr, "Error: ", clientutil.Usage("%v", err))
-	}
-	co, err := clientutil.ConsumerOptions(commandConfig)
+	adm, err := clientutil.AdminClient(o.BootstrapServer, commandConfig)
 	if err != nil {
 		return clientutil.Report(stderr, "Error: ", err)
 	}
-	cl, err := kgo.NewClient(append(co.Opts, kgo.SeedBrokers(seeds...))...)
-	if err != nil {
-		return clientutil.Report(stderr, "Error: ", fmt.Errorf("connecting to %s: %w", o.BootstrapServer, err))
-	}
-	defer cl.Close()
+	defer adm.Close()
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	return clientutil.Report(stderr, "Error: ", Run(ctx, o, kadm.NewClient(cl), stdout))
+	return clientutil.Report(stderr, "Error: ", Run(ctx, o, adm, stdout))
 }

@@ -2,12 +2,8 @@ package topics
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"gregor/cmd/internal/clientutil"
 )
@@ -43,17 +39,9 @@ func connect(o Options, props map[string]string) (Admin, error) {
 		}
 		return ZooKeeperAdmin(o.ZooKeeper)
 	}
-	seeds, err := clientutil.ParseBootstrap("--bootstrap-server", o.BootstrapServer)
-	if err != nil {
-		return nil, clientutil.Usage("%v", err)
-	}
-	co, err := clientutil.ConsumerOptions(props)
+	adm, err := clientutil.AdminClient(o.BootstrapServer, props)
 	if err != nil {
 		return nil, err
 	}
-	cl, err := kgo.NewClient(append(co.Opts, kgo.SeedBrokers(seeds...))...)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", o.BootstrapServer, err)
-	}
-	return KadmAdmin{Adm: kadm.NewClient(cl)}, nil
+	return KadmAdmin{Adm: adm}, nil
 }
