@@ -23,11 +23,16 @@ import (
 // lost) — protoactor suspends it before reporting the failure.
 //
 // Zero fields take the defaults Initial 100ms, Max 10s, MaxRetries 5,
-// Window 60s (the partition policy of ARCHITECTURE-NOTES §4.2).
+// Window 60s (the partition policy of ARCHITECTURE-NOTES §4.2). A negative
+// MaxRetries (NeverGiveUp) restarts forever: the delay still grows to Max
+// while failures keep coming within Window, and OnGiveUp never runs — the
+// policy of actors that have nothing to fall back on (replica fetchers,
+// controller channels: a stopped one would silently stop replication or
+// controller requests to a peer).
 type BackoffStrategy struct {
 	Initial    time.Duration
 	Max        time.Duration
-	MaxRetries int
+	MaxRetries int // failures within Window before the child is stopped; < 0 = never
 	Window     time.Duration
 	// OnGiveUp runs (on the supervisor's goroutine, after StopChildren was
 	// sent) when the child is stopped for failing too often. It must not block.
@@ -37,6 +42,10 @@ type BackoffStrategy struct {
 }
 
 var _ actor.SupervisorStrategy = (*BackoffStrategy)(nil)
+
+// NeverGiveUp is the MaxRetries value that makes a BackoffStrategy restart
+// its child after every failure, however many.
+const NeverGiveUp = -1
 
 func (s *BackoffStrategy) params() (initial, max time.Duration, retries int, window time.Duration) {
 	initial, max, retries, window = s.Initial, s.Max, s.MaxRetries, s.Window
@@ -49,7 +58,7 @@ func (s *BackoffStrategy) params() (initial, max time.Duration, retries int, win
 	if max < initial {
 		max = initial
 	}
-	if retries <= 0 {
+	if retries == 0 {
 		retries = 5
 	}
 	if window <= 0 {
@@ -89,7 +98,7 @@ func (s *BackoffStrategy) HandleFailure(sys *actor.ActorSystem, sup actor.Superv
 	}
 	rs.Fail()
 	n := rs.NumberOfFailures(window)
-	if n > retries {
+	if retries >= 0 && n > retries {
 		rs.Reset()
 		sys.EventStream.Publish(&actor.SupervisorEvent{Child: child, Reason: reason, Directive: actor.StopDirective})
 		sup.StopChildren(child)

@@ -155,3 +155,48 @@ func TestBackoffStaysAliveWhenFailuresAreSpreadOut(t *testing.T) {
 	default:
 	}
 }
+
+// TestBackoffNeverGiveUpRestartsPastAnyBudget: with MaxRetries < 0 a child
+// failing far more often than the default budget (5 in the window) is
+// restarted every time, with delays capped at Max.
+func TestBackoffNeverGiveUpRestartsPastAnyBudget(t *testing.T) {
+	gaveUp := make(chan any, 1)
+	var mu sync.Mutex
+	var delays []time.Duration
+	s := &BackoffStrategy{
+		Initial: time.Millisecond, Max: 4 * time.Millisecond, MaxRetries: NeverGiveUp, Window: time.Minute,
+		OnGiveUp: func(_ *actor.PID, reason any) { gaveUp <- reason },
+		OnRestart: func(_ *actor.PID, _ any, d time.Duration) {
+			mu.Lock()
+			delays = append(delays, d)
+			mu.Unlock()
+		},
+	}
+	sys, child, starts := harness(t, s)
+	const failures = 12
+	for i := 0; i < failures; i++ {
+		sys.Root.Send(child, crash{})
+		waitStart(t, starts)
+	}
+	select {
+	case <-gaveUp:
+		t.Fatal("gave up although MaxRetries < 0")
+	default:
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(delays) != failures {
+		t.Fatalf("scheduled %d restarts, want %d", len(delays), failures)
+	}
+	for i, d := range delays {
+		if d > s.Max {
+			t.Errorf("delay %d = %v above Max %v", i+1, d, s.Max)
+		}
+	}
+	if last := delays[failures-1]; last < s.Max/2 {
+		t.Errorf("delay after %d failures = %v, want the capped [%v, %v]", failures, last, s.Max/2, s.Max)
+	}
+	if _, ok := sys.ProcessRegistry.GetLocal(child.Id); !ok {
+		t.Fatal("child not registered after the restarts")
+	}
+}

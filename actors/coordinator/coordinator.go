@@ -451,6 +451,7 @@ type groupActor struct {
 	g         *Group
 	timer     *time.Timer
 	timerAt   time.Time
+	preparing bool // the group was in PreparingRebalance after the last message (rebalance counter)
 }
 
 func (a *groupActor) Receive(ctx actor.Context) {
@@ -509,6 +510,11 @@ func (a *groupActor) start() {
 // after re-arms the timer for the group's next deadline and reports the
 // group's listing to the router.
 func (a *groupActor) after(ctx actor.Context, counted bool) {
+	if p := a.g.State() == PreparingRebalance; p != a.preparing {
+		if a.preparing = p; p {
+			actors.Emit(a.c.sys, actors.EventGroupRebalance, a.id, "")
+		}
+	}
 	next := a.g.NextDeadline()
 	if !next.Equal(a.timerAt) {
 		a.stopTimer()

@@ -61,6 +61,12 @@ type channel struct {
 	cancel context.CancelFunc
 }
 
+// channelSupervision restarts a failed channel actor with backoff (100 ms
+// doubling to 5 s, jittered) and never gives up: a stopped channel would
+// leave its peer without LeaderAndIsr/UpdateMetadata until it re-registers.
+// One shared value, so every channel has the same root guardian.
+var channelSupervision = &actors.BackoffStrategy{Initial: 100 * time.Millisecond, Max: 5 * time.Second, MaxRetries: actors.NeverGiveUp, Window: time.Minute}
+
 // NewChannelManager makes a channel manager spawning its actors in system.
 // selfID names the client ("gregor-controller-<id>").
 func NewChannelManager(system *actor.ActorSystem, selfID int32, log *zap.Logger) *ChannelManager {
@@ -83,7 +89,7 @@ func (m *ChannelManager) AddBroker(id int32, addr string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &channelActor{id: id, addr: addr, ctx: ctx, mgr: m, log: m.log.With(zap.Int32("peer", id))}
-	props := actors.Props(m.log, func() actor.Actor { return a })
+	props := actors.Props(m.log, func() actor.Actor { return a }, actor.WithGuardian(channelSupervision))
 	pid, err := m.system.Root.SpawnNamed(props, fmt.Sprintf("controller-channel-%d-%d", id, time.Now().UnixNano()))
 	if err != nil {
 		cancel()

@@ -37,6 +37,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"gregor/actors"
 	"gregor/config"
 	"gregor/partition"
 	"gregor/replication/metadata"
@@ -67,6 +68,7 @@ type Controller struct {
 	log   *zap.Logger
 	now   func() time.Time
 	peers Peers
+	sys   *actor.ActorSystem // for actors.Emit (election counters); may be nil
 
 	cache metadata.Cache
 
@@ -127,7 +129,7 @@ type Options struct {
 func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Options) *Controller {
 	c := &Controller{store: store, rm: rm, cfg: cfg, log: opts.Log, now: opts.Now, peers: opts.Peers,
 		topics: map[string]*topicState{}, liveInfo: map[int32]zkmeta.BrokerInfo{}, shuttingDown: map[int32]bool{},
-		armed: map[string]uint64{}, events: make(chan event, 64), stop: make(chan struct{})}
+		armed: map[string]uint64{}, events: make(chan event, 64), stop: make(chan struct{}), sys: opts.System}
 	if c.log == nil {
 		c.log = zap.NewNop()
 	}
@@ -462,6 +464,7 @@ func (c *Controller) electOne(t *topicState, p int32, unclean bool) error {
 		}
 		err := c.writeState(t, p, next)
 		if err == nil {
+			emitElection(c.sys, t.name, curL, next)
 			return nil
 		}
 		if !errors.Is(err, metastore.ErrBadVersion) && !errors.Is(err, metastore.ErrNodeExists) || attempt >= 3 {
@@ -470,6 +473,22 @@ func (c *Controller) electOne(t *topicState, p int32, unclean bool) error {
 		if rerr := c.reloadState(t, p); rerr != nil {
 			return rerr
 		}
+	}
+}
+
+// emitElection counts a written leadership change that moved the leader to
+// a live replica (Kafka's ControllerStats LeaderElectionRateAndTimeMs), and
+// separately one whose new leader was not in the old ISR
+// (UncleanLeaderElectionsPerSec). A new partition's first leader is not an
+// election.
+func emitElection(sys *actor.ActorSystem, topic string, cur *PartitionLeadership, next PartitionLeadership) {
+	if cur == nil || next.Leader < 0 || next.Leader == cur.Leader {
+		return
+	}
+	if contains(cur.ISR, next.Leader) {
+		actors.Emit(sys, actors.EventLeaderElection, topic, "")
+	} else {
+		actors.Emit(sys, actors.EventUncleanElection, topic, "")
 	}
 }
 

@@ -107,7 +107,7 @@ func Start(cfg Config) (*Manager, error) {
 	cfg.defaults()
 	props := actors.Props(cfg.Logger, func() actor.Actor {
 		return &managerActor{cfg: cfg, assigned: map[partition.TopicPartition]fetcherKey{}, fetchers: map[fetcherKey]*actor.PID{}}
-	})
+	}, actor.WithSupervisor(fetcherSupervision))
 	pid, err := cfg.System.Root.SpawnNamed(props, ManagerName)
 	if err != nil {
 		return nil, fmt.Errorf("fetcher: spawn %s: %w", ManagerName, err)
@@ -178,8 +178,14 @@ type whoFetches struct {
 	reply chan string
 }
 
+// fetcherSupervision is the manager's strategy for its fetchers: restart
+// with backoff (100 ms doubling to 5 s, jittered) and never give up — a
+// stopped fetcher would leave its partitions' followers silently behind,
+// falling out of the ISR for good.
+var fetcherSupervision = &actors.BackoffStrategy{Initial: 100 * time.Millisecond, Max: 5 * time.Second, MaxRetries: actors.NeverGiveUp, Window: time.Minute}
+
 // managerActor owns the partition → fetcher assignment. Fetchers restart
-// under the default supervision on a panic; their partition set lives in
+// under fetcherSupervision on a panic; their partition set lives in
 // a fetchState that outlives the actor instance, so a restarted fetcher
 // resumes every partition (truncating first, as after a leader change).
 type managerActor struct {
