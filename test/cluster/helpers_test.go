@@ -15,11 +15,14 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/replication/metastore"
 	"gregor/replication/zkmeta"
 	"gregor/replication/zkstore"
+	"gregor/storage/record"
 	"gregor/test/harness"
 	"gregor/test/zkharness"
 )
@@ -231,4 +234,153 @@ func contains(s []int32, x int32) bool {
 		}
 	}
 	return false
+}
+
+// rawProduce sends one record batch holding vals to partition p of topic
+// on broker addr with a raw ProduceRequest (no client retries, so the
+// broker's error code is seen as is). It returns the partition's error
+// code (0 on success) and the base offset the broker assigned.
+func rawProduce(t *testing.T, addr, topic string, p int32, acks int16, timeout time.Duration, vals ...string) (int16, int64) {
+	t.Helper()
+	recs := make([]record.BatchRecord, len(vals))
+	for i, v := range vals {
+		recs[i] = record.BatchRecord{Value: []byte(v)}
+	}
+	batch, err := record.BuildBatch(record.BatchOptions{PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli()}, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks = acks
+	req.TimeoutMillis = int32(timeout / time.Millisecond)
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition = p
+	rp.Records = batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	// kgo rewrites a raw ProduceRequest's acks to the client's own.
+	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.RequiredAcks(kgo.AllISRAcks())}
+	switch acks {
+	case -1:
+	case 1:
+		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	default:
+		t.Fatalf("rawProduce supports acks 1 and -1, not %d", acks)
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
+	if err != nil {
+		t.Fatalf("produce to %s: %v", addr, err)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("produce to %s: response %+v", addr, resp)
+	}
+	rpr := resp.Topics[0].Partitions[0]
+	return rpr.ErrorCode, rpr.BaseOffset
+}
+
+// endOffset is partition p's log end offset (ListOffsets latest, as a
+// consumer sees it: the high watermark) asked of broker addr; -1 with the
+// error code when the broker refuses.
+func endOffset(t *testing.T, addr, topic string, p int32) (int64, int16) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition = p
+	rp.Timestamp = -1 // latest
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
+	if err != nil {
+		t.Fatalf("list offsets on %s: %v", addr, err)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("list offsets on %s: response %+v", addr, resp)
+	}
+	rpr := resp.Topics[0].Partitions[0]
+	if rpr.ErrorCode != 0 {
+		return -1, rpr.ErrorCode
+	}
+	return rpr.Offset, 0
+}
+
+// readPartition consumes partition p of topic from offset 0 up to (not
+// including) end through the given brokers and returns the values by
+// offset; it fails the test after 30 s.
+func readPartition(t *testing.T, seeds []string, topic string, p int32, end int64) map[int64]string {
+	t.Helper()
+	got := map[int64]string{}
+	if end <= 0 {
+		return got
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().At(0)}}),
+		kgo.FetchMaxWait(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		if _, ok := got[end-1]; ok {
+			return got
+		}
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %s-%d: %d records below offset %d after 30 s", topic, p, len(got), end)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset < end {
+				got[r.Offset] = string(r.Value)
+			}
+		})
+	}
+}
+
+// codeName is a Kafka error code's name for messages ("NONE" for 0).
+func codeName(code int16) string {
+	if err := kerr.ErrorForCode(code); err != nil {
+		return err.Error()
+	}
+	return "NONE"
+}
+
+// waitServing waits until the leader ZooKeeper names for partition p of
+// topic answers ListOffsets for it (it has applied its LeaderAndIsr; the
+// znode is written before the broker hears of it) and returns that leader.
+func (c *cluster) waitServing(topic string, p int32, d time.Duration) int32 {
+	c.t.Helper()
+	var leader int32 = -1
+	c.waitFor(fmt.Sprintf("the leader of %s-%d serving", topic, p), d, func() (bool, string) {
+		s, ok := c.partitionState(topic, p)
+		b := c.brokers[s.Leader]
+		if !ok || b == nil || b.ExitCode() != -1 {
+			return false, fmt.Sprintf("%+v", s)
+		}
+		if _, code := endOffset(c.t, b.Addr(), topic, p); code != 0 {
+			return false, fmt.Sprintf("leader %d: %s", s.Leader, codeName(code))
+		}
+		leader = s.Leader
+		return true, ""
+	})
+	return leader
 }
