@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"gregor/cmd/internal/clientutil"
 	"gregor/cmd/internal/configs"
 )
 
@@ -19,13 +18,9 @@ func init() {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Args = os.Args[2:]
-			var props map[string]string
-			if commandConfig != "" {
-				p, err := clientutil.LoadPropsFile(commandConfig)
-				if err != nil {
-					os.Exit(clientutil.Report(os.Stderr, "", err))
-				}
-				props = p
+			props, err := commandConfigProps(commandConfig, "")
+			if err != nil {
+				return err
 			}
 			if code := configs.Main(cmd.Context(), o, props, os.Stdout, os.Stderr); code != 0 {
 				os.Exit(code)

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"gregor/cmd/internal/clientutil"
 	"gregor/cmd/internal/consumergroups"
 )
 
@@ -25,13 +24,9 @@ func init() {
 			if cmd.Flags().Changed("shift-by") {
 				o.ShiftBy = &shiftBy
 			}
-			var props map[string]string
-			if commandConfig != "" {
-				p, err := clientutil.LoadPropsFile(commandConfig)
-				if err != nil {
-					return err
-				}
-				props = p
+			props, err := commandConfigProps(commandConfig, "Error: ")
+			if err != nil {
+				return err
 			}
 			if code := consumergroups.Main(cmd.Context(), o, props, os.Stdout, os.Stderr); code != 0 {
 				os.Exit(code)

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"gregor/cmd/internal/clientutil"
 	"gregor/cmd/internal/topics"
 )
 
@@ -18,13 +17,9 @@ func init() {
 		Short: "Create, list, describe, alter and delete topics (kafka-topics.sh)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var props map[string]string
-			if commandConfig != "" {
-				p, err := clientutil.LoadPropsFile(commandConfig)
-				if err != nil {
-					os.Exit(clientutil.Report(os.Stderr, topics.ErrorPrefix, err))
-				}
-				props = p
+			props, err := commandConfigProps(commandConfig, topics.ErrorPrefix)
+			if err != nil {
+				return err
 			}
 			if code := topics.Main(cmd.Context(), o, props, os.Stdout, os.Stderr); code != 0 {
 				os.Exit(code)

@@ -61,6 +61,14 @@ func TestCLIErrorPrintedOnce(t *testing.T) {
 	if code != 1 || strings.Count(errs, "unknown command") != 1 {
 		t.Fatalf("unknown command: exit %d %q", code, errs)
 	}
+	// An unreadable --command-config file, before any connection is tried.
+	noProps := filepath.Join(t.TempDir(), "client.properties")
+	for s, action := range map[string]string{"kafka-topics.sh": "--list", "kafka-configs.sh": "--describe", "kafka-consumer-groups.sh": "--list"} {
+		code, _, errs = cliRun(t, nil, s, "--bootstrap-server", "127.0.0.1:1", "--command-config", noProps, action)
+		if code != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "reading "+noProps) {
+			t.Errorf("%s --command-config missing: exit %d %q", s, code, errs)
+		}
+	}
 }
 
 // The wrappers of the cluster tools not written yet fail with one clear line.
