@@ -123,11 +123,58 @@ func (c *Coordinator) PartitionFor(group string) int32 {
 // being loaded wait for it).
 func (c *Coordinator) LoadLocal() { c.sys.Root.Send(c.router, &loadLocal{}) }
 
+// Elected tells the coordinator that this broker became leader of
+// __consumer_offsets partition p at leaderEpoch (Kafka's
+// GroupCoordinator.onElection): it starts loading the partition's groups
+// and offsets in the background; requests for them wait for the load.
+// An event older than the newest epoch already seen for p is ignored
+// (a stale LeaderAndIsr applied late); leaderEpoch < 0 means unknown and is
+// never considered stale. It never blocks.
+func (c *Coordinator) Elected(partition, leaderEpoch int32) {
+	c.sys.Root.Send(c.router, &electPartition{partition: partition, epoch: leaderEpoch})
+}
+
 // Resign drops the groups of a partition this broker no longer leads:
 // pending joins and syncs get NOT_COORDINATOR, and later requests for them
-// too until the partition is led here again.
-func (c *Coordinator) Resign(partition int32) {
-	c.sys.Root.Send(c.router, &resignPartition{partition: partition})
+// too until the partition is led here again. The epoch is unknown (as
+// after StopReplica): it is never stale. See ResignEpoch.
+func (c *Coordinator) Resign(partition int32) { c.ResignEpoch(partition, -1) }
+
+// ResignEpoch is Resign for a leadership change at leaderEpoch (Kafka's
+// GroupCoordinator.onResignation): ignored when older than the newest
+// epoch already seen for the partition, so a late event cannot unload
+// groups the broker leads again. A load in progress is abandoned.
+func (c *Coordinator) ResignEpoch(partition, leaderEpoch int32) {
+	c.sys.Root.Send(c.router, &resignPartition{partition: partition, epoch: leaderEpoch})
+}
+
+// LeadershipChanged is Elected (leader) or ResignEpoch (not leader): the
+// shape of partition.ManagerConfig.OnLeadershipChange for one
+// __consumer_offsets partition.
+func (c *Coordinator) LeadershipChanged(partition int32, leader bool, leaderEpoch int32) {
+	if leader {
+		c.Elected(partition, leaderEpoch)
+	} else {
+		c.ResignEpoch(partition, leaderEpoch)
+	}
+}
+
+// DeleteTopicOffsets drops the committed offsets of every partition of
+// topics (deleted topics) from every group loaded here, writing their
+// tombstones to __consumer_offsets; a group left Empty with no offsets
+// becomes Dead and its metadata is tombstoned too (Kafka's
+// GroupCoordinator.handleDeletedPartitions, which every broker runs on
+// UpdateMetadata). Groups of partitions being loaded are cleaned once
+// loaded. It never blocks.
+func (c *Coordinator) DeleteTopicOffsets(topics []string) {
+	if len(topics) == 0 {
+		return
+	}
+	set := make(map[string]bool, len(topics))
+	for _, t := range topics {
+		set[t] = true
+	}
+	c.sys.Root.Send(c.router, &deleteTopics{topics: set})
 }
 
 func (c *Coordinator) ensureTopic(ctx context.Context) error {
@@ -173,6 +220,7 @@ type (
 	}
 	partitionLoaded struct {
 		partition int32
+		ps        *partState // the load's state; stale if no longer r.parts[partition]
 		loader    *Loader
 		err       error
 	}
@@ -180,8 +228,11 @@ type (
 		reply func([]Listing)
 	}
 	loadLocal       struct{}
-	resignPartition struct{ partition int32 }
-	cleanupTick     struct{}
+	electPartition  struct{ partition, epoch int32 }
+	resignPartition struct{ partition, epoch int32 }
+	// deleteTopics goes to the router and from it to every group actor.
+	deleteTopics struct{ topics map[string]bool }
+	cleanupTick  struct{}
 )
 
 type child struct {
@@ -193,6 +244,9 @@ type child struct {
 type partState struct {
 	loaded, loading bool
 	queue           []*GroupRequest
+	// deleted are topics deleted while the partition was loading: their
+	// offsets are dropped from its groups once loaded.
+	deleted map[string]bool
 }
 
 // router is the group-coordinator supervisor: it owns which partitions are
@@ -206,10 +260,28 @@ type router struct {
 	lists    []func([]Listing)
 	cleanup  *time.Timer
 	seq      uint64
+	// epochs is the newest leader epoch seen per partition in Elected and
+	// ResignEpoch (Kafka's GroupMetadataManager.epochForPartitionId).
+	epochs map[int32]int32
 }
 
 func newRouter(c *Coordinator) *router {
-	return &router{c: c, children: map[string]*child{}, listings: map[string]Listing{}, parts: map[int32]*partState{}}
+	return &router{c: c, children: map[string]*child{}, listings: map[string]Listing{}, parts: map[int32]*partState{}, epochs: map[int32]int32{}}
+}
+
+// current records epoch as partition p's newest and reports whether an
+// event at epoch is current (not older than the newest seen). Negative
+// epochs are unknown: current, and not recorded.
+func (r *router) current(p, epoch int32) bool {
+	if epoch < 0 {
+		return true
+	}
+	if cur, ok := r.epochs[p]; ok && epoch < cur {
+		r.c.log.Info("ignoring stale __consumer_offsets leadership event", zap.Int32("partition", p), zap.Int32("leader.epoch", epoch), zap.Int32("current.epoch", cur))
+		return false
+	}
+	r.epochs[p] = epoch
+	return true
 }
 
 func (r *router) part(p int32) *partState {
@@ -270,8 +342,16 @@ func (r *router) Receive(ctx actor.Context) {
 		r.answerLists(false)
 	case *loadLocal:
 		r.loadAllLocal(ctx)
+	case *electPartition:
+		if r.current(m.partition, m.epoch) {
+			r.startLoad(ctx, m.partition, r.part(m.partition))
+		}
 	case *resignPartition:
-		r.resign(ctx, m.partition)
+		if r.current(m.partition, m.epoch) {
+			r.resign(ctx, m.partition)
+		}
+	case *deleteTopics:
+		r.deleteTopics(ctx, m)
 	case *cleanupTick:
 		for _, ch := range r.children {
 			ctx.Send(ch.pid, expireOffsets{})
@@ -353,12 +433,17 @@ func (r *router) startLoad(ctx actor.Context, p int32, ps *partState) {
 				return nil
 			})
 		}
-		root.Send(self, &partitionLoaded{partition: p, loader: l, err: err})
+		root.Send(self, &partitionLoaded{partition: p, ps: ps, loader: l, err: err})
 	}()
 }
 
 func (r *router) loaded(ctx actor.Context, m *partitionLoaded) {
-	ps := r.part(m.partition)
+	ps := r.parts[m.partition]
+	if ps != m.ps {
+		// Resigned while loading (its queue was answered then), maybe led
+		// again since by a newer load: this result is stale.
+		return
+	}
 	ps.loading = false
 	queue := ps.queue
 	ps.queue = nil
@@ -381,6 +466,16 @@ func (r *router) loaded(ctx actor.Context, m *partitionLoaded) {
 		}
 	}
 	r.c.log.Info("loaded __consumer_offsets partition", zap.Int32("partition", m.partition), zap.Int("groups", len(m.loader.Groups)))
+	if len(ps.deleted) > 0 {
+		// Topics deleted during the load: queued ahead of the requests.
+		msg := &deleteTopics{topics: ps.deleted}
+		ps.deleted = nil
+		for _, ch := range r.children {
+			if ch.partition == m.partition {
+				ctx.Send(ch.pid, msg)
+			}
+		}
+	}
 	for _, q := range queue {
 		r.route(ctx, m.partition, q)
 	}
@@ -431,8 +526,29 @@ func (r *router) resign(ctx actor.Context, p int32) {
 		for _, q := range ps.queue {
 			q.Fail(kerr.NotCoordinator.Code)
 		}
+		ps.queue = nil
 	}
 	delete(r.parts, p)
+	r.answerLists(false) // a ListGroups may have waited for this partition's load
+}
+
+// deleteTopics forwards a topic deletion to every group actor and
+// remembers it for partitions still loading.
+func (r *router) deleteTopics(ctx actor.Context, m *deleteTopics) {
+	for _, ch := range r.children {
+		ctx.Send(ch.pid, m)
+	}
+	for _, ps := range r.parts {
+		if !ps.loading {
+			continue
+		}
+		if ps.deleted == nil {
+			ps.deleted = map[string]bool{}
+		}
+		for t := range m.topics {
+			ps.deleted[t] = true
+		}
+	}
 }
 
 // seed hands the state loaded with the partition to a group actor's first
@@ -479,6 +595,15 @@ func (a *groupActor) Receive(ctx actor.Context) {
 	case expireOffsets:
 		if n := a.g.ExpireOffsets(a.c.opts.Now()); n > 0 {
 			a.c.log.Info("expired offsets", zap.String("group", a.id), zap.Int("count", n))
+		}
+		a.after(ctx, false)
+	case *deleteTopics:
+		n, err := a.g.RemoveTopicOffsets(a.c.opts.Now(), m.topics)
+		if err != nil {
+			a.c.log.Warn("writing tombstones for offsets of deleted topics", zap.String("group", a.id), zap.Error(err))
+		}
+		if n > 0 {
+			a.c.log.Info("removed offsets of deleted topics", zap.String("group", a.id), zap.Int("count", n), zap.String("state", a.g.State().String()))
 		}
 		a.after(ctx, false)
 	}

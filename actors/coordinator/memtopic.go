@@ -16,6 +16,9 @@ type MemTopic struct {
 	ensured  int
 	parts    map[int32][][]byte
 	notLocal map[int32]bool
+	loads    map[int32]int
+	held     int           // Loads waiting at gate
+	gate     chan struct{} // non-nil: Loads wait for it to close
 	// AppendErr, if set, fails every Append (e.g. kerr.NotEnoughReplicas).
 	AppendErr error
 	Host      string
@@ -25,7 +28,7 @@ type MemTopic struct {
 
 // NewMemTopic returns an empty MemTopic.
 func NewMemTopic() *MemTopic {
-	return &MemTopic{parts: map[int32][][]byte{}, notLocal: map[int32]bool{}, Host: "127.0.0.1", Port: 9092}
+	return &MemTopic{parts: map[int32][][]byte{}, notLocal: map[int32]bool{}, loads: map[int32]int{}, Host: "127.0.0.1", Port: 9092}
 }
 
 // Ensure implements OffsetsTopic; Ensured counts the calls.
@@ -80,11 +83,73 @@ func (m *MemTopic) Append(_ context.Context, p int32, batch []byte) (int64, erro
 	return next, nil
 }
 
+// HoldLoads makes every Load that starts from now on wait, after taking
+// its snapshot of the partition, until the returned release is called (or
+// its context ends). For tests of what happens while a partition loads.
+func (m *MemTopic) HoldLoads() (release func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	gate := make(chan struct{})
+	m.gate = gate
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			m.mu.Lock()
+			if m.gate == gate {
+				m.gate = nil
+			}
+			m.mu.Unlock()
+			close(gate)
+		})
+	}
+}
+
+// Held is how many Loads wait for HoldLoads' release (their snapshot taken).
+func (m *MemTopic) Held() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.held
+}
+
+// Loads is how many Loads of partition p have finished.
+func (m *MemTopic) Loads(p int32) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.loads[p]
+}
+
 // Load implements OffsetsTopic.
 func (m *MemTopic) Load(ctx context.Context, p int32, fn func(key, value []byte, offset int64) error) error {
 	m.mu.Lock()
 	batches := append([][]byte(nil), m.parts[p]...)
+	gate := m.gate
+	if gate != nil {
+		m.held++
+	}
 	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		m.loads[p]++
+		m.mu.Unlock()
+	}()
+	if gate != nil {
+		var err error
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		m.mu.Lock()
+		m.held--
+		m.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return eachMemRecord(ctx, batches, fn)
+}
+
+func eachMemRecord(ctx context.Context, batches [][]byte, fn func(key, value []byte, offset int64) error) error {
 	for _, b := range batches {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -106,7 +171,10 @@ func (m *MemTopic) Load(ctx context.Context, p int32, fn func(key, value []byte,
 // Records returns every (key, value) of a partition in offset order.
 func (m *MemTopic) Records(p int32) []Record {
 	var out []Record
-	_ = m.Load(context.Background(), p, func(k, v []byte, _ int64) error {
+	m.mu.Lock()
+	batches := append([][]byte(nil), m.parts[p]...)
+	m.mu.Unlock()
+	_ = eachMemRecord(context.Background(), batches, func(k, v []byte, _ int64) error {
 		r := Record{Key: append([]byte(nil), k...)}
 		if v != nil {
 			r.Value = append([]byte{}, v...)

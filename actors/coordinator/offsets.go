@@ -299,3 +299,39 @@ func (g *Group) ExpireOffsets(now time.Time) int {
 	}
 	return len(expired)
 }
+
+// RemoveTopicOffsets drops the committed offsets of every partition of the
+// given (deleted) topics, whatever the group's state and subscriptions, as
+// Kafka's GroupMetadataManager.cleanupGroupMetadata does for
+// handleDeletedPartitions: an Empty group left with no offsets becomes Dead.
+// The offsets leave memory first — the topics are gone, so nothing may
+// show them — then their tombstones (and the group's, if Dead) are written
+// in one batch; a write failure is returned (the records may then come
+// back when the partition is next loaded). It returns how many offsets
+// were removed.
+func (g *Group) RemoveTopicOffsets(now time.Time, topics map[string]bool) (int, error) {
+	if !g.exists || g.state == Dead || len(topics) == 0 {
+		return 0, nil
+	}
+	var recs []Record
+	for tp := range g.offsets {
+		if topics[tp.Topic] {
+			recs = append(recs, Record{Key: OffsetKey(g.id, tp)})
+			delete(g.offsets, tp)
+		}
+	}
+	if len(recs) == 0 {
+		return 0, nil
+	}
+	removed := len(recs)
+	if g.state == Empty && len(g.offsets) == 0 {
+		g.transition(Dead, now)
+		recs = append(recs, Record{Key: GroupKey(g.id)})
+	}
+	if g.store != nil {
+		if err := g.store.Append(recs); err != nil {
+			return removed, err
+		}
+	}
+	return removed, nil
+}
