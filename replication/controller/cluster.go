@@ -147,6 +147,8 @@ func (c *Controller) handle(ev event) {
 		c.armed = map[string]uint64{} // every watch of the old session is gone
 	case evResync:
 		c.resyncLocked()
+	default:
+		err = c.handleAdminEvent(ev) // reassignment and elections (reassign.go, elect.go)
 	}
 	if err != nil {
 		c.log.Warn("controller event failed, retrying", zap.Int("event", int(ev.kind)), zap.Error(err))
@@ -170,6 +172,7 @@ func (c *Controller) resignLocked(why string) {
 	c.liveInfo = map[int32]zkmeta.BrokerInfo{}
 	c.shuttingDown = map[int32]bool{}
 	c.topics = map[string]*topicState{}
+	c.reassigning = nil
 	for p := range c.armed {
 		if p != zkmeta.ControllerPath {
 			delete(c.armed, p)
@@ -282,6 +285,7 @@ func (c *Controller) onControllerFailover() error {
 	c.publish() // UpdateMetadata first, so every broker knows every endpoint
 	c.onlineAll()
 	c.publish()
+	c.onFailoverAdmin() // resume reassignments, watch /admin/reassign_partitions and /admin/preferred_replica_election
 	if err := c.onIsrChange(); err != nil {
 		c.log.Warn("reading pending ISR change notifications", zap.Error(err))
 	}
@@ -607,6 +611,7 @@ func (c *Controller) onIsrChange() error {
 	if len(kids) == 0 {
 		return nil
 	}
+	var changedTPs []partition.TopicPartition
 	for _, k := range kids {
 		path := metastore.Join(zkmeta.IsrChangeNotificationPath, k)
 		data, _, err := c.store.Get(path)
@@ -620,6 +625,7 @@ func (c *Controller) onIsrChange() error {
 					if err := c.reloadState(t, p.Partition); err != nil {
 						return err
 					}
+					changedTPs = append(changedTPs, partition.TopicPartition{Topic: p.Topic, Partition: p.Partition})
 				}
 			}
 		} else if !errors.Is(err, metastore.ErrNoNode) {
@@ -629,6 +635,7 @@ func (c *Controller) onIsrChange() error {
 			return err
 		}
 	}
+	c.onIsrChangeReassign(changedTPs) // reassignments waiting for their targets to join the ISR
 	c.publish()
 	return nil
 }

@@ -85,6 +85,9 @@ type Controller struct {
 	armed          map[string]uint64           // watched path → generation of its live watch
 	gen            uint64
 
+	// reassigning: partition reassignments under way (reassign.go), active controller only.
+	reassigning map[partition.TopicPartition]*ongoing
+
 	events        chan event
 	stop          chan struct{}
 	wg            sync.WaitGroup // event loop, watch forwarders, retry timers

@@ -1,0 +1,73 @@
+package handlers
+
+// ListPartitionReassignments: v0
+//
+// Behaviour (controller.ListPartitionReassignments, KIP-455): the ongoing
+// reassignments, each with its full replica set and the replicas being
+// added and removed; null topics = all of them, else only the listed
+// partitions that are being reassigned (others are left out, as Kafka
+// does). Not the controller: NOT_CONTROLLER.
+//
+// Version notes: v0 flexible.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/partition"
+	"gregor/replication/controller"
+	"gregor/wire"
+)
+
+func init() { register(46, 0, 0, handleListPartitionReassignments) }
+
+func handleListPartitionReassignments(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+	req := kreq.(*kmsg.ListPartitionReassignmentsRequest)
+	return async(func() kmsg.Response { return listPartitionReassignments(b, req) })
+}
+
+func listPartitionReassignments(b *Broker, req *kmsg.ListPartitionReassignmentsRequest) *kmsg.ListPartitionReassignmentsResponse {
+	resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
+	var filter []partition.TopicPartition
+	if req.Topics != nil {
+		filter = []partition.TopicPartition{}
+		for _, t := range req.Topics {
+			for _, p := range t.Partitions {
+				filter = append(filter, partition.TopicPartition{Topic: t.Topic, Partition: p})
+			}
+		}
+	}
+	var list []controller.PartitionReassignment
+	var err error
+	if src, ok := reassignSource(b); !ok {
+		err = controller.ErrNotController
+	} else {
+		list, err = src.ListPartitionReassignments(filter)
+	}
+	if err != nil {
+		resp.ErrorCode, resp.ErrorMessage = controller.Code(err)
+		return resp
+	}
+	idx := map[string]int{}
+	for _, r := range list {
+		i, ok := idx[r.Topic]
+		if !ok {
+			t := kmsg.NewListPartitionReassignmentsResponseTopic()
+			t.Topic = r.Topic
+			resp.Topics = append(resp.Topics, t)
+			i = len(resp.Topics) - 1
+			idx[r.Topic] = i
+		}
+		p := kmsg.NewListPartitionReassignmentsResponseTopicPartition()
+		p.Partition = r.Partition
+		p.Replicas, p.AddingReplicas, p.RemovingReplicas = nonNil(r.Replicas), nonNil(r.Adding), nonNil(r.Removing)
+		resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, p)
+	}
+	return resp
+}
+
+func nonNil(s []int32) []int32 {
+	if s == nil {
+		return []int32{}
+	}
+	return s
+}
