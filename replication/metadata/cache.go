@@ -95,7 +95,22 @@ func (s *Snapshot) Partition(topic string, p int32) (Partition, bool) {
 
 // Cache holds the current snapshot; Load is one atomic read.
 type Cache struct {
-	p atomic.Pointer[Snapshot]
+	p      atomic.Pointer[Snapshot]
+	listen atomic.Pointer[func(prev, next *Snapshot)]
+}
+
+// OnPublish sets fn (nil = none) to be called by every later Publish with
+// the replaced snapshot (Empty for the first) and the new one, after the
+// new one is visible to Load. It runs on the publisher's goroutine — the
+// controller's, possibly under its lock — so it must be quick and must
+// not call back into the controller (Kafka's KafkaApis hands the
+// partitions an UpdateMetadata deleted to the group coordinator this way).
+func (c *Cache) OnPublish(fn func(prev, next *Snapshot)) {
+	if fn == nil {
+		c.listen.Store(nil)
+		return
+	}
+	c.listen.Store(&fn)
 }
 
 // Load returns the current snapshot (Empty before the first Publish).
@@ -107,4 +122,12 @@ func (c *Cache) Load() *Snapshot {
 }
 
 // Publish replaces the snapshot. s must not be modified afterwards.
-func (c *Cache) Publish(s *Snapshot) { c.p.Store(s) }
+func (c *Cache) Publish(s *Snapshot) {
+	prev := c.p.Swap(s)
+	if fn := c.listen.Load(); fn != nil {
+		if prev == nil {
+			prev = Empty
+		}
+		(*fn)(prev, s)
+	}
+}

@@ -40,6 +40,7 @@ type Broker struct {
 	store    metastore.Store
 	ctrl     *controller.Controller
 	groups   *coordinator.Coordinator
+	groupsAt lateGroups // the coordinator for hooks set up before it exists
 	server   *server.Server
 	isr      lateIsrWriter
 	admin    *admin.Server  // nil unless admin.listener is set
@@ -97,6 +98,8 @@ func Start(cfg *config.Broker, log *zap.Logger) (_ *Broker, err error) {
 		// writes leaders' ISR changes to the metadata store.
 		IsrWriter:         &b.isr,
 		ReplicaLagTimeMax: cfg.ReplicaLagTimeMax,
+		// __consumer_offsets leadership loads/unloads groups (offsets_topic.go).
+		OnLeadershipChange: b.groupsAt.leadershipChanged,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("replica manager: %w", err)
@@ -144,9 +147,12 @@ func Start(cfg *config.Broker, log *zap.Logger) (_ *Broker, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("group coordinator: %w", err)
 	}
-	b.closers = append(b.closers, func() error { b.groups.Stop(); return nil })
-	// Single node: this broker leads every __consumer_offsets partition it
-	// hosts; load their groups in the background.
+	b.closers = append(b.closers, func() error { b.groupsAt.c.Store(nil); b.groups.Stop(); return nil })
+	// From now on leadership changes of __consumer_offsets partitions and
+	// deleted topics reach the coordinator; the partitions led already
+	// (single node: all of them) load in the background.
+	b.groupsAt.c.Store(b.groups)
+	b.ctrl.OnMetadataChange(b.groupsAt.metadataChanged)
 	b.groups.LoadLocal()
 
 	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Cluster: b.ctrl}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -99,7 +100,10 @@ func (o *offsetsTopic) Append(ctx context.Context, p int32, batch []byte) (int64
 }
 
 // Load reads every record of partition p from its log start offset up to its
-// high watermark, in offset order.
+// log end offset, in offset order. Like Kafka's GroupMetadataManager it
+// reads past the high watermark: a follower just elected leader may not
+// have learnt the old leader's last high watermark yet, and the records
+// it holds are the ones it keeps as leader.
 func (o *offsetsTopic) Load(ctx context.Context, p int32, fn func(key, value []byte, offset int64) error) error {
 	h, ok := o.replicas.Get(o.tp(p))
 	if !ok {
@@ -113,11 +117,12 @@ func (o *offsetsTopic) Load(ctx context.Context, p int32, fn func(key, value []b
 		return kerr.NotLeaderForPartition
 	}
 	const chunk = 4 << 20
-	for off := v.Log.LogStartOffset(); off < v.HighWatermark; {
+	end := v.Log.LogEndOffset()
+	for off := v.Log.LogStartOffset(); off < end; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		fd, err := v.Log.Read(off, chunk, v.HighWatermark)
+		fd, err := v.Log.Read(off, chunk, end)
 		if err != nil {
 			return fmt.Errorf("reading %s at %d: %w", o.tp(p), off, err)
 		}
@@ -126,7 +131,7 @@ func (o *offsetsTopic) Load(ctx context.Context, p int32, fn func(key, value []b
 		if err != nil {
 			return err
 		}
-		if next <= off { // no progress: nothing more below the high watermark
+		if next <= off { // no progress: nothing more below the end
 			break
 		}
 		off = next
@@ -184,4 +189,53 @@ func (o *offsetsTopic) Leader(p int32) (int32, string, int32, bool) {
 		return -1, "", 0, false
 	}
 	return b.ID, b.Host, b.Port, true
+}
+
+// lateGroups lets the replica manager and the controller, built before the
+// group coordinator, reach it once it exists (nil before and after).
+type lateGroups struct {
+	c atomic.Pointer[coordinator.Coordinator]
+}
+
+// leadershipChanged is the replica manager's OnLeadershipChange: a
+// __consumer_offsets partition led here loads its groups; one no longer
+// led here resigns them (Kafka's onLeadershipChange callback of
+// handleLeaderAndIsrRequest and StopReplica).
+func (l *lateGroups) leadershipChanged(tp partition.TopicPartition, leader bool, leaderEpoch int32) {
+	if tp.Topic != coordinator.OffsetsTopicName {
+		return
+	}
+	if c := l.c.Load(); c != nil {
+		c.LeadershipChanged(tp.Partition, leader, leaderEpoch)
+	}
+}
+
+// metadataChanged is the metadata cache's listener: offsets of topics the
+// new snapshot no longer has are dropped from the groups coordinated here.
+func (l *lateGroups) metadataChanged(prev, next *metadata.Snapshot) {
+	c := l.c.Load()
+	if c == nil {
+		return
+	}
+	if gone := deletedTopics(prev, next); len(gone) > 0 {
+		c.DeleteTopicOffsets(gone)
+	}
+}
+
+// deletedTopics lists the topics of prev that next does not have, or has
+// under another topic id (deleted and created again between the two).
+// A next without live brokers is not a view of the cluster (a standby
+// broker before its first UpdateMetadata): nothing is deleted then.
+func deletedTopics(prev, next *metadata.Snapshot) []string {
+	if prev == nil || next == nil || len(next.Brokers) == 0 {
+		return nil
+	}
+	var gone []string
+	for name, t := range prev.Topics {
+		n, ok := next.Topics[name]
+		if !ok || (t.ID != [16]byte{} && n.ID != [16]byte{} && t.ID != n.ID) {
+			gone = append(gone, name)
+		}
+	}
+	return gone
 }
