@@ -42,34 +42,18 @@ func (r *Record) Timestamp(h *Header) int64 {
 // It stops at fn's first error and returns it. Malformed records give an
 // *InvalidError; a failed or oversized decompression a *CorruptError.
 func Records(h Header, batch []byte, maxUncompressed int, fn func(*Record) error) error {
-	if len(batch) < HeaderSize {
-		return errTruncated(len(batch), HeaderSize)
-	}
-	body := batch[HeaderSize:]
-	if c := h.Codec(); c != CodecNone {
-		// Records alias the decompressed bytes only during fn, so the
-		// buffer goes back to a pool afterwards.
-		bp := decodePool.Get().(*[]byte)
-		defer func() {
-			if cap(*bp) <= maxPooledDecode {
-				decodePool.Put(bp)
-			}
-		}()
-		dec, err := compress.AppendDecode(int8(c), (*bp)[:0], body, maxUncompressed)
-		*bp = dec[:0]
-		if err != nil {
-			return &CorruptError{Reason: fmt.Sprintf("%s decompression: %v", c, err), Field: "attributes", Value: int64(h.Attributes), Err: err}
-		}
-		body = dec
+	// Records alias the decompressed bytes only during fn, so the buffer
+	// goes back to a pool afterwards.
+	body, buf, err := recordsSection(h, batch, maxUncompressed)
+	defer releaseDecodeBuf(buf)
+	if err != nil {
+		return err
 	}
 	var r Record
 	for i := 0; len(body) > 0; i++ {
-		if int32(i) >= h.RecordCount {
-			return &InvalidError{Reason: fmt.Sprintf("trailing bytes after %d records", h.RecordCount), RecordIndex: i}
-		}
-		n, err := decodeRecord(body, &r)
+		n, err := nextRecord(h.RecordCount, body, i, &r)
 		if err != nil {
-			return &InvalidError{Reason: err.Error(), RecordIndex: i}
+			return err
 		}
 		body = body[n:]
 		if err := fn(&r); err != nil {
@@ -85,6 +69,53 @@ func Records(h Header, batch []byte, maxUncompressed int, fn func(*Record) error
 var decodePool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 const maxPooledDecode = 8 << 20
+
+// recordsSection returns the records section of batch, decompressed (to at
+// most maxUncompressed bytes) into a buffer from decodePool when the codec
+// is not none. buf is that buffer (nil for an uncompressed batch): the
+// records alias it until the caller hands it to releaseDecodeBuf, which it
+// must do even on error. Errors: a truncated batch or a failed or oversized
+// decompression, as *CorruptError.
+func recordsSection(h Header, batch []byte, maxUncompressed int) (body []byte, buf *[]byte, err error) {
+	if len(batch) < HeaderSize {
+		return nil, nil, errTruncated(len(batch), HeaderSize)
+	}
+	body = batch[HeaderSize:]
+	c := h.Codec()
+	if c == CodecNone {
+		return body, nil, nil
+	}
+	buf = decodePool.Get().(*[]byte)
+	dec, err := compress.AppendDecode(int8(c), (*buf)[:0], body, maxUncompressed)
+	*buf = dec[:0]
+	if err != nil {
+		return nil, buf, &CorruptError{Reason: fmt.Sprintf("%s decompression: %v", c, err), Field: "attributes", Value: int64(h.Attributes), Err: err}
+	}
+	return dec, buf, nil
+}
+
+// releaseDecodeBuf returns a recordsSection buffer to decodePool unless it
+// grew beyond maxPooledDecode; nil is a no-op.
+func releaseDecodeBuf(buf *[]byte) {
+	if buf != nil && cap(*buf) <= maxPooledDecode {
+		decodePool.Put(buf)
+	}
+}
+
+// nextRecord decodes record i of a batch whose header counts recordCount
+// records from body into r and returns the bytes it took. Bytes beyond the
+// counted records, or a malformed record, are an *InvalidError naming
+// record i.
+func nextRecord(recordCount int32, body []byte, i int, r *Record) (int, error) {
+	if int32(i) >= recordCount {
+		return 0, &InvalidError{Reason: fmt.Sprintf("trailing bytes after %d records", recordCount), RecordIndex: i}
+	}
+	n, err := decodeRecord(body, r)
+	if err != nil {
+		return 0, &InvalidError{Reason: err.Error(), RecordIndex: i}
+	}
+	return n, nil
+}
 
 // decodeRecord decodes one length-prefixed record from b into r (reusing
 // r.Headers' backing array) and returns the bytes consumed.

@@ -1,10 +1,6 @@
 package record
 
-import (
-	"fmt"
-
-	"gregor/storage/compress"
-)
+import "fmt"
 
 // ValidateIntegrity checks only that the batch at the start of b is intact,
 // as Kafka's DefaultRecordBatch.ensureValid does: the header is complete,
@@ -128,23 +124,10 @@ type Rules struct {
 // the index of the first record out of range. For an uncompressed batch it
 // allocates nothing.
 func CheckRecords(h Header, batch []byte, rules Rules) (maxTimestamp int64, err error) {
-	if len(batch) < HeaderSize {
-		return -1, errTruncated(len(batch), HeaderSize)
-	}
-	body := batch[HeaderSize:]
-	if c := h.Codec(); c != CodecNone {
-		bp := decodePool.Get().(*[]byte)
-		defer func() {
-			if cap(*bp) <= maxPooledDecode {
-				decodePool.Put(bp)
-			}
-		}()
-		dec, err := compress.AppendDecode(int8(c), (*bp)[:0], body, rules.MaxUncompressed)
-		*bp = dec[:0]
-		if err != nil {
-			return -1, &CorruptError{Reason: fmt.Sprintf("%s decompression: %v", c, err), Field: "attributes", Value: int64(h.Attributes), Err: err}
-		}
-		body = dec
+	body, buf, err := recordsSection(h, batch, rules.MaxUncompressed)
+	defer releaseDecodeBuf(buf)
+	if err != nil {
+		return -1, err
 	}
 	// The walk is inlined here rather than going through Records' callback
 	// so the Record stays on the stack: no allocation per batch or record.
@@ -153,12 +136,9 @@ func CheckRecords(h Header, batch []byte, rules Rules) (maxTimestamp int64, err 
 	var r Record
 	i := 0
 	for ; len(body) > 0; i++ {
-		if int32(i) >= h.RecordCount {
-			return -1, &InvalidError{Reason: fmt.Sprintf("trailing bytes after %d records", h.RecordCount), RecordIndex: i}
-		}
-		n, err := decodeRecord(body, &r)
+		n, err := nextRecord(h.RecordCount, body, i, &r)
 		if err != nil {
-			return -1, &InvalidError{Reason: err.Error(), RecordIndex: i}
+			return -1, err
 		}
 		body = body[n:]
 		if r.OffsetDelta != int32(i) {
