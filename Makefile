@@ -3,6 +3,7 @@
 #   make test   installs what the tests need if it is missing, then runs every test with -race
 #   make bench  benchmarks (loopback only, bounded)
 #   make bench-compare  Gregor vs kfake, throughput, CPU per GB and p99
+#   make chaos DURATION=10m  faults against a 3-broker cluster, then a loss check
 
 GO        ?= go
 BIN       ?= gregor
@@ -34,6 +35,17 @@ bench: build
 bench-compare: build
 	$(GO) build -o $${TMPDIR:-/tmp}/gregor-bench-kfakeserver ./test/bench/kfakeserver
 	$(GO) run ./test/bench/compare -gregor ./$(BIN) -kfake $${TMPDIR:-/tmp}/gregor-bench-kfakeserver $(BENCHFLAGS)
+
+# chaos: TestChaos (test/chaos) with faults for DURATION (default 2m):
+# actor kills through the admin listeners and broker SIGKILL/restart under
+# an acks=all producer and a group consumer, then every replica's log is
+# checked; prints one "chaos summary:" line and fails on any loss.
+# `make test` runs the same test with a 40 s fault phase.
+DURATION      ?= 2m
+CHAOS_TIMEOUT ?= 3h
+.PHONY: chaos
+chaos: test-deps
+	$(GO) test -race -count=1 -timeout $(CHAOS_TIMEOUT) -run '^TestChaos$$' -v ./test/chaos -args -chaos.duration=$(DURATION)
 
 clean:
 	rm -f $(BIN)
