@@ -71,12 +71,13 @@ func TestCLIErrorPrintedOnce(t *testing.T) {
 	}
 }
 
-// The wrappers of the cluster tools not written yet fail with one clear line.
+// The cluster tools (once placeholders) are real commands now: without an
+// action they fail with one usage line, not the placeholder's.
 func TestCLIPendingTools(t *testing.T) {
 	for _, s := range []string{"kafka-reassign-partitions.sh", "kafka-preferred-replica-election.sh", "kafka-leader-election.sh"} {
-		code, out, errs := cliRun(t, nil, s, "--bootstrap-server", "127.0.0.1:1")
-		if code != 1 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, s+" (gregor ") || !strings.Contains(errs, "is not implemented yet") {
-			t.Errorf("%s: exit %d %q %q", s, code, out, errs)
+		code, _, errs := cliRun(t, nil, s, "--bootstrap-server", "127.0.0.1:1")
+		if code != 1 || strings.Count(errs, "\n") != 1 || strings.Contains(errs, "is not implemented yet") {
+			t.Errorf("%s: exit %d %q", s, code, errs)
 		}
 	}
 }

@@ -1,0 +1,169 @@
+package reassign
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/cmd/internal/clientutil"
+	"gregor/partition"
+	"gregor/replication/controller"
+)
+
+// adminCluster is the --bootstrap-server backend: Metadata for the
+// assignment and brokers, AlterPartitionReassignments and
+// ListPartitionReassignments on the controller (kgo routes them there).
+type adminCluster struct {
+	cl  *kgo.Client
+	adm *kadm.Client
+}
+
+func openAdmin(bootstrap string, props map[string]string) (*adminCluster, error) {
+	if _, ok := props["client.id"]; !ok {
+		props = clientutil.Merge(props, map[string]string{"client.id": "reassign-partitions-tool"})
+	}
+	seeds, err := clientutil.ParseBootstrap("--bootstrap-server", bootstrap)
+	if err != nil {
+		return nil, clientutil.Usage("%v", err)
+	}
+	co, err := clientutil.ConsumerOptions(props)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(append(co.Opts, kgo.SeedBrokers(seeds...))...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", bootstrap, err)
+	}
+	return &adminCluster{cl: cl, adm: kadm.NewClient(cl)}, nil
+}
+
+func (a *adminCluster) close() { a.adm.Close() }
+
+func (a *adminCluster) assignment(ctx context.Context, topics []string) (map[partition.TopicPartition][]int32, error) {
+	return a.describe(ctx, topics, true)
+}
+
+func (a *adminCluster) assignmentLenient(ctx context.Context, topics []string) (map[partition.TopicPartition][]int32, error) {
+	return a.describe(ctx, topics, false)
+}
+
+func (a *adminCluster) describe(ctx context.Context, topics []string, strict bool) (map[partition.TopicPartition][]int32, error) {
+	td, err := a.adm.ListTopics(ctx, topics...)
+	if err != nil {
+		return nil, err
+	}
+	out := map[partition.TopicPartition][]int32{}
+	for _, t := range topics {
+		d, ok := td[t]
+		if !ok || d.Err != nil {
+			if strict {
+				return nil, fmt.Errorf("org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic %s not found.", t)
+			}
+			continue
+		}
+		for p, pd := range d.Partitions {
+			out[partition.TopicPartition{Topic: t, Partition: p}] = pd.Replicas
+		}
+	}
+	return out, nil
+}
+
+func (a *adminCluster) brokers(ctx context.Context) ([]int32, error) {
+	m, err := a.adm.BrokerMetadata(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int32
+	for _, b := range m.Brokers {
+		ids = append(ids, b.NodeID)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, nil
+}
+
+func (a *adminCluster) listFull(ctx context.Context) ([]controller.PartitionReassignment, error) {
+	req := kmsg.NewPtrListPartitionReassignmentsRequest()
+	req.TimeoutMillis = 30000
+	resp, err := req.RequestWith(ctx, a.cl)
+	if err != nil {
+		return nil, err
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return nil, err
+	}
+	var out []controller.PartitionReassignment
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			out = append(out, controller.PartitionReassignment{TopicPartition: partition.TopicPartition{Topic: t.Topic, Partition: p.Partition},
+				Replicas: p.Replicas, Adding: p.AddingReplicas, Removing: p.RemovingReplicas})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	return out, nil
+}
+
+func (a *adminCluster) ongoing(ctx context.Context) (map[partition.TopicPartition][]int32, error) {
+	rs, err := a.listFull(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[partition.TopicPartition][]int32{}
+	for _, r := range rs {
+		out[r.TopicPartition] = r.Replicas
+	}
+	return out, nil
+}
+
+// alter sends AlterPartitionReassignments (nil replicas = cancel) and
+// returns the per-partition failures as "<message>" texts.
+func (a *adminCluster) alter(ctx context.Context, reqs map[partition.TopicPartition][]int32) (map[partition.TopicPartition]string, error) {
+	req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	req.TimeoutMillis = 30000
+	idx := map[string]int{}
+	for _, tp := range sortedTPs(reqs) {
+		i, ok := idx[tp.Topic]
+		if !ok {
+			t := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+			t.Topic = tp.Topic
+			req.Topics = append(req.Topics, t)
+			i = len(req.Topics) - 1
+			idx[tp.Topic] = i
+		}
+		p := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+		p.Partition, p.Replicas = tp.Partition, reqs[tp]
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
+	}
+	resp, err := req.RequestWith(ctx, a.cl)
+	if err != nil {
+		return nil, err
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		if resp.ErrorMessage != nil {
+			return nil, fmt.Errorf("%v: %s", err, *resp.ErrorMessage)
+		}
+		return nil, err
+	}
+	out := map[partition.TopicPartition]string{}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				msg := err.Error()
+				if p.ErrorMessage != nil {
+					msg = *p.ErrorMessage
+				}
+				out[partition.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = msg
+			}
+		}
+	}
+	return out, nil
+}
