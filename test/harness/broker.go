@@ -3,11 +3,12 @@ package harness
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -74,13 +75,8 @@ func StartBroker(t testing.TB, props map[string]string) *Broker {
 // it serves ApiVersions.
 func (b *Broker) Start() {
 	b.t.Helper()
-	keys := make([]string, 0, len(b.Props))
-	for k := range b.Props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var sb strings.Builder
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(b.Props)) {
 		fmt.Fprintf(&sb, "%s=%s\n", k, b.Props[k])
 	}
 	cfg := filepath.Join(b.Dir, "server.properties")

@@ -21,7 +21,8 @@ package handlers
 //     IncludeDocumentation).  v4: flexible.
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -123,11 +124,7 @@ func describeBrokerConfigs(b *Broker, req *kmsg.DescribeConfigsRequest, r kmsg.D
 				strconv.Itoa(int(self)) + " or empty string, but received " + r.ResourceName}
 		}
 	}
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(raw))
 	want := wanted(r.ConfigNames)
 	var out []kmsg.DescribeConfigsResponseResourceConfig
 	for _, k := range keys {

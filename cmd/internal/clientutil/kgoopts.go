@@ -2,7 +2,8 @@ package clientutil
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -119,7 +120,7 @@ func ProducerOptions(props map[string]string) (Options, error) {
 	var o Options
 	acks := "-1"
 	idem, idemSet := true, false
-	for _, k := range sortedKeys(props) {
+	for _, k := range slices.Sorted(maps.Keys(props)) {
 		v := strings.TrimSpace(props[k])
 		if ok, err := common(&o, k, v); err != nil {
 			return o, err
@@ -235,7 +236,7 @@ func ProducerOptions(props map[string]string) (Options, error) {
 // common ones.
 func ConsumerOptions(props map[string]string) (Options, error) {
 	var o Options
-	for _, k := range sortedKeys(props) {
+	for _, k := range slices.Sorted(maps.Keys(props)) {
 		v := strings.TrimSpace(props[k])
 		if ok, err := common(&o, k, v); err != nil {
 			return o, err
@@ -336,13 +337,4 @@ func balancers(v string) ([]kgo.GroupBalancer, error) {
 		return nil, fmt.Errorf("partition.assignment.strategy is empty")
 	}
 	return out, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

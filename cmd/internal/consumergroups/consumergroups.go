@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -263,7 +265,7 @@ func describe(ctx context.Context, o Options, adm *kadm.Client, group string, ou
 	for k := range rows {
 		topics[k.topic] = true
 	}
-	ends, err := adm.ListEndOffsets(ctx, keys(topics)...)
+	ends, err := adm.ListEndOffsets(ctx, slices.Sorted(maps.Keys(topics))...)
 	if err != nil {
 		return err
 	}
@@ -343,15 +345,6 @@ func formatAssignment(tps []tp) string {
 		i = j
 	}
 	return b.String()
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 var durationRE = regexp.MustCompile(`^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,7 +72,7 @@ func resetOffsets(ctx context.Context, o Options, adm *kadm.Client, group string
 	for _, s := range specs {
 		topics[s.topic] = true
 	}
-	names := keys(topics)
+	names := slices.Sorted(maps.Keys(topics))
 	starts, err := adm.ListStartOffsets(ctx, names...)
 	if err != nil {
 		return err
