@@ -2,7 +2,9 @@ package clientutil
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,5 +126,23 @@ func TestAdminClient(t *testing.T) {
 	}
 	if _, err := AdminClient("127.0.0.1:1", map[string]string{"isolation.level": "dirty"}); err == nil || !strings.Contains(err.Error(), "isolation.level") {
 		t.Errorf("bad property: %v, want an error naming isolation.level", err)
+	}
+}
+
+func TestFetchError(t *testing.T) {
+	boom := errors.New("boom")
+	part := func(p int32, err error) kgo.FetchPartition { return kgo.FetchPartition{Partition: p, Err: err} }
+	fs := kgo.Fetches{{Topics: []kgo.FetchTopic{{Topic: "t", Partitions: []kgo.FetchPartition{
+		part(0, nil), part(1, context.DeadlineExceeded), part(2, boom), part(3, errors.New("later")),
+	}}}}}
+	err := FetchError(fs)
+	if !errors.Is(err, boom) || err.Error() != "consuming t partition 2: boom" {
+		t.Fatalf("got %v, want the first non-context error of partition 2", err)
+	}
+	quiet := kgo.Fetches{{Topics: []kgo.FetchTopic{{Topic: "t", Partitions: []kgo.FetchPartition{
+		part(0, context.Canceled), part(1, fmt.Errorf("poll: %w", context.DeadlineExceeded)),
+	}}}}}
+	if err := FetchError(quiet); err != nil {
+		t.Fatalf("context errors only: got %v, want nil", err)
 	}
 }

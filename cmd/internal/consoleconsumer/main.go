@@ -3,7 +3,6 @@ package consoleconsumer
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -98,13 +97,7 @@ func run(ctx context.Context, o Options, stdout, stderr io.Writer) (int, error) 
 		if cl.Context().Err() != nil || ctx.Err() != nil {
 			break
 		}
-		var ferr error
-		fs.EachError(func(t string, p int32, e error) {
-			if !errors.Is(e, context.DeadlineExceeded) && !errors.Is(e, context.Canceled) && ferr == nil {
-				ferr = fmt.Errorf("consuming %s partition %d: %w", t, p, e)
-			}
-		})
-		if ferr != nil {
+		if ferr := clientutil.FetchError(fs); ferr != nil {
 			return count, ferr
 		}
 		recs := fs.Records()

@@ -6,7 +6,6 @@ package replaylog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -157,13 +156,7 @@ func Run(ctx context.Context, o Options, stderr io.Writer) (int64, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		var ferr error
-		fs.EachError(func(t string, p int32, e error) {
-			if !errors.Is(e, context.DeadlineExceeded) && !errors.Is(e, context.Canceled) && ferr == nil {
-				ferr = fmt.Errorf("consuming %s partition %d: %w", t, p, e)
-			}
-		})
-		if ferr != nil {
+		if ferr := clientutil.FetchError(fs); ferr != nil {
 			return produced, ferr
 		}
 		recs := fs.Records()
