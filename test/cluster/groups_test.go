@@ -1,0 +1,300 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"gregor/test/harness"
+)
+
+// consumed tracks what a group's consumers read, per partition and offset.
+type consumed struct {
+	seen map[int32]map[int64]int // partition → offset → times read
+}
+
+func (c *consumed) add(fs kgo.Fetches) (n int) {
+	fs.EachRecord(func(r *kgo.Record) {
+		if c.seen[r.Partition] == nil {
+			c.seen[r.Partition] = map[int64]int{}
+		}
+		c.seen[r.Partition][r.Offset]++
+		n++
+	})
+	return n
+}
+
+// covers reports whether every offset below end[p] was read.
+func (c *consumed) covers(end map[int32]int64) bool {
+	for p, e := range end {
+		for o := int64(0); o < e; o++ {
+			if c.seen[p][o] == 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestGroupSurvivesCoordinatorKill: a franz-go group consumer on a
+// 3-broker cluster commits; the broker coordinating the group (the leader
+// of its __consumer_offsets partition, as FindCoordinator says) is killed
+// with SIGKILL. The new leader of that partition loads the group: the
+// committed offsets are there, the running consumer keeps committing, a
+// second consumer joining later rebalances the group there, nothing
+// committed before the kill is read again and nothing is lost; and
+// consumer-groups --describe on every surviving broker shows the group.
+func TestGroupSurvivesCoordinatorKill(t *testing.T) {
+	c := startCluster(t, 3, map[string]string{
+		"offsets.topic.num.partitions":     "3",
+		"group.initial.rebalance.delay.ms": "0",
+	}, nil)
+	const topic, group = "gt", "cg"
+	c.createTopic(topic, 3, 3, nil)
+
+	end := map[int32]int64{}
+	producer := c.client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))
+	produce := func(n int) {
+		t.Helper()
+		cl := producer
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for i := 0; i < n; i++ {
+			r, err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(strconv.Itoa(i))}).First()
+			if err != nil {
+				t.Fatalf("produce: %v", err)
+			}
+			if r.Offset+1 > end[r.Partition] {
+				end[r.Partition] = r.Offset + 1
+			}
+		}
+	}
+	produce(150)
+
+	consumer := func() *kgo.Client {
+		return c.client(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(300*time.Millisecond),
+			kgo.SessionTimeout(10*time.Second), kgo.HeartbeatInterval(500*time.Millisecond),
+			kgo.RetryTimeout(30*time.Second))
+	}
+	before := &consumed{seen: map[int32]map[int64]int{}}
+	a := consumer()
+	n := 0
+	deadline := time.Now().Add(60 * time.Second)
+	for n < 75 {
+		if time.Now().After(deadline) {
+			t.Fatalf("consumed %d records before the kill, want 75", n)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		n += before.add(a.PollFetches(ctx))
+		cancel()
+	}
+	commitAll(t, a)
+
+	adm := c.admin()
+	committed := fetchCommitted(t, adm, group)
+	for p, ps := range before.seen {
+		var max int64 = -1
+		for o := range ps {
+			if o > max {
+				max = o
+			}
+		}
+		if committed[p] != max+1 {
+			t.Fatalf("committed %v, want one past the last read offset of every partition (%d for %d)", committed, max+1, p)
+		}
+	}
+
+	// The coordinator, and its __consumer_offsets partition fully in sync
+	// (so the kill loses no acknowledged commit).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	fc := adm.FindGroupCoordinators(ctx, group)
+	cancel()
+	if err := fc.Error(); err != nil {
+		t.Fatal(err)
+	}
+	coord := fc[group].NodeID
+	var offsetsPart int32 = -1
+	for p := int32(0); p < 3; p++ {
+		if s, ok := c.partitionState("__consumer_offsets", p); ok && s.Leader == coord {
+			offsetsPart = p
+		}
+	}
+	t.Logf("coordinator of %s: broker %d; committed %v", group, coord, committed)
+	c.waitFor("full ISR of the group's __consumer_offsets partitions", 30*time.Second, func() (bool, string) {
+		for p := int32(0); p < 3; p++ {
+			s, ok := c.partitionState("__consumer_offsets", p)
+			if !ok || len(s.ISR) != 3 {
+				return false, fmt.Sprintf("partition %d: %+v", p, s)
+			}
+		}
+		return true, ""
+	})
+
+	c.brokers[coord].Kill()
+	c.waitFor("a new leader for the group's __consumer_offsets partitions", 60*time.Second, func() (bool, string) {
+		for p := int32(0); p < 3; p++ {
+			s, ok := c.partitionState("__consumer_offsets", p)
+			if !ok || s.Leader < 0 || s.Leader == coord {
+				return false, fmt.Sprintf("partition %d (coordinator's was %d): %+v", p, offsetsPart, s)
+			}
+		}
+		return true, ""
+	})
+	// A client of the survivors only.
+	adm = kadm.NewClient(c.client())
+	c.waitFor("the committed offsets from the new coordinator", 60*time.Second, func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		got, err := adm.FetchOffsets(ctx, group)
+		if err != nil {
+			return false, err.Error()
+		}
+		if err := got.Error(); err != nil {
+			return false, err.Error()
+		}
+		for p, o := range committed {
+			r, ok := got.Lookup(topic, p)
+			if !ok || r.At != o {
+				return false, fmt.Sprintf("partition %d: %+v, want %d", p, r, o)
+			}
+		}
+		return true, ""
+	})
+
+	produce(60)
+	// The running consumer goes on; a second one joins (a rebalance on the
+	// new coordinator) and starts its partitions from the committed offsets.
+	after := &consumed{seen: map[int32]map[int64]int{}}
+	b := consumer()
+	deadline = time.Now().Add(90 * time.Second)
+	for !after.coversFrom(committed, end) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the kill read %v, want every offset from %v to %v", after.seen, committed, end)
+		}
+		for _, cl := range []*kgo.Client{a, b} {
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			after.add(cl.PollFetches(ctx))
+			cancel()
+		}
+	}
+	for p, ps := range after.seen {
+		for o := range ps {
+			if o < committed[p] {
+				t.Errorf("partition %d offset %d read again after the kill (committed %d before it)", p, o, committed[p])
+			}
+		}
+	}
+	if !before.union(after).covers(end) {
+		t.Fatalf("records lost: before %v after %v end %v", before.seen, after.seen, end)
+	}
+	commitAll(t, a)
+	commitAll(t, b)
+
+	// Every surviving broker's consumer-groups --describe finds the group
+	// (FindCoordinator → the new coordinator) with its three partitions.
+	for id, br := range c.brokers {
+		if id == coord {
+			continue
+		}
+		out := describeGroup(t, br, group)
+		rows := 0
+		for _, l := range strings.Split(out, "\n") {
+			f := strings.Fields(l)
+			if len(f) >= 6 && f[0] == group && f[1] == topic {
+				rows++
+				cur, err := strconv.ParseInt(f[3], 10, 64)
+				p, _ := strconv.Atoi(f[2])
+				if err != nil || cur < committed[int32(p)] {
+					t.Errorf("broker %d: row %q: current offset below the pre-kill commit %d", id, l, committed[int32(p)])
+				}
+			}
+		}
+		if rows != 3 {
+			t.Fatalf("broker %d: describe shows %d rows for %s, want 3:\n%s", id, rows, topic, out)
+		}
+	}
+}
+
+// coversFrom reports whether every offset in [from[p], end[p]) was read.
+func (c *consumed) coversFrom(from, end map[int32]int64) bool {
+	for p, e := range end {
+		for o := from[p]; o < e; o++ {
+			if c.seen[p][o] == 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (c *consumed) union(o *consumed) *consumed {
+	u := &consumed{seen: map[int32]map[int64]int{}}
+	for _, x := range []*consumed{c, o} {
+		for p, ps := range x.seen {
+			if u.seen[p] == nil {
+				u.seen[p] = map[int64]int{}
+			}
+			for off, n := range ps {
+				u.seen[p][off] += n
+			}
+		}
+	}
+	return u
+}
+
+// commitAll commits what cl polled, retrying while the group rebalances or
+// its coordinator moves.
+func commitAll(t *testing.T, cl *kgo.Client) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := cl.CommitUncommittedOffsets(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("commit: %v", err)
+		}
+		t.Logf("commit: %v (retrying)", err)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// fetchCommitted is the group's committed offset per partition.
+func fetchCommitted(t *testing.T, adm *kadm.Client, group string) map[int32]int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got, err := adm.FetchOffsets(ctx, group)
+	if err == nil {
+		err = got.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int32]int64{}
+	got.Each(func(r kadm.OffsetResponse) { out[r.Partition] = r.At })
+	return out
+}
+
+// describeGroup runs gregor consumer-groups --describe against one broker.
+func describeGroup(t *testing.T, b *harness.Broker, group string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, harness.Binary(t), "consumer-groups", "--bootstrap-server", b.Addr(), "--describe", "--group", group).CombinedOutput()
+	if err != nil {
+		t.Fatalf("consumer-groups --describe on %s: %v\n%s", b.Addr(), err, out)
+	}
+	return string(out)
+}
