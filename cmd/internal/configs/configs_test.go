@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/cmd/internal/clientutil/clienttest"
 )
 
 func run(t *testing.T, o Options) (int, string, string) {
@@ -20,12 +22,7 @@ func run(t *testing.T, o Options) (int, string, string) {
 }
 
 func TestDescribeAlterTopic(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	bs := c.ListenAddrs()[0]
+	_, bs := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
 
 	code, out, errs := run(t, Options{BootstrapServer: bs, EntityType: Topics, EntityName: "t", Describe: true})
 	if code != 0 || out != "Dynamic configs for topic t are:\n" || errs != "" {
@@ -77,11 +74,7 @@ func TestDescribeAlterTopic(t *testing.T) {
 
 // The broker's ErrorMessage is what is printed for a refused alteration.
 func TestAlterErrorMessage(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, bs := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
 	msg := "Invalid value abc for configuration retention.ms: Not a number of type LONG"
 	c.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(kr kmsg.Request) (kmsg.Response, error, bool) {
 		req := kr.(*kmsg.IncrementalAlterConfigsRequest)
@@ -94,7 +87,7 @@ func TestAlterErrorMessage(t *testing.T) {
 		}
 		return resp, nil, true
 	})
-	code, out, errs := run(t, Options{BootstrapServer: c.ListenAddrs()[0], Topic: "t", Alter: true, AddConfig: "retention.ms=abc",
+	code, out, errs := run(t, Options{BootstrapServer: bs, Topic: "t", Alter: true, AddConfig: "retention.ms=abc",
 		Args: []string{"--alter", "--topic", "t", "--add-config", "retention.ms=abc"}})
 	if code != 1 || out != "" || errs != "Error while executing config command with args '--alter --topic t --add-config retention.ms=abc'\n"+msg+"\n" {
 		t.Fatalf("%d %q %q", code, out, errs)

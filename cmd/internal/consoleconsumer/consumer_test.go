@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"gregor/cmd/internal/clientutil/clienttest"
 )
 
 func TestFormatter(t *testing.T) {
@@ -45,41 +47,18 @@ func TestFormatter(t *testing.T) {
 	}
 }
 
+// setupCluster starts a one-broker cluster with topic "t" of partitions
+// partitions holding records (a record without a Topic goes to "t").
 func setupCluster(t *testing.T, partitions int32, records ...*kgo.Record) string {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "t"))
-	if err != nil {
-		t.Fatal(err)
+	_, addr := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.SeedTopics(partitions, "t"))
+	for _, r := range records {
+		if r.Topic == "" {
+			r.Topic = "t"
+		}
 	}
-	t.Cleanup(c.Close)
-	addr := c.ListenAddrs()[0]
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("t"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := cl.ProduceSync(ctx, records...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	clienttest.Produce(t, addr, records...)
 	return addr
-}
-
-func consumeN(t *testing.T, addr, topic string, n int) []*kgo.Record {
-	t.Helper()
-	cl, _ := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var out []*kgo.Record
-	for len(out) < n && ctx.Err() == nil {
-		out = append(out, cl.PollFetches(ctx).Records()...)
-	}
-	if len(out) < n {
-		t.Fatalf("only %d records", len(out))
-	}
-	return out
 }
 
 // runTool runs Main; a zero Partition means "not given" (use runPartition

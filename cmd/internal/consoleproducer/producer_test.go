@@ -5,11 +5,12 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"gregor/cmd/internal/clientutil/clienttest"
 )
 
 func TestLineReader(t *testing.T) {
@@ -56,39 +57,8 @@ func TestLineReader(t *testing.T) {
 	}
 }
 
-func newCluster(t *testing.T) (*kfake.Cluster, string) {
-	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "lines"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c, c.ListenAddrs()[0]
-}
-
-// readAll consumes n records of topic from the start.
-func readAll(t *testing.T, addr, topic string, n int) []*kgo.Record {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var out []*kgo.Record
-	for len(out) < n {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("got %d of %d records", len(out), n)
-		}
-		out = append(out, fs.Records()...)
-	}
-	return out
-}
-
 func TestProduceLines(t *testing.T) {
-	_, addr := newCluster(t)
+	_, addr := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.SeedTopics(1, "lines"))
 	var errb bytes.Buffer
 	in := "a:1\nb:2\r\nc:\nlast:no newline"
 	code := Main(context.Background(), Options{BootstrapServer: addr, Topic: "lines",
@@ -98,7 +68,7 @@ func TestProduceLines(t *testing.T) {
 	if code != 0 || errb.Len() != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	recs := readAll(t, addr, "lines", 4)
+	recs := clienttest.Consume(t, addr, "lines", 4)
 	var got []string
 	for _, r := range recs {
 		got = append(got, string(r.Key)+"="+string(r.Value))
@@ -109,20 +79,20 @@ func TestProduceLines(t *testing.T) {
 }
 
 func TestProduceSyncAcksOne(t *testing.T) {
-	_, addr := newCluster(t)
+	_, addr := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.SeedTopics(1, "lines"))
 	var errb bytes.Buffer
 	code := Main(context.Background(), Options{BootstrapServer: addr, Topic: "lines", Sync: true,
 		FlagProps: map[string]string{"acks": "1"}}, strings.NewReader("x\ny\n"), &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if recs := readAll(t, addr, "lines", 2); string(recs[0].Value) != "x" || string(recs[1].Value) != "y" {
+	if recs := clienttest.Consume(t, addr, "lines", 2); string(recs[0].Value) != "x" || string(recs[1].Value) != "y" {
 		t.Fatalf("records %v", recs)
 	}
 }
 
 func TestProduceErrors(t *testing.T) {
-	_, addr := newCluster(t)
+	_, addr := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.SeedTopics(1, "lines"))
 	var errb bytes.Buffer
 	// A line without the key separator: one error line, exit 1.
 	code := Main(context.Background(), Options{BootstrapServer: addr, Topic: "lines", Properties: []string{"parse.key=true"}},
@@ -165,7 +135,7 @@ func TestProduceErrors(t *testing.T) {
 // default) the limit; a record above max.request.size fails with Kafka's
 // RecordTooLargeException wording.
 func TestLargeLinesAndMaxRequestSize(t *testing.T) {
-	_, addr := newCluster(t)
+	_, addr := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.SeedTopics(1, "lines"))
 	var errb bytes.Buffer
 	line := strings.Repeat("y", 100_000)
 	code := Main(context.Background(), Options{BootstrapServer: addr, Topic: "lines",
@@ -173,7 +143,7 @@ func TestLargeLinesAndMaxRequestSize(t *testing.T) {
 	if code != 0 || errb.Len() != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	recs := readAll(t, addr, "lines", 2)
+	recs := clienttest.Consume(t, addr, "lines", 2)
 	if len(recs[0].Value) != len(line) || string(recs[1].Value) != "small" {
 		t.Fatalf("records %d bytes, %q", len(recs[0].Value), recs[1].Value)
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"gregor/cmd/internal/clientutil/clienttest"
 )
 
 // cluster starts an in-process kfake broker on 127.0.0.1 with topic "t"
@@ -17,12 +19,7 @@ import (
 // committed offsets 4, 5, 6.
 func cluster(t *testing.T) (*kadm.Client, string) {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	addr := c.ListenAddrs()[0]
+	_, addr := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.SeedTopics(3, "t"))
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)

@@ -9,16 +9,14 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"gregor/cmd/internal/clientutil/clienttest"
 )
 
 func fakeCluster(t *testing.T) string {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "perf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c.ListenAddrs()[0]
+	_, addr := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.SeedTopics(3, "perf"))
+	return addr
 }
 
 func TestProducerThenConsumerAgainstKfake(t *testing.T) {

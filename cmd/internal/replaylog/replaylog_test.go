@@ -11,48 +11,26 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"gregor/cmd/internal/clientutil/clienttest"
 )
 
 func cluster(t *testing.T) string {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "in"), kfake.SeedTopics(1, "out"), kfake.AllowAutoTopicCreation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	addr := c.ListenAddrs()[0]
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	_, addr := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.SeedTopics(3, "in"), kfake.SeedTopics(1, "out"), kfake.AllowAutoTopicCreation())
 	var recs []*kgo.Record
 	for i := 0; i < 30; i++ {
 		recs = append(recs, &kgo.Record{Topic: "in", Partition: int32(i % 3), Key: []byte(fmt.Sprintf("k%02d", i)), Value: []byte(fmt.Sprintf("v%d", i)),
 			Timestamp: time.UnixMilli(1_600_000_000_000 + int64(i)), Headers: []kgo.RecordHeader{{Key: "h", Value: []byte{byte(i)}}}})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	clienttest.Produce(t, addr, recs...)
 	return addr
 }
 
-// consume reads n records of topic from the start.
+// consume reads n records of topic from the start, sorted by key.
 func consume(t *testing.T, addr, topic string, n int) []*kgo.Record {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var out []*kgo.Record
-	for len(out) < n && ctx.Err() == nil {
-		out = append(out, cl.PollFetches(ctx).Records()...)
-	}
+	out := clienttest.Consume(t, addr, topic, n)
 	sort.Slice(out, func(i, j int) bool { return string(out[i].Key) < string(out[j].Key) })
 	return out
 }

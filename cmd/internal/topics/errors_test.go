@@ -7,18 +7,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/cmd/internal/clientutil/clienttest"
 )
 
 // Internal topics: --delete and --alter --partitions of __consumer_offsets
 // are refused by the tool itself (Kafka's TopicCommand), through
 // --bootstrap-server as through --zookeeper, and the topic stays.
 func TestInternalTopicRefused(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "__consumer_offsets", "plain"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	bs := c.ListenAddrs()[0]
+	_, bs := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.SeedTopics(3, "__consumer_offsets", "plain"))
 
 	code, out, errs := run(t, Options{BootstrapServer: bs, Delete: true, Topic: "__consumer_offsets"})
 	if code != 1 || out != "" || errs != "Error while executing topic command : Topic __consumer_offsets is a kafka internal topic and is not allowed to be marked for deletion.\n" {
@@ -44,12 +41,7 @@ func TestInternalTopicRefused(t *testing.T) {
 // The broker's ErrorMessage is what the tool prints (Kafka's TopicCommand
 // prints the ApiException's message), for CreateTopics and CreatePartitions.
 func TestBrokerErrorMessagePrinted(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "my.topic"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	bs := c.ListenAddrs()[0]
+	c, bs := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.SeedTopics(1, "my.topic"))
 
 	msg := "Topic 'my_topic' collides with existing topic: my.topic"
 	c.ControlKey(int16(kmsg.CreateTopics), func(kr kmsg.Request) (kmsg.Response, error, bool) {
