@@ -298,3 +298,141 @@ func describeGroup(t *testing.T, b *harness.Broker, group string) string {
 	}
 	return string(out)
 }
+
+// TestCoordinatorResignsAndReloadsOnLeadershipReturn: the coordinator of a
+// group loses its __consumer_offsets partition while alive (its ZooKeeper
+// session expires), another broker takes the group over and a newer commit
+// lands there; when leadership comes back (preferred replica election) the
+// first broker serves the newer commit, not the groups it had loaded
+// before (it resigned them when it became a follower, and loaded the
+// partition again when it became leader).
+func TestCoordinatorResignsAndReloadsOnLeadershipReturn(t *testing.T) {
+	c := startCluster(t, 3, map[string]string{"offsets.topic.num.partitions": "3"}, []int32{1, 2, 3})
+	const topic = "rt"
+	c.createTopic(topic, 1, 3, nil)
+	adm := c.admin()
+
+	// A group coordinated by a broker that is not the controller (cutting
+	// off the controller would test controller failover instead).
+	ctrl := c.controllerID()
+	var group string
+	var coord int32
+	c.waitFor("a group coordinated by a non-controller broker", 60*time.Second, func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for i := 0; i < 12; i++ {
+			g := fmt.Sprintf("rg-%d", i)
+			r := adm.FindGroupCoordinators(ctx, g)[g]
+			if r.Err == nil && r.NodeID != ctrl {
+				group, coord = g, r.NodeID
+				return true, ""
+			}
+		}
+		return false, "every group coordinated by the controller or not ready"
+	})
+	var part int32 = -1
+	for p := int32(0); p < 3; p++ {
+		if s, ok := c.partitionState("__consumer_offsets", p); ok && s.Leader == coord {
+			part = p
+		}
+	}
+	if part < 0 {
+		t.Fatalf("no __consumer_offsets partition led by %d", coord)
+	}
+	var td kadm.TopicDetail
+	c.waitFor("__consumer_offsets in the metadata", 30*time.Second, func() (bool, string) {
+		var err error
+		td, err = describe(t, c.brokers[coord], "__consumer_offsets")
+		return err == nil && len(td.Partitions) == 3, fmt.Sprint(err)
+	})
+	if td.Partitions[part].Replicas[0] != coord {
+		t.Skipf("broker %d leads __consumer_offsets-%d but is not its preferred replica %v", coord, part, td.Partitions[part].Replicas)
+	}
+	c.waitFor("full ISR of __consumer_offsets", 30*time.Second, func() (bool, string) {
+		s, ok := c.partitionState("__consumer_offsets", part)
+		return ok && len(s.ISR) == 3, fmt.Sprintf("%+v", s)
+	})
+	commitOffset(t, adm, group, topic, 10)
+	if got := fetchCommitted(t, adm, group)[0]; got != 10 {
+		t.Fatalf("committed %d, want 10", got)
+	}
+
+	c.proxies[coord].Pause()
+	c.waitFor("leadership of the group's partition moved away", 3*sessionTimeout+30*time.Second, func() (bool, string) {
+		s, ok := c.partitionState("__consumer_offsets", part)
+		return ok && s.Leader >= 0 && s.Leader != coord && !contains(s.ISR, coord), fmt.Sprintf("%+v", s)
+	})
+	// A client of the other brokers only commits there.
+	var others []string
+	for id, b := range c.brokers {
+		if id != coord {
+			others = append(others, b.Addr())
+		}
+	}
+	oadm := kadm.NewClient(c.client(kgo.SeedBrokers(others...)))
+	commitOffset(t, oadm, group, topic, 20)
+
+	c.proxies[coord].Resume()
+	c.waitFor("the old coordinator back in the partition's ISR", 3*sessionTimeout+60*time.Second, func() (bool, string) {
+		s, ok := c.partitionState("__consumer_offsets", part)
+		return ok && contains(s.ISR, coord), fmt.Sprintf("%+v", s)
+	})
+	c.waitFor("the preferred replica elected again", 60*time.Second, func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		set := kadm.TopicsSet{}
+		set.Add("__consumer_offsets", part)
+		if _, err := oadm.ElectLeaders(ctx, kadm.ElectPreferredReplica, set); err != nil {
+			return false, err.Error()
+		}
+		s, _ := c.partitionState("__consumer_offsets", part)
+		return s.Leader == coord, fmt.Sprintf("%+v", s)
+	})
+	// The returning leader serves what was committed while it was away.
+	c.waitFor("the newer commit from the returning coordinator", 60*time.Second, func() (bool, string) {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.brokers[coord].Addr()))
+		if err != nil {
+			return false, err.Error()
+		}
+		defer cl.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		a := kadm.NewClient(cl)
+		if r := a.FindGroupCoordinators(ctx, group)[group]; r.Err != nil || r.NodeID != coord {
+			return false, fmt.Sprintf("coordinator %+v", r)
+		}
+		got, err := a.FetchOffsets(ctx, group)
+		if err == nil {
+			err = got.Error()
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		r, _ := got.Lookup(topic, 0)
+		if r.At != 20 {
+			t.Fatalf("returning coordinator serves offset %d, want 20 (its groups from before it lost leadership)", r.At)
+		}
+		return true, ""
+	})
+}
+
+// commitOffset commits offset for partition 0 of topic as a simple
+// (memberless) commit, retrying while the coordinator moves.
+func commitOffset(t *testing.T, adm *kadm.Client, group, topic string, offset int64) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		offs := kadm.Offsets{}
+		offs.AddOffset(topic, 0, offset, -1)
+		err := adm.CommitAllOffsets(ctx, group, offs)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("commit %d: %v", offset, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
