@@ -1,18 +1,14 @@
 package consoleconsumer
 
 import (
-	"net"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"gregor/cmd/internal/clientutil/clienttest"
 	"gregor/replication/metastore"
 	"gregor/replication/zkmeta"
-	"gregor/replication/zkstore"
-	"gregor/test/zkharness"
 )
 
 func register(t *testing.T, s metastore.Store, id int32, eps ...zkmeta.Endpoint) {
@@ -44,24 +40,15 @@ func TestBrokerAddrsOrderAndListener(t *testing.T) {
 // TestConsumeThroughZooKeeper: the seeds' `console-consumer --zookeeper`
 // form finds the broker in ZooKeeper and consumes from it.
 func TestConsumeThroughZooKeeper(t *testing.T) {
-	srv := zkharness.Start(t, zkharness.Options{})
 	addr := setupCluster(t, 1, &kgo.Record{Value: []byte("one")}, &kgo.Record{Value: []byte("two")})
-	host, portStr, _ := net.SplitHostPort(addr)
-	port, _ := strconv.Atoi(portStr)
-	connect := srv.Addr() + "/kafka"
-	s, err := zkstore.Open(connect, zkstore.Config{SessionTimeout: 4 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	register(t, s, 1, zkmeta.Endpoint{ListenerName: "PLAINTEXT", SecurityProtocol: "PLAINTEXT", Host: host, Port: int32(port)})
+	connect := clienttest.ZooKeeperWithBroker(t, addr)
 
 	code, out, errs := runTool(t, Options{ZooKeeper: connect, Topic: "t", FromBeginning: true, MaxMessages: 2})
 	if code != 0 || out != "one\ntwo\n" {
 		t.Fatalf("consume via --zookeeper: %d %q %q", code, out, errs)
 	}
 	// Nothing registered under another chroot: a clear error, exit 1.
-	code, _, errs = runTool(t, Options{ZooKeeper: srv.Addr() + "/empty", Topic: "t", MaxMessages: 1})
+	code, _, errs = runTool(t, Options{ZooKeeper: strings.TrimSuffix(connect, "/kafka") + "/empty", Topic: "t", MaxMessages: 1})
 	if code != 1 || !strings.Contains(errs, "no broker is registered") {
 		t.Fatalf("empty chroot: %d %q", code, errs)
 	}
