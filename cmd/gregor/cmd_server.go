@@ -21,14 +21,14 @@ func init() {
 		Short: "Run a broker (kafka-server-start.sh)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			log := newLogger()
+			log := newLogger(false)
 			defer func() { _ = log.Sync() }()
 			cfg, err := config.Load(args[0], log.Named("config"))
 			if err != nil {
 				return err
 			}
 			if cfg.LogFormat == "json" { // log.format=json: JSON lines from here on
-				log = newJSONLogger()
+				log = newLogger(true)
 				defer func() { _ = log.Sync() }()
 			}
 			b, err := broker.Start(cfg, log)
@@ -56,25 +56,15 @@ func init() {
 	})
 }
 
-// newLogger writes human-readable lines to stderr at INFO.
-func newLogger() *zap.Logger {
+// newLogger writes to stderr at INFO: human-readable lines, or with
+// jsonLines one JSON object per line (log.format=json, for log collectors
+// under systemd and the like).
+func newLogger(jsonLines bool) *zap.Logger {
 	cfg := zap.NewProductionConfig()
-	cfg.Encoding = "console"
-	cfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
-	cfg.EncoderConfig.EncodeLevel = zapcore.CapitalLevelEncoder
-	cfg.Sampling = nil
-	cfg.DisableStacktrace = true
-	log, err := cfg.Build()
-	if err != nil {
-		return zap.NewNop()
+	if !jsonLines {
+		cfg.Encoding = "console"
+		cfg.EncoderConfig.EncodeLevel = zapcore.CapitalLevelEncoder
 	}
-	return log
-}
-
-// newJSONLogger writes one JSON object per line to stderr at INFO
-// (log.format=json), for log collectors under systemd and the like.
-func newJSONLogger() *zap.Logger {
-	cfg := zap.NewProductionConfig()
 	cfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
 	cfg.Sampling = nil
 	cfg.DisableStacktrace = true
