@@ -119,10 +119,19 @@ func TestChaos(t *testing.T) {
 	watch.mu.Lock()
 	backwards, offNotes, polls := watch.backwards, watch.notes, watch.polls
 	watch.mu.Unlock()
+	// A committed offset past the high watermark means the consumer read
+	// records that were not committed to the log (they could vanish).
+	beyond := 0
+	for p, o := range watch.committed() {
+		if o > hws[p] {
+			beyond++
+			offNotes = append(offNotes, fmt.Sprintf("partition %d: committed offset %d beyond the high watermark %d", p, o, hws[p]))
+		}
+	}
 
-	t.Logf("chaos summary: duration=%v faults{%s} acknowledged=%d failed=%d consumed=%d lost=%d duplicated=%d divergent=%d gaps=%d corrupt=%d offsets-backwards=%d full-isr=%v elections=%v rebalances=%v",
+	t.Logf("chaos summary: duration=%v faults{%s} acknowledged=%d failed=%d consumed=%d lost=%d duplicated=%d divergent=%d gaps=%d corrupt=%d offsets-backwards=%d offsets-beyond-hw=%d full-isr=%v elections=%v rebalances=%v",
 		d, f.summary(), len(acked), failed, cons.consumed.Load(), res.Lost, res.Duplicated, res.Divergent, res.Gaps, res.Corrupt,
-		backwards, isrOK, f.elections, f.rebalances)
+		backwards, beyond, isrOK, f.elections, f.rebalances)
 	for _, n := range append(res.Details, offNotes...) {
 		t.Log("  " + n)
 	}
@@ -136,7 +145,7 @@ func TestChaos(t *testing.T) {
 		t.Logf("consumer group did not commit up to the high watermarks %v within 30 s (last seen %v)", hws, watch.committed())
 	}
 
-	if !res.OK() || backwards > 0 || !isrOK {
+	if !res.OK() || backwards > 0 || beyond > 0 || !isrOK {
 		t.Errorf("chaos run broke a guarantee (see the summary above)")
 	}
 	if len(acked) == 0 || polls == 0 {
@@ -332,7 +341,10 @@ func (f *faulter) killActor() {
 	path = key[strings.IndexByte(key, '/')+1:]
 	ok, err := f.c.kill(id, path)
 	if err != nil {
-		f.t.Errorf("inject: %v", err)
+		// An admin request that failed (a slow broker under -race) is a
+		// fault not injected, not a broken guarantee.
+		f.t.Logf("inject: %v", err)
+		f.counts["inject-failed"]++
 		return
 	}
 	if ok {
@@ -379,11 +391,15 @@ func (f *faulter) scrapeMetrics() {
 	}
 }
 
-// summary is "kind=count" for every fault kind, sorted.
+// summary is "kind=count" for every fault kind, sorted (plus
+// inject-failed: admin requests that did not get an answer).
 func (f *faulter) summary() string {
 	kinds := []string{"broker-kill"}
 	for _, k := range actorKinds {
 		kinds = append(kinds, k.kind)
+	}
+	if f.counts["inject-failed"] > 0 {
+		kinds = append(kinds, "inject-failed")
 	}
 	sort.Strings(kinds)
 	var parts []string
