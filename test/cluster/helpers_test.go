@@ -384,3 +384,19 @@ func (c *cluster) waitServing(topic string, p int32, d time.Duration) int32 {
 	})
 	return leader
 }
+
+// waitUnregistered waits until /brokers/ids/<id> is gone. A SIGKILLed
+// broker's registration lives until its ZooKeeper session expires, and
+// a restart before that is refused (broker.id already registered), as
+// Kafka's is.
+func (c *cluster) waitUnregistered(id int32) {
+	c.t.Helper()
+	c.waitFor(fmt.Sprintf("/brokers/ids/%d to vanish", id), 3*sessionTimeout+10*time.Second, func() (bool, string) {
+		for _, r := range c.registered() {
+			if r == strconv.Itoa(int(id)) {
+				return false, fmt.Sprint(c.registered())
+			}
+		}
+		return true, ""
+	})
+}

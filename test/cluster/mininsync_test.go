@@ -65,6 +65,7 @@ func TestMinInsyncReplicas(t *testing.T) {
 	}
 
 	back := victims[0]
+	c.waitUnregistered(back)
 	c.brokers[back].Start()
 	c.waitFor(fmt.Sprintf("broker %d back in the ISR", back), 30*time.Second, func() (bool, string) {
 		s, _ := c.partitionState(topic, 0)

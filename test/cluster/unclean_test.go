@@ -148,6 +148,7 @@ func TestUncleanLeaderElection(t *testing.T) {
 		epochs[tp] = s.LeaderEpoch
 	}
 
+	c.waitUnregistered(F)
 	fb.Start()
 	c.waitFor("dirty: unclean election of the out-of-sync replica", 30*time.Second, func() (bool, string) {
 		s, _ := c.partitionState("dirty", 0)
@@ -184,6 +185,7 @@ func TestUncleanLeaderElection(t *testing.T) {
 		t.Errorf("controller counted %v unclean elections, want 1", n)
 	}
 
+	c.waitUnregistered(L)
 	lb.Start()
 	c.waitFor("clean: the last ISR member leads again", 30*time.Second, func() (bool, string) {
 		s, _ := c.partitionState("clean", 0)
