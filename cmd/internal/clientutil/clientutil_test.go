@@ -61,6 +61,9 @@ func TestProducerOptions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("options rejected by kgo: %v", err)
 	}
+	if got := fmt.Sprint(cl.OptValue(kgo.ProducerBatchCompression)); got != fmt.Sprint([]kgo.CompressionCodec{kgo.ZstdCompression()}) {
+		t.Errorf("compression.type=zstd gave %s", got)
+	}
 	cl.Close()
 	// acks=1 turns idempotence off (kgo refuses acks=1 with idempotence on).
 	o, err = ProducerOptions(map[string]string{"acks": "1"})
@@ -70,6 +73,10 @@ func TestProducerOptions(t *testing.T) {
 	if cl, err := kgo.NewClient(append(o.Opts, kgo.SeedBrokers("127.0.0.1:1"))...); err != nil {
 		t.Fatalf("acks=1: %v", err)
 	} else {
+		// compression.type defaults to none, as Kafka's (not kgo's snappy).
+		if got := fmt.Sprint(cl.OptValue(kgo.ProducerBatchCompression)); got != fmt.Sprint([]kgo.CompressionCodec{kgo.NoCompression()}) {
+			t.Errorf("default compression %s, want none", got)
+		}
 		cl.Close()
 	}
 	for _, bad := range []map[string]string{{"acks": "2"}, {"linger.ms": "x"}, {"compression.type": "brotli"},

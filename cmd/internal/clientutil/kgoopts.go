@@ -117,7 +117,10 @@ func common(o *Options, k, v string) (bool, error) {
 // idempotence is on by default and turned off when acks is not all, unless
 // enable.idempotence=true was asked for, which is then an error.
 func ProducerOptions(props map[string]string) (Options, error) {
-	var o Options
+	// compression.type defaults to none in Kafka's producer; kgo's own
+	// default is snappy. A compression.type property appends its codec
+	// after this one, and kgo keeps the last.
+	o := Options{Opts: []kgo.Opt{kgo.ProducerBatchCompression(kgo.NoCompression())}}
 	acks := "-1"
 	idem, idemSet := true, false
 	for _, k := range slices.Sorted(maps.Keys(props)) {
