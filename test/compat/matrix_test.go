@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -27,19 +26,6 @@ var codecs = []string{"none", "gzip", "snappy", "lz4", "zstd"}
 
 // codecID is the Kafka attribute value of each codec name.
 var codecID = map[string]int16{"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
-
-// need skips when an external client is missing outside CI; in CI
-// (CI=true) test/install-deps.sh installed it, so it fails instead.
-func need(t *testing.T, ok bool, what string) {
-	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s is missing in CI (test/install-deps.sh should have installed it)", what)
-	}
-	t.Skipf("%s not installed (make test-deps installs it)", what)
-}
 
 func havePython() bool {
 	return exec.Command(python, "-c", "import kafka, snappy, lz4.frame, zstandard").Run() == nil
@@ -257,7 +243,7 @@ var clients = []client{
 // topic back record for record.
 func TestClientCodecMatrix(t *testing.T) {
 	for _, c := range clients {
-		need(t, c.ok(), c.what)
+		harness.NeedTool(t, c.ok(), c.what)
 	}
 	b := harness.StartBroker(t, nil)
 	var topics []string
@@ -301,7 +287,7 @@ func TestClientCodecMatrix(t *testing.T) {
 // client reads them back.
 func TestTopicCompressionRecompresses(t *testing.T) {
 	for _, c := range clients {
-		need(t, c.ok(), c.what)
+		harness.NeedTool(t, c.ok(), c.what)
 	}
 	b := harness.StartBroker(t, nil)
 	// producer codec → topic codec, chosen so every codec is a source and

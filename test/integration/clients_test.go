@@ -13,19 +13,6 @@ import (
 	"gregor/test/harness"
 )
 
-// needTool skips when an external client is missing outside CI; in CI
-// (CI=true) test/install-deps.sh installed it, so a missing tool fails.
-func needTool(t *testing.T, ok bool, what string) {
-	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s is missing in CI (test/install-deps.sh should have installed it)", what)
-	}
-	t.Skipf("%s not installed (make test-deps installs it)", what)
-}
-
 func run(t *testing.T, timeout time.Duration, stdin string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
@@ -54,7 +41,7 @@ func run(t *testing.T, timeout time.Duration, stdin string, name string, args ..
 // them back with kcat from the beginning, comparing content and order.
 func TestKcatRoundTrip(t *testing.T) {
 	_, err := exec.LookPath("kcat")
-	needTool(t, err == nil, "kcat")
+	harness.NeedTool(t, err == nil, "kcat")
 	b := harness.StartBroker(t, nil)
 	createTopic(t, b, "kcat", 1, nil)
 	var in strings.Builder
@@ -80,7 +67,7 @@ func TestKcatRoundTrip(t *testing.T) {
 func TestKafkaPythonRoundTrip(t *testing.T) {
 	py := "/usr/bin/python3"
 	ok := exec.Command(py, "-c", "import kafka").Run() == nil
-	needTool(t, ok, "kafka-python (python3-kafka)")
+	harness.NeedTool(t, ok, "kafka-python (python3-kafka)")
 	b := harness.StartBroker(t, nil)
 	createTopic(t, b, "pyk", 2, nil)
 	script := `

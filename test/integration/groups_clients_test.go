@@ -49,7 +49,7 @@ func lines(s string) []string {
 // reads only what was produced after.
 func TestKcatBalancedConsumerCommitsAndResumes(t *testing.T) {
 	_, err := exec.LookPath("kcat")
-	needTool(t, err == nil, "kcat")
+	harness.NeedTool(t, err == nil, "kcat")
 	b := harness.StartBroker(t, nil)
 	createTopic(t, b, "kg", 3, nil)
 	produceValues(t, b, "kg", "first", 0, 60)
@@ -93,7 +93,7 @@ func TestKcatBalancedConsumerCommitsAndResumes(t *testing.T) {
 // group_id commits, and a new consumer in the group starts after the commit.
 func TestKafkaPythonGroupCommitAndResume(t *testing.T) {
 	py := "/usr/bin/python3"
-	needTool(t, exec.Command(py, "-c", "import kafka").Run() == nil, "kafka-python (python3-kafka)")
+	harness.NeedTool(t, exec.Command(py, "-c", "import kafka").Run() == nil, "kafka-python (python3-kafka)")
 	b := harness.StartBroker(t, nil)
 	createTopic(t, b, "pyg", 2, nil)
 	produceValues(t, b, "pyg", "a", 0, 40)

@@ -20,6 +20,16 @@ type owner struct {
 
 func (o *owner) opts() []kgo.Opt {
 	o.parts = map[int32]bool{}
+	// Revoked and lost partitions are no longer owned alike.
+	drop := func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		for _, ps := range m {
+			for _, p := range ps {
+				delete(o.parts, p)
+			}
+		}
+	}
 	return []kgo.Opt{
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 			o.mu.Lock()
@@ -30,24 +40,8 @@ func (o *owner) opts() []kgo.Opt {
 				}
 			}
 		}),
-		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
-			o.mu.Lock()
-			defer o.mu.Unlock()
-			for _, ps := range m {
-				for _, p := range ps {
-					delete(o.parts, p)
-				}
-			}
-		}),
-		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
-			o.mu.Lock()
-			defer o.mu.Unlock()
-			for _, ps := range m {
-				for _, p := range ps {
-					delete(o.parts, p)
-				}
-			}
-		}),
+		kgo.OnPartitionsRevoked(drop),
+		kgo.OnPartitionsLost(drop),
 	}
 }
 
