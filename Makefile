@@ -40,7 +40,7 @@ bench-compare: build
 # actor kills through the admin listeners and broker SIGKILL/restart under
 # an acks=all producer and a group consumer, then every replica's log is
 # checked; prints one "chaos summary:" line and fails on any loss.
-# `make test` runs the same test with a 40 s fault phase.
+# `make test` runs the same test with a 60 s fault phase.
 DURATION      ?= 2m
 CHAOS_TIMEOUT ?= 3h
 .PHONY: chaos

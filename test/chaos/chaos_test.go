@@ -22,7 +22,7 @@ import (
 var chaosDuration = flag.Duration("chaos.duration", 0, "how long TestChaos injects faults (0 = the short CI run)")
 
 const (
-	ciDuration = 40 * time.Second
+	ciDuration = 60 * time.Second
 	topic      = "chaos"
 	partitions = int32(3)
 	group      = "chaos-group"
@@ -247,6 +247,7 @@ type faulter struct {
 	elections, rebalances float64
 	lastMetric            map[string]float64
 	nextScrape            time.Time
+	bursts                []*burst
 }
 
 func newFaulter(t *testing.T, c *cluster) *faulter {
@@ -254,8 +255,80 @@ func newFaulter(t *testing.T, c *cluster) *faulter {
 		lastMetric: map[string]float64{}, nextKill: time.Now().Add(5 * time.Second)}
 }
 
+// burstKills is how many kills in a row a burst sends one actor: more
+// than protoactor's default budget (10 within 10 s) and than any budget a
+// supervisor that gives up would allow.
+const burstKills = 12
+
+// burst is one actor killed burstKills times at once, to prove its
+// supervisor never gives up: it must come back with that many restarts.
+type burst struct {
+	broker   int32
+	path     string
+	kind     string
+	start    int64 // restarts before the burst
+	verified bool
+}
+
+// startBursts sends a burst to one fetcher and one controller channel.
+// Broker kills wait until both are verified: a broker kill moves leaders
+// and peers, which legitimately stops fetchers and channels.
+func (f *faulter) startBursts() {
+	for _, kind := range []string{"fetcher", "controller-channel"} {
+		for _, id := range f.c.ids() {
+			as := f.c.actors(id, kind)
+			if len(as) == 0 {
+				continue
+			}
+			a := as[rand.IntN(len(as))]
+			if ok, err := f.c.kill(id, a.Path, burstKills); !ok || err != nil {
+				f.t.Logf("burst on %s of broker %d not injected: %v", a.Path, id, err)
+				break
+			}
+			f.counts[kind] += burstKills
+			f.bursts = append(f.bursts, &burst{broker: id, path: a.Path, kind: kind, start: a.Restarts})
+			f.t.Logf("%s: %d kills in a row of %s on broker %d", time.Now().Format("15:04:05.000"), burstKills, a.Path, id)
+			break
+		}
+	}
+}
+
+// checkBursts marks bursts whose actor is back with every restart counted;
+// it reports whether all are verified.
+func (f *faulter) checkBursts() bool {
+	all := true
+	for _, b := range f.bursts {
+		if b.verified {
+			continue
+		}
+		for _, a := range f.c.actors(b.broker, b.kind) {
+			if a.Path == b.path && a.Restarts-b.start >= burstKills {
+				b.verified = true
+				f.t.Logf("%s: %s on broker %d restarted %d times and lives", time.Now().Format("15:04:05.000"), b.path, b.broker, a.Restarts-b.start)
+			}
+		}
+		all = all && b.verified
+	}
+	return all
+}
+
+// finishBursts waits (bounded by the largest total backoff) for bursts not
+// yet verified, and fails the test for any whose actor was given up on.
+func (f *faulter) finishBursts() {
+	if _, ok := poll(45*time.Second, func() (bool, string) { return f.checkBursts(), "" }); ok {
+		return
+	}
+	for _, b := range f.bursts {
+		if !b.verified {
+			f.t.Errorf("%s (%s) on broker %d did not come back from %d kills in a row: its supervisor gave up", b.path, b.kind, b.broker, burstKills)
+		}
+	}
+}
+
 // run injects faults until the deadline; every wait inside is bounded.
 func (f *faulter) run(deadline time.Time) {
+	f.startBursts()
+	defer f.finishBursts()
 	for time.Now().Before(deadline) {
 		// Pacing between faults, not synchronisation.
 		time.Sleep(time.Duration(200+rand.IntN(600)) * time.Millisecond)
@@ -269,7 +342,7 @@ func (f *faulter) run(deadline time.Time) {
 				f.restart()
 				continue
 			}
-		case time.Now().After(f.nextKill):
+		case time.Now().After(f.nextKill) && f.checkBursts():
 			if ok, _ := f.c.fullISR(map[string]int32{topic: partitions, "__consumer_offsets": 3}); ok {
 				f.killBroker()
 				continue
@@ -339,7 +412,7 @@ func (f *faulter) killActor() {
 	var path string
 	fmt.Sscanf(key[:strings.IndexByte(key, '/')], "%d", &id)
 	path = key[strings.IndexByte(key, '/')+1:]
-	ok, err := f.c.kill(id, path)
+	ok, err := f.c.kill(id, path, 1)
 	if err != nil {
 		// An admin request that failed (a slow broker under -race) is a
 		// fault not injected, not a broken guarantee.

@@ -204,8 +204,9 @@ func (c *cluster) createTopic(topic string, partitions int32, configs map[string
 
 // actorInfo is one row of GET /actors.
 type actorInfo struct {
-	Path string `json:"path"`
-	Kind string `json:"kind"`
+	Path     string `json:"path"`
+	Kind     string `json:"kind"`
+	Restarts int64  `json:"restarts"`
 }
 
 // actors lists broker id's live actors of kind (nil when it is down).
@@ -222,10 +223,11 @@ func (c *cluster) actors(id int32, kind string) []actorInfo {
 	return out
 }
 
-// kill asks broker id's admin listener to kill the actor at path; it
-// reports whether the broker injected the fault.
-func (c *cluster) kill(id int32, path string) (bool, error) {
-	body, _ := json.Marshal(map[string]any{"action": "kill", "actor": path})
+// kill asks broker id's admin listener to kill the actor at path count
+// times (queued kills hit successive incarnations); it reports whether the
+// broker injected the fault.
+func (c *cluster) kill(id int32, path string, count int) (bool, error) {
+	body, _ := json.Marshal(map[string]any{"action": "kill", "actor": path, "count": count})
 	resp, err := c.http.Post(c.nodes[id].admin+"/faults", "application/json", strings.NewReader(string(body)))
 	if err != nil {
 		return false, err
