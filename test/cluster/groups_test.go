@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,11 +79,11 @@ func TestGroupSurvivesCoordinatorKill(t *testing.T) {
 	}
 	produce(150)
 
-	consumer := func() *kgo.Client {
-		return c.client(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
-			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(300*time.Millisecond),
-			kgo.SessionTimeout(10*time.Second), kgo.HeartbeatInterval(500*time.Millisecond),
-			kgo.RetryTimeout(30*time.Second))
+	consumer := func(opts ...kgo.Opt) *kgo.Client {
+		return c.client(append([]kgo.Opt{kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(300 * time.Millisecond),
+			kgo.SessionTimeout(10 * time.Second), kgo.HeartbeatInterval(500 * time.Millisecond),
+			kgo.RetryTimeout(30 * time.Second)}, opts...)...)
 	}
 	before := &consumed{seen: map[int32]map[int64]int{}}
 	a := consumer()
@@ -148,8 +149,10 @@ func TestGroupSurvivesCoordinatorKill(t *testing.T) {
 		}
 		return true, ""
 	})
-	// A client of the survivors only.
-	adm = kadm.NewClient(c.client())
+	// Clients of the survivors only (c.seeds() keeps a SIGKILLed broker:
+	// its exit code reads -1, as for a running one).
+	survivors := c.addrsExcept(coord)
+	adm = kadm.NewClient(c.client(kgo.SeedBrokers(survivors...)))
 	c.waitFor("the committed offsets from the new coordinator", 60*time.Second, func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -173,7 +176,7 @@ func TestGroupSurvivesCoordinatorKill(t *testing.T) {
 	// The running consumer goes on; a second one joins (a rebalance on the
 	// new coordinator) and starts its partitions from the committed offsets.
 	after := &consumed{seen: map[int32]map[int64]int{}}
-	b := consumer()
+	b := consumer(kgo.SeedBrokers(survivors...))
 	deadline = time.Now().Add(90 * time.Second)
 	for !after.coversFrom(committed, end) {
 		if time.Now().After(deadline) {
@@ -183,6 +186,25 @@ func TestGroupSurvivesCoordinatorKill(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			after.add(cl.PollFetches(ctx))
 			cancel()
+		}
+	}
+	// Commit until every partition has a commit: a rebalance between a
+	// poll and its commit drops the uncommitted positions, and the new
+	// owner reads the partition again from the last commit.
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		for _, cl := range []*kgo.Client{a, b} {
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			after.add(cl.PollFetches(ctx))
+			cancel()
+			commitAll(t, cl)
+		}
+		got := fetchCommitted(t, adm, group)
+		if len(got) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("committed %v, want all 3 partitions", got)
 		}
 	}
 	for p, ps := range after.seen {
@@ -195,8 +217,6 @@ func TestGroupSurvivesCoordinatorKill(t *testing.T) {
 	if !before.union(after).covers(end) {
 		t.Fatalf("records lost: before %v after %v end %v", before.seen, after.seen, end)
 	}
-	commitAll(t, a)
-	commitAll(t, b)
 
 	// Every surviving broker's consumer-groups --describe finds the group
 	// (FindCoordinator → the new coordinator) with its three partitions.
@@ -221,6 +241,25 @@ func TestGroupSurvivesCoordinatorKill(t *testing.T) {
 			t.Fatalf("broker %d: describe shows %d rows for %s, want 3:\n%s", id, rows, topic, out)
 		}
 	}
+
+	// Deleting the topic drops its committed offsets on the coordinator
+	// (the controller's UpdateMetadata, handleDeletedPartitions).
+	a.Close()
+	b.Close()
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := adm.DeleteTopics(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("the deleted topic's offsets gone from the group", 60*time.Second, func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		got, err := adm.FetchOffsets(ctx, group)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(got[topic]) == 0, fmt.Sprint(got)
+	})
 }
 
 // coversFrom reports whether every offset in [from[p], end[p]) was read.
@@ -363,12 +402,7 @@ func TestCoordinatorResignsAndReloadsOnLeadershipReturn(t *testing.T) {
 		return ok && s.Leader >= 0 && s.Leader != coord && !contains(s.ISR, coord), fmt.Sprintf("%+v", s)
 	})
 	// A client of the other brokers only commits there.
-	var others []string
-	for id, b := range c.brokers {
-		if id != coord {
-			others = append(others, b.Addr())
-		}
-	}
+	others := c.addrsExcept(coord)
 	oadm := kadm.NewClient(c.client(kgo.SeedBrokers(others...)))
 	commitOffset(t, oadm, group, topic, 20)
 
@@ -435,4 +469,16 @@ func commitOffset(t *testing.T, adm *kadm.Client, group, topic string, offset in
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// addrsExcept lists the addresses of every broker but id, sorted.
+func (c *cluster) addrsExcept(id int32) []string {
+	var out []string
+	for bid, b := range c.brokers {
+		if bid != id {
+			out = append(out, b.Addr())
+		}
+	}
+	sort.Strings(out)
+	return out
 }
