@@ -16,11 +16,13 @@ import (
 // TopicConfig): its name, the server.properties key(s) that set its
 // broker-wide default, and Kafka's default. DescribeConfigs uses it.
 type TopicConfigKey struct {
-	Name       string   // topic config name, e.g. "retention.ms"
-	BrokerKeys []string // broker default keys, highest precedence first (e.g. log.retention.ms, .minutes, .hours); BrokerKeys[0] is the one DescribeConfigs synonyms name
-	Default    string   // Kafka's default when neither topic nor broker sets it
-	ReadOnly   bool     // never alterable (no topic config is read-only today)
-	Sensitive  bool     // value hidden in DescribeConfigs (none today)
+	Name       string          // topic config name, e.g. "retention.ms"
+	BrokerKeys []string        // broker default keys, highest precedence first (e.g. log.retention.ms, .minutes, .hours); BrokerKeys[0] is the one DescribeConfigs synonyms name
+	Default    string          // Kafka's default when neither topic nor broker sets it
+	ReadOnly   bool            // never alterable (no topic config is read-only today)
+	Sensitive  bool            // value hidden in DescribeConfigs (none today)
+	Type       kmsg.ConfigType // DescribeConfigs v3+ config_type
+	Doc        string          // DescribeConfigs v3+ documentation, one line
 
 	validate func(key, v string) error
 	apply    func(c *storage.LogConfig, p *TopicPolicy, v string) // v already validated
@@ -60,64 +62,64 @@ func i64(n int64) string    { return strconv.FormatInt(n, 10) }
 // topicConfigKeys is the table, sorted by name. Minimums follow Kafka's
 // LogConfig validators.
 var topicConfigKeys = []TopicConfigKey{
-	{Name: "cleanup.policy", BrokerKeys: []string{"log.cleanup.policy"}, Default: "delete", validate: vPolicy,
+	{Name: "cleanup.policy", Type: kmsg.ConfigTypeList, Doc: "\"delete\" discards old segments by retention time or size; \"compact\" keeps the last record per key; both may be listed.", BrokerKeys: []string{"log.cleanup.policy"}, Default: "delete", validate: vPolicy,
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { _, c.Compact, _ = parseCleanupPolicy("", v) },
 		broker: func(b *Broker) string { return b.LogCleanupPolicy }},
-	{Name: "compression.type", BrokerKeys: []string{"compression.type"}, Default: "producer", validate: vEnum(compressionTypes...),
+	{Name: "compression.type", Type: kmsg.ConfigTypeString, Doc: "Final compression of the topic's batches: uncompressed, gzip, snappy, lz4, zstd, or producer (keep the producer's codec).", BrokerKeys: []string{"compression.type"}, Default: "producer", validate: vEnum(compressionTypes...),
 		apply:  func(c *storage.LogConfig, p *TopicPolicy, v string) { p.CompressionType, c.CompressionType = v, v },
 		broker: func(b *Broker) string { return b.CompressionType }},
-	{Name: "delete.retention.ms", BrokerKeys: []string{"log.cleaner.delete.retention.ms"}, Default: "86400000", validate: vInt(64, 0)},
-	{Name: "file.delete.delay.ms", BrokerKeys: []string{"log.segment.delete.delay.ms"}, Default: "60000", validate: vInt(64, 0),
+	{Name: "delete.retention.ms", Type: kmsg.ConfigTypeLong, Doc: "How long tombstones are kept on compacted topics.", BrokerKeys: []string{"log.cleaner.delete.retention.ms"}, Default: "86400000", validate: vInt(64, 0)},
+	{Name: "file.delete.delay.ms", Type: kmsg.ConfigTypeLong, Doc: "Delay before a deleted segment's files are removed from the file system.", BrokerKeys: []string{"log.segment.delete.delay.ms"}, Default: "60000", validate: vInt(64, 0),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.FileDeleteDelayMs = atoi64(v) },
 		broker: func(b *Broker) string { return i64(b.LogSegmentDeleteDelayMs) }},
-	{Name: "flush.messages", BrokerKeys: []string{"log.flush.interval.messages"}, Default: i64(math.MaxInt64), validate: vInt(64, 1),
+	{Name: "flush.messages", Type: kmsg.ConfigTypeLong, Doc: "Messages appended between forced fsyncs of the log.", BrokerKeys: []string{"log.flush.interval.messages"}, Default: i64(math.MaxInt64), validate: vInt(64, 1),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.FlushMessages = atoi64(v) },
 		broker: func(b *Broker) string { return i64(b.LogFlushIntervalMessages) }},
-	{Name: "flush.ms", BrokerKeys: []string{"log.flush.interval.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 0),
+	{Name: "flush.ms", Type: kmsg.ConfigTypeLong, Doc: "Maximum time between forced fsyncs of the log.", BrokerKeys: []string{"log.flush.interval.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 0),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.FlushMs = atoi64(v) },
 		broker: func(b *Broker) string { return i64(b.LogFlushIntervalMs) }},
-	{Name: "follower.replication.throttled.replicas", BrokerKeys: []string{"follower.replication.throttled.replicas"}, Default: "", validate: vAny},
-	{Name: "index.interval.bytes", BrokerKeys: []string{"log.index.interval.bytes"}, Default: "4096", validate: vInt(32, 0),
+	{Name: "follower.replication.throttled.replicas", Type: kmsg.ConfigTypeList, Doc: "Replicas whose follower fetches are throttled (\"partition:broker,…\" or \"*\").", BrokerKeys: []string{"follower.replication.throttled.replicas"}, Default: "", validate: vAny},
+	{Name: "index.interval.bytes", Type: kmsg.ConfigTypeInt, Doc: "Bytes of batches between two entries of the offset index.", BrokerKeys: []string{"log.index.interval.bytes"}, Default: "4096", validate: vInt(32, 0),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.IndexIntervalBytes = int32(atoi64(v)) },
 		broker: func(b *Broker) string { return i64(int64(b.LogIndexIntervalBytes)) }},
-	{Name: "leader.replication.throttled.replicas", BrokerKeys: []string{"leader.replication.throttled.replicas"}, Default: "", validate: vAny},
-	{Name: "max.compaction.lag.ms", BrokerKeys: []string{"log.cleaner.max.compaction.lag.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 1)},
-	{Name: "max.message.bytes", BrokerKeys: []string{"message.max.bytes"}, Default: "1048588", validate: vInt(32, 0),
+	{Name: "leader.replication.throttled.replicas", Type: kmsg.ConfigTypeList, Doc: "Replicas whose leader-side replication is throttled (\"partition:broker,…\" or \"*\").", BrokerKeys: []string{"leader.replication.throttled.replicas"}, Default: "", validate: vAny},
+	{Name: "max.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Doc: "Maximum time a record stays uncompacted.", BrokerKeys: []string{"log.cleaner.max.compaction.lag.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 1)},
+	{Name: "max.message.bytes", Type: kmsg.ConfigTypeInt, Doc: "Largest record batch size allowed.", BrokerKeys: []string{"message.max.bytes"}, Default: "1048588", validate: vInt(32, 0),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.MaxMessageBytes = int32(atoi64(v)) },
 		broker: func(b *Broker) string { return i64(int64(b.MessageMaxBytes)) }},
-	{Name: "message.downconversion.enable", BrokerKeys: []string{"log.message.downconversion.enable"}, Default: "true", validate: vBool},
-	{Name: "message.format.version", BrokerKeys: []string{"log.message.format.version"}, Default: "3.0-IV1", validate: vAny},
-	{Name: "message.timestamp.difference.max.ms", BrokerKeys: []string{"log.message.timestamp.difference.max.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 0),
+	{Name: "message.downconversion.enable", Type: kmsg.ConfigTypeBoolean, Doc: "Whether old consumers may get down-converted batches.", BrokerKeys: []string{"log.message.downconversion.enable"}, Default: "true", validate: vBool},
+	{Name: "message.format.version", Type: kmsg.ConfigTypeString, Doc: "Record batch format version (ignored: always magic 2 on disk).", BrokerKeys: []string{"log.message.format.version"}, Default: "3.0-IV1", validate: vAny},
+	{Name: "message.timestamp.difference.max.ms", Type: kmsg.ConfigTypeLong, Doc: "Largest allowed difference between a CreateTime timestamp and the broker's clock.", BrokerKeys: []string{"log.message.timestamp.difference.max.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 0),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.MessageTimestampDifferenceMaxMs = atoi64(v) },
 		broker: func(b *Broker) string { return i64(b.LogMessageTimestampDifferenceMaxMs) }},
-	{Name: "message.timestamp.type", BrokerKeys: []string{"log.message.timestamp.type"}, Default: "CreateTime", validate: vEnum(timestampTypes...),
+	{Name: "message.timestamp.type", Type: kmsg.ConfigTypeString, Doc: "CreateTime keeps the producer's timestamp; LogAppendTime stamps the broker's.", BrokerKeys: []string{"log.message.timestamp.type"}, Default: "CreateTime", validate: vEnum(timestampTypes...),
 		apply: func(c *storage.LogConfig, p *TopicPolicy, v string) {
 			p.MessageTimestampType, c.LogAppendTime = v, v == "LogAppendTime"
 		},
 		broker: func(b *Broker) string { return b.MessageTimestampType }},
-	{Name: "min.cleanable.dirty.ratio", BrokerKeys: []string{"log.cleaner.min.cleanable.ratio"}, Default: "0.5", validate: vRatio},
-	{Name: "min.compaction.lag.ms", BrokerKeys: []string{"log.cleaner.min.compaction.lag.ms"}, Default: "0", validate: vInt(64, 0)},
-	{Name: "min.insync.replicas", BrokerKeys: []string{"min.insync.replicas"}, Default: "1", validate: vInt(32, 1),
+	{Name: "min.cleanable.dirty.ratio", Type: kmsg.ConfigTypeDouble, Doc: "Dirty/total ratio above which the log is compacted.", BrokerKeys: []string{"log.cleaner.min.cleanable.ratio"}, Default: "0.5", validate: vRatio},
+	{Name: "min.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Doc: "Minimum time a record stays uncompacted.", BrokerKeys: []string{"log.cleaner.min.compaction.lag.ms"}, Default: "0", validate: vInt(64, 0)},
+	{Name: "min.insync.replicas", Type: kmsg.ConfigTypeInt, Doc: "Minimum ISR size for acks=all produce to succeed.", BrokerKeys: []string{"min.insync.replicas"}, Default: "1", validate: vInt(32, 1),
 		apply:  func(_ *storage.LogConfig, p *TopicPolicy, v string) { p.MinInsyncReplicas = int(atoi64(v)) },
 		broker: func(b *Broker) string { return i64(int64(b.MinInsyncReplicas)) }},
-	{Name: "preallocate", BrokerKeys: []string{"log.preallocate"}, Default: "false", validate: vBool},
-	{Name: "retention.bytes", BrokerKeys: []string{"log.retention.bytes"}, Default: "-1", validate: vInt(64, noMin),
+	{Name: "preallocate", Type: kmsg.ConfigTypeBoolean, Doc: "Preallocate segment files on creation.", BrokerKeys: []string{"log.preallocate"}, Default: "false", validate: vBool},
+	{Name: "retention.bytes", Type: kmsg.ConfigTypeLong, Doc: "Maximum partition size before old segments are deleted; -1 is unlimited.", BrokerKeys: []string{"log.retention.bytes"}, Default: "-1", validate: vInt(64, noMin),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.RetentionBytes = atoi64(v) },
 		broker: func(b *Broker) string { return i64(b.LogRetentionBytes) }},
-	{Name: "retention.ms", BrokerKeys: []string{"log.retention.ms", "log.retention.minutes", "log.retention.hours"}, Default: "604800000", validate: vInt(64, -1),
+	{Name: "retention.ms", Type: kmsg.ConfigTypeLong, Doc: "How long segments are kept before deletion; -1 keeps them forever.", BrokerKeys: []string{"log.retention.ms", "log.retention.minutes", "log.retention.hours"}, Default: "604800000", validate: vInt(64, -1),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.RetentionMs = atoi64(v) },
 		broker: func(b *Broker) string { return i64(b.LogRetentionMs) }},
-	{Name: "segment.bytes", BrokerKeys: []string{"log.segment.bytes"}, Default: "1073741824", validate: vInt(32, 14),
+	{Name: "segment.bytes", Type: kmsg.ConfigTypeInt, Doc: "Segment file size at which the log rolls.", BrokerKeys: []string{"log.segment.bytes"}, Default: "1073741824", validate: vInt(32, 14),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.SegmentBytes = atoi64(v) },
 		broker: func(b *Broker) string { return i64(b.LogSegmentBytes) }},
-	{Name: "segment.index.bytes", BrokerKeys: []string{"log.index.size.max.bytes"}, Default: "10485760", validate: vInt(32, 4),
+	{Name: "segment.index.bytes", Type: kmsg.ConfigTypeInt, Doc: "Size of the offset index preallocated per segment.", BrokerKeys: []string{"log.index.size.max.bytes"}, Default: "10485760", validate: vInt(32, 4),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.SegmentIndexBytes = int32(atoi64(v)) },
 		broker: func(b *Broker) string { return i64(int64(b.LogIndexSizeMaxBytes)) }},
-	{Name: "segment.jitter.ms", BrokerKeys: []string{"log.roll.jitter.ms", "log.roll.jitter.hours"}, Default: "0", validate: vInt(64, 0)},
-	{Name: "segment.ms", BrokerKeys: []string{"log.roll.ms", "log.roll.hours"}, Default: "604800000", validate: vInt(64, 1),
+	{Name: "segment.jitter.ms", Type: kmsg.ConfigTypeLong, Doc: "Random jitter subtracted from segment.ms.", BrokerKeys: []string{"log.roll.jitter.ms", "log.roll.jitter.hours"}, Default: "0", validate: vInt(64, 0)},
+	{Name: "segment.ms", Type: kmsg.ConfigTypeLong, Doc: "Age of a segment's first batch at which the log rolls.", BrokerKeys: []string{"log.roll.ms", "log.roll.hours"}, Default: "604800000", validate: vInt(64, 1),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.SegmentMs = atoi64(v) },
 		broker: func(b *Broker) string { return i64(b.LogRollMs) }},
-	{Name: "unclean.leader.election.enable", BrokerKeys: []string{"unclean.leader.election.enable"}, Default: "false", validate: vBool,
+	{Name: "unclean.leader.election.enable", Type: kmsg.ConfigTypeBoolean, Doc: "Whether an out-of-sync replica may become leader (possible data loss).", BrokerKeys: []string{"unclean.leader.election.enable"}, Default: "false", validate: vBool,
 		apply: func(_ *storage.LogConfig, p *TopicPolicy, v string) {
 			p.UncleanLeaderElection, _ = parseBool("", v)
 		},

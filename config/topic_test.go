@@ -137,3 +137,19 @@ func TestDescribeTopicConfigs(t *testing.T) {
 		t.Errorf("flush.ms default %q", by["flush.ms"].Value)
 	}
 }
+
+// TestEveryTopicConfigHasTypeAndDoc: DescribeConfigs v3+ reports each topic
+// config's type and documentation from this table.
+func TestEveryTopicConfigHasTypeAndDoc(t *testing.T) {
+	for _, k := range TopicConfigKeys() {
+		if k.Type == kmsg.ConfigTypeUnknown || k.Doc == "" {
+			t.Errorf("%s: no type or doc", k.Name)
+		}
+	}
+	if k, _ := LookupTopicConfig("cleanup.policy"); k.Type != kmsg.ConfigTypeList {
+		t.Errorf("cleanup.policy type %v, want LIST", k.Type)
+	}
+	if k, _ := LookupTopicConfig("retention.ms"); k.Type != kmsg.ConfigTypeLong {
+		t.Errorf("retention.ms type %v, want LONG", k.Type)
+	}
+}

@@ -29,8 +29,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"gregor/config"
 	"gregor/replication/controller"
-	"gregor/replication/topicconfig"
 	"gregor/wire"
 )
 
@@ -99,7 +99,7 @@ func describeTopicConfigs(b *Broker, req *kmsg.DescribeConfigsRequest, r kmsg.De
 				c.ConfigSynonyms = append(c.ConfigSynonyms, cs)
 			}
 		}
-		if k := topicconfig.Lookup(e.Name); k != nil {
+		if k, ok := config.LookupTopicConfig(e.Name); ok {
 			c.ConfigType = k.Type
 			if req.IncludeDocumentation {
 				doc := k.Doc

@@ -23,7 +23,6 @@ import (
 
 	"gregor/config"
 	"gregor/replication/controller"
-	"gregor/replication/topicconfig"
 	"gregor/wire"
 )
 
@@ -88,7 +87,7 @@ func applyIncremental(m map[string]string, c kmsg.IncrementalAlterConfigsRequest
 		if !known {
 			return invalid("Unknown topic config name: " + c.Name)
 		}
-		if k := topicconfig.Lookup(c.Name); k == nil || k.Type != kmsg.ConfigTypeList {
+		if ck.Type != kmsg.ConfigTypeList {
 			return invalid("Config value append is not allowed for config key: " + c.Name)
 		}
 		cur := splitConfigList(m[c.Name])
