@@ -292,9 +292,19 @@ func rawProduce(t *testing.T, addr, topic string, p int32, acks int16, timeout t
 // error code when the broker refuses.
 func endOffset(t *testing.T, addr, topic string, p int32) (int64, int16) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	o, code, err := tryEndOffset(addr, topic, p)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return o, code
+}
+
+// tryEndOffset is endOffset returning a request failure (such as a
+// stopped broker) as an error.
+func tryEndOffset(addr, topic string, p int32) (int64, int16, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return -1, 0, err
 	}
 	defer cl.Close()
 	req := kmsg.NewPtrListOffsetsRequest()
@@ -310,16 +320,16 @@ func endOffset(t *testing.T, addr, topic string, p int32) (int64, int16) {
 	defer cancel()
 	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
 	if err != nil {
-		t.Fatalf("list offsets on %s: %v", addr, err)
+		return -1, 0, fmt.Errorf("list offsets on %s: %w", addr, err)
 	}
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		t.Fatalf("list offsets on %s: response %+v", addr, resp)
+		return -1, 0, fmt.Errorf("list offsets on %s: response %+v", addr, resp)
 	}
 	rpr := resp.Topics[0].Partitions[0]
 	if rpr.ErrorCode != 0 {
-		return -1, rpr.ErrorCode
+		return -1, rpr.ErrorCode, nil
 	}
-	return rpr.Offset, 0
+	return rpr.Offset, 0, nil
 }
 
 // readPartition consumes partition p of topic from offset 0 up to (not
@@ -373,11 +383,12 @@ func (c *cluster) waitServing(topic string, p int32, d time.Duration) int32 {
 	c.waitFor(fmt.Sprintf("the leader of %s-%d serving", topic, p), d, func() (bool, string) {
 		s, ok := c.partitionState(topic, p)
 		b := c.brokers[s.Leader]
-		if !ok || b == nil || b.ExitCode() != -1 {
+		if !ok || b == nil {
 			return false, fmt.Sprintf("%+v", s)
 		}
-		if _, code := endOffset(c.t, b.Addr(), topic, p); code != 0 {
-			return false, fmt.Sprintf("leader %d: %s", s.Leader, codeName(code))
+		// A leader just killed may still be named; its probe fails.
+		if _, code, err := tryEndOffset(b.Addr(), topic, p); err != nil || code != 0 {
+			return false, fmt.Sprintf("leader %d: %s %v", s.Leader, codeName(code), err)
 		}
 		leader = s.Leader
 		return true, ""
