@@ -83,6 +83,10 @@ func TestChaos(t *testing.T) {
 		kgo.SessionTimeout(10*time.Second), kgo.HeartbeatInterval(time.Second))
 	cons := startConsumer(consCl)
 	watch := startOffsetWatch(kadm.NewClient(c.client()), group, topic, 500*time.Millisecond)
+	// On an early failure: stop the loops. The producer's may be blocked
+	// in Produce on a full buffer; closing its client (an earlier cleanup,
+	// so it runs after this one) releases it.
+	t.Cleanup(func() { prod.halt(); cons.finish(); watch.finish() })
 
 	f := newFaulter(t, c)
 	start := time.Now()

@@ -16,9 +16,10 @@ import (
 // the partitions, paced, with franz-go's idempotent acks=all producer and
 // unlimited retries, and keeps every acknowledged (partition, offset).
 type producer struct {
-	cl   *kgo.Client
-	stop chan struct{} // closed: produce no more
-	done chan struct{} // closed by the loop when it returns
+	cl       *kgo.Client
+	stop     chan struct{} // closed (once, by halt): produce no more
+	stopOnce sync.Once
+	done     chan struct{} // closed by the loop when it returns
 
 	mu      sync.Mutex
 	acked   []Acked
@@ -68,7 +69,7 @@ func (p *producer) loop(topic string, partitions int32, every time.Duration) {
 // finish stops producing and waits up to d for every buffered record to
 // be acknowledged or failed. It reports whether the flush completed.
 func (p *producer) finish(d time.Duration) bool {
-	close(p.stop)
+	p.halt()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	select {
@@ -78,6 +79,10 @@ func (p *producer) finish(d time.Duration) bool {
 	}
 	return p.cl.Flush(ctx) == nil
 }
+
+// halt ends the produce loop without waiting (idempotent; the test's
+// cleanup calls it when a failure ended the test early).
+func (p *producer) halt() { p.stopOnce.Do(func() { close(p.stop) }) }
 
 // results returns the acknowledged records, how many failed and the last
 // failure.
@@ -116,8 +121,8 @@ func startConsumer(cl *kgo.Client) *consumer {
 	return c
 }
 
-// finish stops polling (the client's Close, registered by the test, leaves
-// the group).
+// finish stops polling and waits for the loop (idempotent; the client's
+// Close, registered by the test, leaves the group).
 func (c *consumer) finish() {
 	c.cancel()
 	<-c.done
@@ -126,10 +131,11 @@ func (c *consumer) finish() {
 // offsetWatch polls the group's committed offsets and counts every time a
 // partition's committed offset is lower than one seen before, or vanished.
 type offsetWatch struct {
-	adm   *kadm.Client
-	group string
-	stop  chan struct{}
-	done  chan struct{}
+	adm      *kadm.Client
+	group    string
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
 
 	mu        sync.Mutex
 	last      map[int32]int64
@@ -194,8 +200,9 @@ func (w *offsetWatch) note(format string, args ...any) {
 	}
 }
 
+// finish stops the watch and waits for it (idempotent).
 func (w *offsetWatch) finish() {
-	close(w.stop)
+	w.stopOnce.Do(func() { close(w.stop) })
 	<-w.done
 }
 
