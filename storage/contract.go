@@ -99,8 +99,30 @@ type LogConfig struct {
 	FileDeleteDelayMs int64
 	// MaxMessageBytes: max.message.bytes (message.max.bytes), default 1048588; largest batch accepted.
 	MaxMessageBytes int32
-	// Compact: cleanup.policy contains "compact" (keys required).
+	// Compact: cleanup.policy contains "compact" (keys required; the log
+	// cleaner keeps the last record per key).
 	Compact bool
+	// DeleteDisabled: cleanup.policy lacks "delete" (it is "compact"
+	// alone), so retention.ms and retention.bytes delete nothing; the log
+	// start offset (DeleteRecords) still does. The zero value keeps
+	// Kafka's default policy "delete".
+	DeleteDisabled bool
+	// DeleteRetentionMs: delete.retention.ms (log.cleaner.delete.retention.ms),
+	// default 86400000: how long a tombstone survives after the cleaner
+	// first rewrote its batch (the batch's delete horizon, KIP-534).
+	DeleteRetentionMs int64
+	// MinCleanableDirtyRatio: min.cleanable.dirty.ratio
+	// (log.cleaner.min.cleanable.ratio), default 0.5: the cleaner compacts
+	// a log once dirty bytes / total bytes of its cleanable part reach it.
+	MinCleanableDirtyRatio float64
+	// MinCompactionLagMs: min.compaction.lag.ms
+	// (log.cleaner.min.compaction.lag.ms), default 0: a segment whose
+	// newest record is younger is not cleaned yet.
+	MinCompactionLagMs int64
+	// MaxCompactionLagMs: max.compaction.lag.ms
+	// (log.cleaner.max.compaction.lag.ms), default MaxInt64: a dirty
+	// segment older than this is cleaned whatever the dirty ratio.
+	MaxCompactionLagMs int64
 	// CompressionType: compression.type (compression.type), default
 	// "producer". The codec batches are stored with: "producer" (or "")
 	// keeps the producer's codec; "uncompressed", "gzip", "snappy", "lz4"
@@ -139,6 +161,10 @@ func DefaultLogConfig() LogConfig {
 		FlushMs:            maxInt64,
 		FileDeleteDelayMs:  60000,
 		MaxMessageBytes:    1048588,
+
+		DeleteRetentionMs:      86400000,
+		MinCleanableDirtyRatio: 0.5,
+		MaxCompactionLagMs:     maxInt64,
 
 		CompressionType:                 "producer",
 		MessageTimestampDifferenceMaxMs: maxInt64,

@@ -36,7 +36,7 @@ func (l *Log) DeleteRecordsBefore(offset int64) error {
 }
 
 // retain runs one retention pass over the log (Kafka's deleteOldSegments):
-// segments breaching retention.ms (by their largest timestamp, or file
+// unless cleanup.policy lacks "delete": segments breaching retention.ms (by their largest timestamp, or file
 // modification time when they hold none), then retention.bytes, then
 // segments wholly below the log start offset. Only whole segments that
 // are not active and lie wholly below the high watermark (when known) go.
@@ -50,7 +50,7 @@ func (l *Log) retain(now time.Time) (int, error) {
 	l.deleteDueLocked(now)
 	cfg := l.cfg.Load()
 	total := 0
-	if cfg.RetentionMs >= 0 {
+	if cfg.RetentionMs >= 0 && !cfg.DeleteDisabled {
 		cutoff := now.UnixMilli() - cfg.RetentionMs
 		n, err := l.deleteOldSegmentsLocked(now, func(s *segment.Segment, _ int64) bool {
 			ts, _ := s.MaxTimestamp()
@@ -64,7 +64,7 @@ func (l *Log) retain(now time.Time) (int, error) {
 			return total, err
 		}
 	}
-	if cfg.RetentionBytes >= 0 {
+	if cfg.RetentionBytes >= 0 && !cfg.DeleteDisabled {
 		diff := l.Size() - cfg.RetentionBytes
 		n, err := l.deleteOldSegmentsLocked(now, func(s *segment.Segment, _ int64) bool {
 			if diff-s.Size() >= 0 {

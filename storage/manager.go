@@ -61,6 +61,8 @@ type LogManager struct {
 	closed  bool
 
 	ckptMu sync.Mutex // serializes checkpoint file writes
+
+	cleaner cleanerState
 }
 
 // dirLoad is what opening one log dir produced.

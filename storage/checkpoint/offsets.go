@@ -12,6 +12,7 @@ const (
 	RecoveryPointFile  = "recovery-point-offset-checkpoint" // offset up to which the log is flushed
 	LogStartOffsetFile = "log-start-offset-checkpoint"      // log start offset (DeleteRecords, retention)
 	ReplicationFile    = "replication-offset-checkpoint"    // high watermark
+	CleanerOffsetFile  = "cleaner-offset-checkpoint"        // first dirty offset of each compacted log (log cleaner)
 )
 
 // Entry is one line of an offset checkpoint: "<topic> <partition> <offset>".
