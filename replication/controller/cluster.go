@@ -35,30 +35,22 @@ type event struct {
 	typ  metastore.EventType
 }
 
-// run is the controller's event loop (Kafka's ControllerEventThread): one
-// event at a time, each under c.mu.
-func (c *Controller) run() {
-	defer c.wg.Done()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case ev := <-c.events:
-			c.handle(ev)
-		}
-	}
-}
-
-// post queues an event unless the controller is stopping.
+// post sends ev to the controller actor; it is dropped when no actor runs
+// (closing, or given up: the next incarnation re-reads everything).
 func (c *Controller) post(ev event) {
-	select {
-	case c.events <- ev:
-	case <-c.stop:
+	c.life.Lock()
+	r := c.cur
+	c.life.Unlock()
+	if r != nil {
+		c.asys.Root.Send(r.pid, ev)
 	}
 }
 
-// after posts ev after d (a retry), unless the controller stops first.
+// after posts ev after d (a retry), unless the controller stops or the
+// actor restarts first (the new incarnation starts over). Called on the
+// actor, under c.mu.
 func (c *Controller) after(d time.Duration, ev event) {
+	scope := c.scope
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -68,12 +60,13 @@ func (c *Controller) after(d time.Duration, ev event) {
 		case <-t.C:
 			c.post(ev)
 		case <-c.stop:
+		case <-scope:
 		}
 	}()
 }
 
-// onSession turns the store's session events into loop events (it must
-// not block: post from a goroutine owned by the controller).
+// onSession turns the store's session events into actor messages (it must
+// not block: post only queues in the actor's unbounded mailbox).
 func (c *Controller) onSession(e metastore.SessionEvent) {
 	var kind eventKind
 	switch e.State {
@@ -84,15 +77,17 @@ func (c *Controller) onSession(e metastore.SessionEvent) {
 	default:
 		return
 	}
-	c.wg.Add(1)
-	go func() { defer c.wg.Done(); c.post(event{kind: kind}) }()
+	c.post(event{kind: kind})
 }
 
-// forward waits for one watch event and posts it; ends on stop.
+// forward waits for one watch event and posts it; ends on stop or when
+// the actor restarts (the new incarnation re-arms every watch). Called on
+// the actor, under c.mu.
 func (c *Controller) forward(kind eventKind, path string, w <-chan metastore.Event) {
 	c.gen++
 	gen := c.gen
 	c.armed[path] = gen
+	scope := c.scope
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -102,6 +97,7 @@ func (c *Controller) forward(kind eventKind, path string, w <-chan metastore.Eve
 				c.post(event{kind: kind, path: path, gen: gen, typ: e.Type})
 			}
 		case <-c.stop:
+		case <-scope:
 		}
 	}()
 }

@@ -16,11 +16,18 @@
 // (AssignReplicas, NextLeadership, ValidateTopicName,
 // CheckReplicaAssignment).
 //
-// Concurrency: every controller operation runs under one mutex, so the
-// controller's work is serialized like Kafka's single controller event
-// thread; watch events are handled on one goroutine owned by the
-// Controller (started by Start, stopped by Close). Reads of metadata go
-// through Snapshot (an atomic pointer), never the mutex.
+// Concurrency: the controller's work runs on one protoactor actor, kind
+// "controller" (actor.go), like Kafka's single controller event thread:
+// ZooKeeper watch events, retries and the requests of the exported
+// methods (CreateTopics, DeleteTopics, …) are messages to it, handled one
+// at a time; the methods wait for the answer on a reply channel. The actor
+// is supervised with actors.BackoffStrategy: a panic restarts it, and a
+// restarted actor re-reads ZooKeeper, re-arms its watches and resends
+// LeaderAndIsr and UpdateMetadata to every live broker, as a newly elected
+// controller does. c.mu is held while the actor handles a message, so the
+// few lock-taking readers (ClusterID, Epoch, HandleUpdateMetadata) see a
+// consistent state. Reads of metadata go through Snapshot (an atomic
+// pointer), never the mutex.
 package controller
 
 import (
@@ -88,10 +95,22 @@ type Controller struct {
 	// reassigning: partition reassignments under way (reassign.go), active controller only.
 	reassigning map[partition.TopicPartition]*ongoing
 
-	events        chan event
-	stop          chan struct{}
-	wg            sync.WaitGroup // event loop, watch forwarders, retry timers
+	stop          chan struct{}  // closed by Close
+	wg            sync.WaitGroup // watch forwarders, retry timers, rejoin after give-up
 	removeSession func()
+
+	// The controller actor (actor.go). scope is closed and replaced when an
+	// incarnation of the actor starts, ending the previous incarnation's
+	// watch forwarders and retry timers; incarnation counts the starts.
+	asys           *actor.ActorSystem // spawns the actor: Options.System or a private one
+	ownSys         bool               // asys was made by Start (shut down by Close)
+	supervision    *actors.BackoffStrategy
+	scope          chan struct{}
+	incarnation    int
+	life           sync.Mutex // guards cur and closing
+	cur            *runner    // the live actor; nil before Start, after Close and after a give-up
+	closing        bool
+	rejoinInterval time.Duration // RejoinInterval; shorter in tests
 
 	// Broker side (broker.go), under bmu, never taken with mu held in the
 	// other order: mu may be held when bmu is taken, not the reverse.
@@ -132,7 +151,7 @@ type Options struct {
 func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Options) *Controller {
 	c := &Controller{store: store, rm: rm, cfg: cfg, log: opts.Log, now: opts.Now, peers: opts.Peers,
 		topics: map[string]*topicState{}, liveInfo: map[int32]zkmeta.BrokerInfo{}, shuttingDown: map[int32]bool{},
-		armed: map[string]uint64{}, events: make(chan event, 64), stop: make(chan struct{}), sys: opts.System}
+		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval}
 	if c.log == nil {
 		c.log = zap.NewNop()
 	}
@@ -173,31 +192,51 @@ func (c *Controller) Epoch() int32 {
 // every topic, finish pending deletions, elect leaders and send
 // LeaderAndIsr for every partition, then publish the metadata.
 //
-// A failed election is not fatal: the event loop retries it. Start fails
-// (and leaves nothing running) when the store cannot be set up or this
-// broker.id is already registered.
+// The election runs on the controller actor (spawned here, named
+// "controller"); Start returns once its first attempt is done. A failed
+// election is not fatal: the actor retries it. Start fails (and leaves
+// nothing running) when the store cannot be set up, this broker.id is
+// already registered or the actor cannot be spawned.
 func (c *Controller) Start() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.started {
+		c.mu.Unlock()
 		return errors.New("controller: already started")
 	}
-	if err := zkmeta.EnsurePersistentPaths(c.store); err != nil {
-		return fmt.Errorf("controller: create persistent paths: %w", err)
+	err := zkmeta.EnsurePersistentPaths(c.store)
+	if err != nil {
+		err = fmt.Errorf("controller: create persistent paths: %w", err)
 	}
-	if err := c.loadClusterID(); err != nil {
-		return err
+	if err == nil {
+		err = c.loadClusterID()
 	}
-	if err := c.registerBroker(); err != nil {
+	if err == nil {
+		err = c.registerBroker()
+	}
+	if err != nil {
+		c.mu.Unlock()
 		return err
 	}
 	c.started = true
+	c.mu.Unlock()
+	if c.asys == nil {
+		c.asys, c.ownSys = actors.NewSystem(c.log.Named("actors")), true
+	}
+	c.supervision = c.newSupervision()
+	if err := c.spawn(); err != nil {
+		c.mu.Lock()
+		c.started = false
+		c.store.Delete(zkmeta.BrokerPath(c.cfg.BrokerID), metastore.AnyVersion)
+		c.mu.Unlock()
+		if c.ownSys {
+			c.asys.Shutdown()
+		}
+		return fmt.Errorf("controller: spawn the controller actor: %w", err)
+	}
 	c.removeSession = c.store.OnSession(c.onSession)
-	c.wg.Add(1)
-	go c.run()
-	if err := c.electAndWatchLocked(); err != nil {
-		c.log.Warn("controller election failed, retrying", zap.Error(err))
-		c.after(time.Second, event{kind: evController})
+	// The actor's *Started ran the election; this call returns after it.
+	if err := c.call(func() {}); err != nil {
+		c.log.Warn("controller actor did not answer after start", zap.Error(err))
 	}
 	return nil
 }
@@ -252,6 +291,19 @@ func (c *Controller) elect() error {
 	if err != nil {
 		return fmt.Errorf("controller: create %s: %w", zkmeta.ControllerPath, err)
 	}
+	if err := c.bumpEpoch(); err != nil {
+		c.store.Delete(zkmeta.ControllerPath, metastore.AnyVersion) // resign
+		return err
+	}
+	c.active = true
+	c.log.Info("became controller", zap.Int32("controller.epoch", c.epoch))
+	return nil
+}
+
+// bumpEpoch increments /controller_epoch (created at 1) with a
+// conditional write and records the new epoch and the znode's version,
+// which fences every later state write. On failure c.epoch is 0.
+func (c *Controller) bumpEpoch() error {
 	data, version, err := c.store.Get(zkmeta.ControllerEpochPath)
 	switch {
 	case errors.Is(err, metastore.ErrNoNode):
@@ -266,11 +318,8 @@ func (c *Controller) elect() error {
 	}
 	if err != nil {
 		c.epoch = 0
-		c.store.Delete(zkmeta.ControllerPath, metastore.AnyVersion) // resign
 		return fmt.Errorf("controller: bump %s: %w", zkmeta.ControllerEpochPath, err)
 	}
-	c.active = true
-	c.log.Info("became controller", zap.Int32("controller.epoch", c.epoch))
 	return nil
 }
 
@@ -703,11 +752,26 @@ func isInternal(name string) bool {
 	return name == "__consumer_offsets" || name == "__transaction_state"
 }
 
-// Close resigns and stops the event loop: it deletes /controller (when
-// held) and /brokers/ids/<id>, closes the peer channels and waits for the
-// controller's goroutines. It does not close the store (its owner does).
+// Close stops the controller actor, then resigns: it deletes /controller
+// (when held) and /brokers/ids/<id>, closes the peer channels and waits
+// for the controller's goroutines. Requests waiting for the actor get
+// NOT_CONTROLLER. It does not close the store (its owner does).
 // Idempotent.
 func (c *Controller) Close() {
+	c.life.Lock()
+	if c.closing {
+		c.life.Unlock()
+		return
+	}
+	c.closing = true
+	r := c.cur
+	c.cur = nil
+	c.life.Unlock()
+	close(c.stop) // waiting callers, retry timers and watch forwarders end
+	if r != nil {
+		_ = c.asys.Root.StopFuture(r.pid).Wait()
+		r.markStopped()
+	}
 	c.mu.Lock()
 	if c.active {
 		c.store.Delete(zkmeta.ControllerPath, metastore.AnyVersion)
@@ -725,9 +789,11 @@ func (c *Controller) Close() {
 	if c.removeSession != nil {
 		c.removeSession()
 	}
-	close(c.stop)
 	c.wg.Wait()
 	c.peers.Close()
+	if c.ownSys {
+		c.asys.Shutdown()
+	}
 }
 
 func itoa(i int32) string { return strconv.FormatInt(int64(i), 10) }

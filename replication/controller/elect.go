@@ -39,6 +39,7 @@ func (e ElectionType) strategy() string {
 	return "PreferredReplicaPartitionLeaderElectionStrategy"
 }
 
+// electLeadersLocked is the body of ElectLeaders, run on the controller actor under c.mu.
 // ElectLeaders runs elections for the given partitions, or for every
 // partition when tps is nil (then partitions that need no election are
 // left out of the result). Per partition: nil (elected),
@@ -47,9 +48,7 @@ func (e ElectionType) strategy() string {
 // preferred replica is dead, shutting down or out of the ISR),
 // ELIGIBLE_LEADERS_NOT_AVAILABLE (unclean: no live replica),
 // UNKNOWN_TOPIC_OR_PARTITION. Not the controller: ErrNotController.
-func (c *Controller) ElectLeaders(typ ElectionType, tps []partition.TopicPartition) (map[partition.TopicPartition]error, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Controller) electLeadersLocked(typ ElectionType, tps []partition.TopicPartition) (map[partition.TopicPartition]error, error) {
 	if !c.active {
 		return nil, ErrNotController
 	}

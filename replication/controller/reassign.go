@@ -175,15 +175,14 @@ func (c *Controller) onReassignZnode() error {
 	return nil
 }
 
+// alterReassignmentsLocked is the body of AlterPartitionReassignments, run on the controller actor under c.mu.
 // AlterPartitionReassignments starts (replicas non-nil) or cancels
 // (replicas nil) reassignments (API 45, KIP-455). The result holds one
 // error per partition: nil, UNKNOWN_TOPIC_OR_PARTITION,
 // INVALID_REPLICA_ASSIGNMENT (empty or duplicate replicas, brokers not
 // alive), NO_REASSIGNMENT_IN_PROGRESS (cancel of a partition not being
 // reassigned). Not the controller: ErrNotController for the whole request.
-func (c *Controller) AlterPartitionReassignments(reqs map[partition.TopicPartition][]int32) (map[partition.TopicPartition]error, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Controller) alterReassignmentsLocked(reqs map[partition.TopicPartition][]int32) (map[partition.TopicPartition]error, error) {
 	if !c.active {
 		return nil, ErrNotController
 	}
@@ -219,12 +218,11 @@ type PartitionReassignment struct {
 	Replicas, Adding, Removing []int32
 }
 
+// listReassignmentsLocked is the body of ListPartitionReassignments, run on the controller actor under c.mu.
 // ListPartitionReassignments returns the ongoing reassignments (API 46),
 // all of them when filter is nil, else those of the given partitions,
 // sorted by topic and partition. Not the controller: ErrNotController.
-func (c *Controller) ListPartitionReassignments(filter []partition.TopicPartition) ([]PartitionReassignment, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Controller) listReassignmentsLocked(filter []partition.TopicPartition) ([]PartitionReassignment, error) {
 	if !c.active {
 		return nil, ErrNotController
 	}

@@ -16,6 +16,7 @@ import (
 	"gregor/replication/zkmeta"
 )
 
+// controlledShutdownLocked is the body of ControlledShutdown, run on the controller actor under c.mu.
 // ControlledShutdown is the controller side of a broker's controlled
 // shutdown (API key 7; Kafka's KafkaController.doControlledShutdown):
 // every partition with more than one replica that broker leads moves to
@@ -24,9 +25,7 @@ import (
 // log). It returns the partitions the broker still leads (no other ISR
 // member alive). Errors: NOT_CONTROLLER; BROKER_NOT_AVAILABLE when the
 // broker is not registered.
-func (c *Controller) ControlledShutdown(brokerID int32) ([]partition.TopicPartition, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Controller) controlledShutdownLocked(brokerID int32) ([]partition.TopicPartition, error) {
 	if !c.active {
 		return nil, ErrNotController
 	}

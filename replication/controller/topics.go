@@ -34,12 +34,11 @@ type CreatedTopic struct {
 	Configs           []config.ConfigEntry // effective configs (CreateTopics v5+)
 }
 
+// createTopicsLocked is the body of CreateTopics, run on the controller actor under c.mu.
 // CreateTopics validates and creates topics (Kafka's rules, see
 // checkNewTopic). With validateOnly nothing is written, but the answer is
 // what a real create would answer. Each topic succeeds or fails alone.
-func (c *Controller) CreateTopics(topics []NewTopic, validateOnly bool) []CreatedTopic {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Controller) createTopicsLocked(topics []NewTopic, validateOnly bool) []CreatedTopic {
 	out := make([]CreatedTopic, 0, len(topics))
 	changed := false
 	for _, nt := range topics {
@@ -173,15 +172,14 @@ func (c *Controller) writeNewTopic(name string, assignment map[int32][]int32, ov
 	return t, err
 }
 
+// autoCreateTopicsLocked is the body of AutoCreateTopics, run on the controller actor under c.mu.
 // AutoCreateTopics creates missing topics with num.partitions and
 // default.replication.factor (capped at the live brokers, as Kafka caps
 // internal topics) for a Metadata request with auto-creation allowed. The
 // caller checked auto.create.topics.enable. It returns one error per name
 // that could not be created (invalid name: INVALID_TOPIC_EXCEPTION); a name
 // that exists already is not an error.
-func (c *Controller) AutoCreateTopics(names []string) map[string]error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Controller) autoCreateTopicsLocked(names []string) map[string]error {
 	if !c.active {
 		return c.autoCreateInZk(names)
 	}
@@ -211,13 +209,12 @@ func (c *Controller) AutoCreateTopics(names []string) map[string]error {
 	return errs
 }
 
+// deleteTopicsLocked is the body of DeleteTopics, run on the controller actor under c.mu.
 // DeleteTopics deletes topics: mark /admin/delete_topics/<t>, stop the
 // replicas and delete their logs, remove the topic's znodes, unmark.
 // Errors per name: TOPIC_DELETION_DISABLED (delete.topic.enable=false),
 // UNKNOWN_TOPIC_OR_PARTITION, NOT_CONTROLLER.
-func (c *Controller) DeleteTopics(names []string) []error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Controller) deleteTopicsLocked(names []string) []error {
 	out := make([]error, len(names))
 	changed := false
 	for i, n := range names {
@@ -289,13 +286,12 @@ type PartitionIncrease struct {
 	Assignment [][]int32
 }
 
+// createPartitionsBatchLocked is the body of CreatePartitions, run on the controller actor under c.mu.
 // CreatePartitions adds partitions to existing topics (Kafka
 // AdminZkClient.addPartitions). Errors per topic: UNKNOWN_TOPIC_OR_PARTITION,
 // INVALID_PARTITIONS (count not higher), INVALID_REPLICA_ASSIGNMENT,
 // INVALID_REPLICATION_FACTOR, NOT_CONTROLLER.
-func (c *Controller) CreatePartitions(incs []PartitionIncrease, validateOnly bool) []error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Controller) createPartitionsBatchLocked(incs []PartitionIncrease, validateOnly bool) []error {
 	out := make([]error, len(incs))
 	changed := false
 	for i, inc := range incs {
@@ -393,11 +389,10 @@ func indexOf(s []int32, x int32) int {
 	return 0
 }
 
+// topicConfigLocked is the body of TopicConfig, run on the controller actor under c.mu.
 // TopicConfig returns a copy of a topic's overrides (/config/topics/<t>).
 // Errors: UNKNOWN_TOPIC_OR_PARTITION.
-func (c *Controller) TopicConfig(topic string) (map[string]string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Controller) topicConfigLocked(topic string) (map[string]string, error) {
 	t, ok := c.topics[topic]
 	if !ok {
 		return nil, errf(kerr.UnknownTopicOrPartition, "Topic '%s' does not exist.", topic)
@@ -405,6 +400,7 @@ func (c *Controller) TopicConfig(topic string) (map[string]string, error) {
 	return maps.Clone(t.overrides), nil
 }
 
+// alterTopicConfigLocked is the body of AlterTopicConfig, run on the controller actor under c.mu.
 // AlterTopicConfig changes a topic's overrides: mutate receives a copy of
 // the current overrides and edits it (it may return an *Error, e.g.
 // INVALID_CONFIG for a bad incremental op). The result is validated
@@ -412,9 +408,7 @@ func (c *Controller) TopicConfig(topic string) (map[string]string, error) {
 // /config/changes notification, and applied with UpdateConfig. With
 // validateOnly nothing is written. Runs under the controller's lock, so
 // read-modify-write is atomic.
-func (c *Controller) AlterTopicConfig(topic string, mutate func(overrides map[string]string) error, validateOnly bool) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Controller) alterTopicConfigLocked(topic string, mutate func(overrides map[string]string) error, validateOnly bool) error {
 	if !c.active {
 		return ErrNotController
 	}

@@ -1,0 +1,140 @@
+package controller
+
+import (
+	"gregor/partition"
+)
+
+// The exported requests of the controller: each runs on the controller
+// actor (actor.go) and waits for its answer. When the actor cannot answer
+// (not running, crashed while handling the request, closing, or slower
+// than CallTimeout) every item gets the retriable error of call:
+// NOT_CONTROLLER or REQUEST_TIMED_OUT.
+
+// CreateTopics validates and creates topics (Kafka's rules, see
+// checkNewTopic). With validateOnly nothing is written, but the answer is
+// what a real create would answer. Each topic succeeds or fails alone;
+// one CreatedTopic per input, in order.
+func (c *Controller) CreateTopics(topics []NewTopic, validateOnly bool) []CreatedTopic {
+	var out []CreatedTopic
+	if err := c.call(func() { out = c.createTopicsLocked(topics, validateOnly) }); err != nil {
+		failed := make([]CreatedTopic, len(topics))
+		for i, nt := range topics {
+			failed[i] = CreatedTopic{Name: nt.Name, NumPartitions: -1, ReplicationFactor: -1, Err: err}
+		}
+		return failed
+	}
+	return out
+}
+
+// AutoCreateTopics creates missing topics with num.partitions and
+// default.replication.factor (capped at the live brokers) for a Metadata
+// request with auto-creation allowed; see autoCreateTopicsLocked. It
+// returns one error per name that could not be created.
+func (c *Controller) AutoCreateTopics(names []string) map[string]error {
+	var out map[string]error
+	if err := c.call(func() { out = c.autoCreateTopicsLocked(names) }); err != nil {
+		failed := make(map[string]error, len(names))
+		for _, n := range names {
+			failed[n] = err
+		}
+		return failed
+	}
+	return out
+}
+
+// DeleteTopics deletes topics (see deleteTopicsLocked): one error per
+// name, in order: TOPIC_DELETION_DISABLED, UNKNOWN_TOPIC_OR_PARTITION,
+// NOT_CONTROLLER, or nil.
+func (c *Controller) DeleteTopics(names []string) []error {
+	var out []error
+	if err := c.call(func() { out = c.deleteTopicsLocked(names) }); err != nil {
+		return repeatErr(err, len(names))
+	}
+	return out
+}
+
+// CreatePartitions adds partitions to existing topics (see
+// createPartitionsBatchLocked): one error per increase, in order.
+func (c *Controller) CreatePartitions(incs []PartitionIncrease, validateOnly bool) []error {
+	var out []error
+	if err := c.call(func() { out = c.createPartitionsBatchLocked(incs, validateOnly) }); err != nil {
+		return repeatErr(err, len(incs))
+	}
+	return out
+}
+
+// TopicConfig returns a copy of a topic's overrides (/config/topics/<t>).
+// Errors: UNKNOWN_TOPIC_OR_PARTITION.
+func (c *Controller) TopicConfig(topic string) (map[string]string, error) {
+	var out map[string]string
+	var err error
+	if cerr := c.call(func() { out, err = c.topicConfigLocked(topic) }); cerr != nil {
+		return nil, cerr
+	}
+	return out, err
+}
+
+// AlterTopicConfig changes a topic's overrides (see
+// alterTopicConfigLocked). mutate runs on the controller actor, so the
+// read-modify-write is atomic; it must not call the Controller.
+func (c *Controller) AlterTopicConfig(topic string, mutate func(overrides map[string]string) error, validateOnly bool) error {
+	var err error
+	if cerr := c.call(func() { err = c.alterTopicConfigLocked(topic, mutate, validateOnly) }); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// ControlledShutdown is the controller side of broker brokerID's
+// controlled shutdown (API key 7; see controlledShutdownLocked): it
+// returns the partitions the broker still leads.
+func (c *Controller) ControlledShutdown(brokerID int32) ([]partition.TopicPartition, error) {
+	var out []partition.TopicPartition
+	var err error
+	if cerr := c.call(func() { out, err = c.controlledShutdownLocked(brokerID) }); cerr != nil {
+		return nil, cerr
+	}
+	return out, err
+}
+
+// ElectLeaders runs preferred or unclean elections (API 43; see
+// electLeadersLocked): per-partition errors, or ErrNotController.
+func (c *Controller) ElectLeaders(typ ElectionType, tps []partition.TopicPartition) (map[partition.TopicPartition]error, error) {
+	var out map[partition.TopicPartition]error
+	var err error
+	if cerr := c.call(func() { out, err = c.electLeadersLocked(typ, tps) }); cerr != nil {
+		return nil, cerr
+	}
+	return out, err
+}
+
+// AlterPartitionReassignments starts (replicas non-nil) or cancels
+// (replicas nil) reassignments (API 45, KIP-455; see
+// alterReassignmentsLocked): per-partition errors, or ErrNotController.
+func (c *Controller) AlterPartitionReassignments(reqs map[partition.TopicPartition][]int32) (map[partition.TopicPartition]error, error) {
+	var out map[partition.TopicPartition]error
+	var err error
+	if cerr := c.call(func() { out, err = c.alterReassignmentsLocked(reqs) }); cerr != nil {
+		return nil, cerr
+	}
+	return out, err
+}
+
+// ListPartitionReassignments returns the ongoing reassignments (API 46;
+// see listReassignmentsLocked), sorted by topic and partition.
+func (c *Controller) ListPartitionReassignments(filter []partition.TopicPartition) ([]PartitionReassignment, error) {
+	var out []PartitionReassignment
+	var err error
+	if cerr := c.call(func() { out, err = c.listReassignmentsLocked(filter) }); cerr != nil {
+		return nil, cerr
+	}
+	return out, err
+}
+
+func repeatErr(err error, n int) []error {
+	out := make([]error, n)
+	for i := range out {
+		out[i] = err
+	}
+	return out
+}
