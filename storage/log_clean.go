@@ -231,8 +231,10 @@ func (l *Log) Clean(firstDirty int64, now time.Time, cc CleanerConfig) (CleanSta
 		Map: m, NowMs: now.UnixMilli(), DeleteRetentionMs: cfg.DeleteRetentionMs, MaxUncompressed: mu,
 		RetainEmpty: func(h *record.Header) bool { return lastOfProducer[h.ProducerID] == h.BaseOffset },
 	}
+	next := 0
 	for _, g := range groupSegments(sl.segs[:endIdx], cfg.SegmentBytes) {
-		if err := l.cleanGroup(g, sl.segs[endIdx], fo, &st); err != nil {
+		next += len(g)
+		if err := l.cleanGroup(g, sl.segs[next], fo, &st); err != nil {
 			return st, err
 		}
 	}
