@@ -36,7 +36,9 @@ const (
 // with the most kills it allows per actor path within killWindow: the
 // partition and group supervisors give up after 5 and 20 failures in 60 s
 // (README "Supervision policy"), which would end the run's guarantees by
-// design, not by a bug; fetchers and controller channels never give up.
+// design, not by a bug; fetchers and controller channels never give up;
+// the controller actor gives up after 5 (then its broker resigns
+// /controller and rejoins), kept within budget too.
 var actorKinds = []struct {
 	kind    string
 	perPath int
@@ -45,6 +47,7 @@ var actorKinds = []struct {
 	{"fetcher", 1000},
 	{"group", 8},
 	{"controller-channel", 1000},
+	{"controller", 3},
 }
 
 const killWindow = time.Minute
