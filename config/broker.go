@@ -50,6 +50,13 @@ type Broker struct {
 	LogIndexSizeMaxBytes         int32         // log.index.size.max.bytes, default 10485760
 	LogCleanupPolicy             string        // log.cleanup.policy, default "delete" ("compact", "delete" or "compact,delete")
 	LogCleanerEnable             bool          // log.cleaner.enable, default true
+	LogCleanerBackoff            time.Duration // log.cleaner.backoff.ms, default 15000: pause between cleaner passes
+	LogCleanerDedupeBufferSize   int64         // log.cleaner.dedupe.buffer.size, default 134217728 (key map memory)
+	LogCleanerLoadFactor         float64       // log.cleaner.io.buffer.load.factor, default 0.9
+	LogCleanerMinCleanableRatio  float64       // log.cleaner.min.cleanable.ratio, default 0.5 (min.cleanable.dirty.ratio)
+	LogCleanerDeleteRetentionMs  int64         // log.cleaner.delete.retention.ms, default 86400000 (delete.retention.ms)
+	LogCleanerMinCompactionLagMs int64         // log.cleaner.min.compaction.lag.ms, default 0 (min.compaction.lag.ms)
+	LogCleanerMaxCompactionLagMs int64         // log.cleaner.max.compaction.lag.ms, default MaxInt64 (max.compaction.lag.ms)
 	LogSegmentDeleteDelayMs      int64         // log.segment.delete.delay.ms, default 60000
 	NumRecoveryThreadsPerDataDir int           // num.recovery.threads.per.data.dir, default 1
 	CompressionType              string        // compression.type, default "producer"
@@ -127,6 +134,12 @@ func Defaults() *Broker {
 		LogIndexSizeMaxBytes:               10 << 20,
 		LogCleanupPolicy:                   "delete",
 		LogCleanerEnable:                   true,
+		LogCleanerBackoff:                  15 * time.Second,
+		LogCleanerDedupeBufferSize:         128 << 20,
+		LogCleanerLoadFactor:               0.9,
+		LogCleanerMinCleanableRatio:        0.5,
+		LogCleanerDeleteRetentionMs:        86400000,
+		LogCleanerMaxCompactionLagMs:       math.MaxInt64,
 		LogSegmentDeleteDelayMs:            60000,
 		NumRecoveryThreadsPerDataDir:       1,
 		CompressionType:                    "producer",

@@ -46,6 +46,17 @@ func boolSetter(field func(*Broker) *bool) setter {
 	}
 }
 
+func doubleSetter(field func(*Broker) *float64, min, max float64) setter {
+	return func(b *Broker, key, v string) error {
+		f, err := parseDouble(key, v, min, max)
+		if err != nil {
+			return err
+		}
+		*field(b) = f
+		return nil
+	}
+}
+
 func enumSetter(field func(*Broker) *string, allowed ...string) setter {
 	return func(b *Broker, key, v string) error {
 		if err := oneOf(key, v, allowed...); err != nil {
@@ -113,6 +124,13 @@ var brokerKeys = map[string]setter{
 	"log.index.size.max.bytes":                intSetter(func(b *Broker) *int32 { return &b.LogIndexSizeMaxBytes }, 32, 4),
 	"log.cleanup.policy":                      setCleanupPolicy,
 	"log.cleaner.enable":                      boolSetter(func(b *Broker) *bool { return &b.LogCleanerEnable }),
+	"log.cleaner.backoff.ms":                  msSetter(func(b *Broker) *time.Duration { return &b.LogCleanerBackoff }, 64, 0),
+	"log.cleaner.dedupe.buffer.size":          intSetter(func(b *Broker) *int64 { return &b.LogCleanerDedupeBufferSize }, 64, 1),
+	"log.cleaner.io.buffer.load.factor":       doubleSetter(func(b *Broker) *float64 { return &b.LogCleanerLoadFactor }, 0.01, 1),
+	"log.cleaner.min.cleanable.ratio":         doubleSetter(func(b *Broker) *float64 { return &b.LogCleanerMinCleanableRatio }, 0, 1),
+	"log.cleaner.delete.retention.ms":         intSetter(func(b *Broker) *int64 { return &b.LogCleanerDeleteRetentionMs }, 64, 0),
+	"log.cleaner.min.compaction.lag.ms":       intSetter(func(b *Broker) *int64 { return &b.LogCleanerMinCompactionLagMs }, 64, 0),
+	"log.cleaner.max.compaction.lag.ms":       intSetter(func(b *Broker) *int64 { return &b.LogCleanerMaxCompactionLagMs }, 64, 1),
 	"log.segment.delete.delay.ms":             intSetter(func(b *Broker) *int64 { return &b.LogSegmentDeleteDelayMs }, 64, 0),
 	"num.recovery.threads.per.data.dir":       intSetter(func(b *Broker) *int { return &b.NumRecoveryThreadsPerDataDir }, 32, 1),
 	"compression.type":                        enumSetter(func(b *Broker) *string { return &b.CompressionType }, compressionTypes...),
@@ -213,9 +231,7 @@ var ignoredKeys = map[string]bool{
 	"fetch.purgatory.purge.interval.requests": true, "producer.purgatory.purge.interval.requests": true,
 	"delete.records.purgatory.purge.interval.requests": true,
 	// Log cleaner tuning.
-	"log.cleaner.dedupe.buffer.size": true, "log.cleaner.io.buffer.size": true, "log.cleaner.io.buffer.load.factor": true,
-	"log.cleaner.io.max.bytes.per.second": true, "log.cleaner.backoff.ms": true, "log.cleaner.min.cleanable.ratio": true,
-	"log.cleaner.delete.retention.ms": true, "log.cleaner.min.compaction.lag.ms": true, "log.cleaner.max.compaction.lag.ms": true,
+	"log.cleaner.io.buffer.size": true, "log.cleaner.io.max.bytes.per.second": true,
 	// Log details.
 	"log.preallocate": true, "log.roll.jitter.ms": true, "log.roll.jitter.hours": true,
 	"log.message.downconversion.enable": true, "log.flush.offset.checkpoint.interval.ms": true, "log.flush.start.offset.checkpoint.interval.ms": true,

@@ -56,6 +56,18 @@ func vEnum(allowed ...string) func(string, string) error {
 func vRatio(k, v string) error  { _, err := parseDouble(k, v, 0, 1); return err }
 func vPolicy(k, v string) error { _, _, err := parseCleanupPolicy(k, v); return err }
 
+// applyCleanupPolicy sets Compact and DeleteDisabled from a validated
+// cleanup.policy list ("delete", "compact" or both).
+func applyCleanupPolicy(c *storage.LogConfig, v string) {
+	norm, compact, err := parseCleanupPolicy("", v)
+	if err != nil { // unset (a zero Broker): Kafka's default "delete"
+		c.Compact, c.DeleteDisabled = false, false
+		return
+	}
+	c.Compact = compact
+	c.DeleteDisabled = !strings.Contains(","+norm+",", ",delete,")
+}
+
 func atoi64(v string) int64 { n, _ := strconv.ParseInt(v, 10, 64); return n }
 func i64(n int64) string    { return strconv.FormatInt(n, 10) }
 
@@ -63,12 +75,14 @@ func i64(n int64) string    { return strconv.FormatInt(n, 10) }
 // LogConfig validators.
 var topicConfigKeys = []TopicConfigKey{
 	{Name: "cleanup.policy", Type: kmsg.ConfigTypeList, Doc: "\"delete\" discards old segments by retention time or size; \"compact\" keeps the last record per key; both may be listed.", BrokerKeys: []string{"log.cleanup.policy"}, Default: "delete", validate: vPolicy,
-		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { _, c.Compact, _ = parseCleanupPolicy("", v) },
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { applyCleanupPolicy(c, v) },
 		broker: func(b *Broker) string { return b.LogCleanupPolicy }},
 	{Name: "compression.type", Type: kmsg.ConfigTypeString, Doc: "Final compression of the topic's batches: uncompressed, gzip, snappy, lz4, zstd, or producer (keep the producer's codec).", BrokerKeys: []string{"compression.type"}, Default: "producer", validate: vEnum(compressionTypes...),
 		apply:  func(c *storage.LogConfig, p *TopicPolicy, v string) { p.CompressionType, c.CompressionType = v, v },
 		broker: func(b *Broker) string { return b.CompressionType }},
-	{Name: "delete.retention.ms", Type: kmsg.ConfigTypeLong, Doc: "How long tombstones are kept on compacted topics.", BrokerKeys: []string{"log.cleaner.delete.retention.ms"}, Default: "86400000", validate: vInt(64, 0)},
+	{Name: "delete.retention.ms", Type: kmsg.ConfigTypeLong, Doc: "How long tombstones are kept on compacted topics.", BrokerKeys: []string{"log.cleaner.delete.retention.ms"}, Default: "86400000", validate: vInt(64, 0),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.DeleteRetentionMs = atoi64(v) },
+		broker: func(b *Broker) string { return i64(b.LogCleanerDeleteRetentionMs) }},
 	{Name: "file.delete.delay.ms", Type: kmsg.ConfigTypeLong, Doc: "Delay before a deleted segment's files are removed from the file system.", BrokerKeys: []string{"log.segment.delete.delay.ms"}, Default: "60000", validate: vInt(64, 0),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.FileDeleteDelayMs = atoi64(v) },
 		broker: func(b *Broker) string { return i64(b.LogSegmentDeleteDelayMs) }},
@@ -83,7 +97,9 @@ var topicConfigKeys = []TopicConfigKey{
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.IndexIntervalBytes = int32(atoi64(v)) },
 		broker: func(b *Broker) string { return i64(int64(b.LogIndexIntervalBytes)) }},
 	{Name: "leader.replication.throttled.replicas", Type: kmsg.ConfigTypeList, Doc: "Replicas whose leader-side replication is throttled (\"partition:broker,…\" or \"*\").", BrokerKeys: []string{"leader.replication.throttled.replicas"}, Default: "", validate: vAny},
-	{Name: "max.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Doc: "Maximum time a record stays uncompacted.", BrokerKeys: []string{"log.cleaner.max.compaction.lag.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 1)},
+	{Name: "max.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Doc: "Maximum time a record stays uncompacted.", BrokerKeys: []string{"log.cleaner.max.compaction.lag.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 1),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.MaxCompactionLagMs = atoi64(v) },
+		broker: func(b *Broker) string { return i64(b.LogCleanerMaxCompactionLagMs) }},
 	{Name: "max.message.bytes", Type: kmsg.ConfigTypeInt, Doc: "Largest record batch size allowed.", BrokerKeys: []string{"message.max.bytes"}, Default: "1048588", validate: vInt(32, 0),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.MaxMessageBytes = int32(atoi64(v)) },
 		broker: func(b *Broker) string { return i64(int64(b.MessageMaxBytes)) }},
@@ -97,8 +113,14 @@ var topicConfigKeys = []TopicConfigKey{
 			p.MessageTimestampType, c.LogAppendTime = v, v == "LogAppendTime"
 		},
 		broker: func(b *Broker) string { return b.MessageTimestampType }},
-	{Name: "min.cleanable.dirty.ratio", Type: kmsg.ConfigTypeDouble, Doc: "Dirty/total ratio above which the log is compacted.", BrokerKeys: []string{"log.cleaner.min.cleanable.ratio"}, Default: "0.5", validate: vRatio},
-	{Name: "min.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Doc: "Minimum time a record stays uncompacted.", BrokerKeys: []string{"log.cleaner.min.compaction.lag.ms"}, Default: "0", validate: vInt(64, 0)},
+	{Name: "min.cleanable.dirty.ratio", Type: kmsg.ConfigTypeDouble, Doc: "Dirty/total ratio above which the log is compacted.", BrokerKeys: []string{"log.cleaner.min.cleanable.ratio"}, Default: "0.5", validate: vRatio,
+		apply: func(c *storage.LogConfig, _ *TopicPolicy, v string) {
+			c.MinCleanableDirtyRatio, _ = strconv.ParseFloat(v, 64)
+		},
+		broker: func(b *Broker) string { return strconv.FormatFloat(b.LogCleanerMinCleanableRatio, 'g', -1, 64) }},
+	{Name: "min.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Doc: "Minimum time a record stays uncompacted.", BrokerKeys: []string{"log.cleaner.min.compaction.lag.ms"}, Default: "0", validate: vInt(64, 0),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.MinCompactionLagMs = atoi64(v) },
+		broker: func(b *Broker) string { return i64(b.LogCleanerMinCompactionLagMs) }},
 	{Name: "min.insync.replicas", Type: kmsg.ConfigTypeInt, Doc: "Minimum ISR size for acks=all produce to succeed.", BrokerKeys: []string{"min.insync.replicas"}, Default: "1", validate: vInt(32, 1),
 		apply:  func(_ *storage.LogConfig, p *TopicPolicy, v string) { p.MinInsyncReplicas = int(atoi64(v)) },
 		broker: func(b *Broker) string { return i64(int64(b.MinInsyncReplicas)) }},
@@ -170,7 +192,8 @@ func ValidateTopicConfigs(overrides map[string]string) error {
 // segment.bytes, segment.ms, segment.index.bytes, index.interval.bytes,
 // flush.messages, flush.ms, max.message.bytes, file.delete.delay.ms,
 // compression.type, message.timestamp.type,
-// message.timestamp.difference.max.ms. Other valid topic configs
+// message.timestamp.difference.max.ms, delete.retention.ms,
+// min.cleanable.dirty.ratio, min.compaction.lag.ms, max.compaction.lag.ms. Other valid topic configs
 // (min.insync.replicas, unclean.leader.election.enable… see
 // Broker.TopicPolicy) are validated but do not change the LogConfig.
 // Errors as ValidateTopicConfigs; on error base is returned unchanged.
@@ -195,10 +218,10 @@ func TopicLogConfig(base storage.LogConfig, overrides map[string]string) (storag
 // log.flush.interval.messages, log.flush.interval.ms,
 // log.segment.delete.delay.ms, message.max.bytes, log.cleanup.policy,
 // compression.type, log.message.timestamp.type,
-// log.message.timestamp.difference.max.ms.
+// log.message.timestamp.difference.max.ms, log.cleaner.delete.retention.ms,
+// log.cleaner.min.cleanable.ratio, log.cleaner.min/max.compaction.lag.ms.
 func (b *Broker) LogConfig() storage.LogConfig {
-	_, compact, _ := parseCleanupPolicy("log.cleanup.policy", b.LogCleanupPolicy)
-	return storage.LogConfig{
+	c := storage.LogConfig{
 		SegmentBytes:       b.LogSegmentBytes,
 		SegmentMs:          b.LogRollMs,
 		SegmentIndexBytes:  b.LogIndexSizeMaxBytes,
@@ -209,12 +232,18 @@ func (b *Broker) LogConfig() storage.LogConfig {
 		FlushMs:            b.LogFlushIntervalMs,
 		FileDeleteDelayMs:  b.LogSegmentDeleteDelayMs,
 		MaxMessageBytes:    b.MessageMaxBytes,
-		Compact:            compact,
 
 		CompressionType:                 b.CompressionType,
 		LogAppendTime:                   b.MessageTimestampType == "LogAppendTime",
 		MessageTimestampDifferenceMaxMs: b.LogMessageTimestampDifferenceMaxMs,
+
+		DeleteRetentionMs:      b.LogCleanerDeleteRetentionMs,
+		MinCleanableDirtyRatio: b.LogCleanerMinCleanableRatio,
+		MinCompactionLagMs:     b.LogCleanerMinCompactionLagMs,
+		MaxCompactionLagMs:     b.LogCleanerMaxCompactionLagMs,
 	}
+	applyCleanupPolicy(&c, b.LogCleanupPolicy)
+	return c
 }
 
 // TopicPolicy returns the non-storage topic settings: the broker defaults

@@ -17,6 +17,8 @@ func TestBrokerLogConfig(t *testing.T) {
 		"log.retention.bytes": "5000", "log.flush.interval.messages": "7", "log.flush.interval.ms": "9",
 		"log.index.interval.bytes": "100", "log.index.size.max.bytes": "4096", "log.segment.delete.delay.ms": "0",
 		"message.max.bytes": "2000", "log.cleanup.policy": "compact,delete",
+		"log.cleaner.delete.retention.ms": "500", "log.cleaner.min.cleanable.ratio": "0.25",
+		"log.cleaner.min.compaction.lag.ms": "3", "log.cleaner.max.compaction.lag.ms": "4",
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +26,8 @@ func TestBrokerLogConfig(t *testing.T) {
 	got := b.LogConfig()
 	want := storage.LogConfig{SegmentBytes: 1048576, SegmentMs: 3600000, SegmentIndexBytes: 4096, IndexIntervalBytes: 100,
 		RetentionMs: 600000, RetentionBytes: 5000, FlushMessages: 7, FlushMs: 9, FileDeleteDelayMs: 0, MaxMessageBytes: 2000, Compact: true,
-		CompressionType: "producer", MessageTimestampDifferenceMaxMs: math.MaxInt64}
+		CompressionType: "producer", MessageTimestampDifferenceMaxMs: math.MaxInt64,
+		DeleteRetentionMs: 500, MinCleanableDirtyRatio: 0.25, MinCompactionLagMs: 3, MaxCompactionLagMs: 4}
 	if got != want {
 		t.Errorf("LogConfig\n got %+v\nwant %+v", got, want)
 	}
@@ -41,13 +44,15 @@ func TestTopicLogConfig(t *testing.T) {
 		"segment.ms": "1000", "segment.index.bytes": "8", "index.interval.bytes": "1", "flush.messages": "1",
 		"flush.ms": "0", "max.message.bytes": "100", "file.delete.delay.ms": "5", "min.insync.replicas": "2",
 		"compression.type": "zstd", "message.timestamp.type": "LogAppendTime", "unclean.leader.election.enable": "true",
+		"delete.retention.ms": "10", "min.cleanable.dirty.ratio": "0.01", "min.compaction.lag.ms": "20", "max.compaction.lag.ms": "30",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := storage.LogConfig{SegmentBytes: 4096, SegmentMs: 1000, SegmentIndexBytes: 8, IndexIntervalBytes: 1, RetentionMs: -1,
-		RetentionBytes: 1024, FlushMessages: 1, FlushMs: 0, FileDeleteDelayMs: 5, MaxMessageBytes: 100, Compact: true,
-		CompressionType: "zstd", LogAppendTime: true, MessageTimestampDifferenceMaxMs: math.MaxInt64}
+		RetentionBytes: 1024, FlushMessages: 1, FlushMs: 0, FileDeleteDelayMs: 5, MaxMessageBytes: 100, Compact: true, DeleteDisabled: true,
+		CompressionType: "zstd", LogAppendTime: true, MessageTimestampDifferenceMaxMs: math.MaxInt64,
+		DeleteRetentionMs: 10, MinCleanableDirtyRatio: 0.01, MinCompactionLagMs: 20, MaxCompactionLagMs: 30}
 	if got != want {
 		t.Errorf("\n got %+v\nwant %+v", got, want)
 	}

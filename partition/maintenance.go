@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"gregor/actors"
+	"gregor/storage"
 )
 
 // MaintenanceName is the log-manager actor's name.
@@ -22,6 +23,15 @@ type MaintenanceConfig struct {
 	// Checkpoint: replica.high.watermark.checkpoint.interval.ms (default
 	// 5000); recovery points and log start offsets are checkpointed with it.
 	Checkpoint time.Duration
+	// CleanerBackoff: log.cleaner.backoff.ms (default 15000), the pause
+	// between log cleaner passes (cleanup.policy=compact logs).
+	CleanerBackoff time.Duration
+	// CleanerDisabled: log.cleaner.enable=false (Kafka's default is
+	// enabled, hence the negative so a zero config cleans).
+	CleanerDisabled bool
+	// Cleaner: log.cleaner.dedupe.buffer.size and
+	// log.cleaner.io.buffer.load.factor; zero = Kafka's defaults.
+	Cleaner storage.CleanerConfig
 }
 
 func (c *MaintenanceConfig) defaults() {
@@ -34,6 +44,12 @@ func (c *MaintenanceConfig) defaults() {
 	if c.Checkpoint <= 0 {
 		c.Checkpoint = 5 * time.Second
 	}
+	if c.CleanerBackoff <= 0 {
+		c.CleanerBackoff = 15 * time.Second
+	}
+	if c.Cleaner.DedupeBufferSize <= 0 {
+		c.Cleaner = storage.DefaultCleanerConfig()
+	}
 }
 
 type maintTick struct{ kind int }
@@ -42,6 +58,7 @@ const (
 	tickRetention = iota
 	tickFlush
 	tickCheckpoint
+	tickClean
 )
 
 // maintenanceActor runs the LogStore's periodic passes. Timers are
@@ -52,7 +69,7 @@ type maintenanceActor struct {
 	hw     func() map[TopicPartition]int64
 	cfg    MaintenanceConfig
 	log    *zap.Logger
-	timers [3]*time.Timer
+	timers [4]*time.Timer
 }
 
 func (a *maintenanceActor) period(kind int) time.Duration {
@@ -61,6 +78,8 @@ func (a *maintenanceActor) period(kind int) time.Duration {
 		return a.cfg.RetentionCheck
 	case tickFlush:
 		return a.cfg.FlushCheck
+	case tickClean:
+		return a.cfg.CleanerBackoff
 	}
 	return a.cfg.Checkpoint
 }
@@ -109,6 +128,14 @@ func (a *maintenanceActor) run(kind int) {
 		if err := a.store.FlushPass(now); err != nil {
 			a.log.Warn("flush pass", zap.Error(err))
 		}
+	case tickClean:
+		// The cleaner needs the storage engine itself (Log.Clean); other
+		// LogStores (test fakes) have nothing to compact.
+		if s, ok := a.store.(StorageStore); ok && !a.cfg.CleanerDisabled {
+			if _, err := s.M.CleanerPass(now, a.cfg.Cleaner); err != nil {
+				a.log.Warn("log cleaner pass", zap.Error(err))
+			}
+		}
 	case tickCheckpoint:
 		if a.hw != nil {
 			if err := a.store.CheckpointHighWatermarks(a.hw()); err != nil {
@@ -127,8 +154,8 @@ type Maintenance struct {
 	pid *actor.PID
 }
 
-// StartMaintenance spawns the log-manager actor: retention, flush and
-// checkpoints (high watermarks from hw, typically Manager.HighWatermarks)
+// StartMaintenance spawns the log-manager actor: retention, flush, the
+// log cleaner (every CleanerBackoff, unless disabled) and checkpoints (high watermarks from hw, typically Manager.HighWatermarks)
 // on their periods, and a final checkpoint when stopped. It restarts on a
 // panic (default supervision) and its timers are re-armed on restart.
 func StartMaintenance(sys *actor.ActorSystem, store LogStore, hw func() map[TopicPartition]int64, cfg MaintenanceConfig, log *zap.Logger) (*Maintenance, error) {

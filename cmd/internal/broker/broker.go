@@ -107,7 +107,8 @@ func Start(cfg *config.Broker, log *zap.Logger) (_ *Broker, err error) {
 	b.closers = append(b.closers, func() error { b.replicas.Close(); return nil })
 
 	b.maint, err = partition.StartMaintenance(b.system, partition.StorageStore{M: b.logs}, b.replicas.HighWatermarks,
-		partition.MaintenanceConfig{RetentionCheck: cfg.LogRetentionCheckInterval}, log.Named("log-manager"))
+		partition.MaintenanceConfig{RetentionCheck: cfg.LogRetentionCheckInterval, CleanerBackoff: cfg.LogCleanerBackoff, CleanerDisabled: !cfg.LogCleanerEnable,
+			Cleaner: storage.CleanerConfig{DedupeBufferSize: cfg.LogCleanerDedupeBufferSize, LoadFactor: cfg.LogCleanerLoadFactor}}, log.Named("log-manager"))
 	if err != nil {
 		return nil, fmt.Errorf("log-manager actor: %w", err)
 	}
