@@ -42,8 +42,41 @@ type TraceEvent struct {
 	QueueMicros  int64    `json:"queue_us"`
 	HandleMicros int64    `json:"handle_us"`
 	Topics       []string `json:"topics,omitempty"`
-	Broker       int32    `json:"broker,omitempty"`
+	// Broker is the broker.id of the broker that recorded the event (set
+	// by the admin listener through SetTraceBroker; request events carry
+	// it too), so events merged from several brokers stay attributable.
+	Broker int32 `json:"broker"`
+	// Partition is the "<topic>-<partition>" the event concerns: a
+	// partition actor's own partition; set by TraceDetailer messages of
+	// other actors that concern one partition.
+	Partition string `json:"partition,omitempty"`
+	// Ranges are the offset ranges of the record batches the message
+	// carried or appended, per partition: what links a produce on the
+	// leader to the fetch response and the append on each follower.
+	Ranges []TraceRange `json:"ranges,omitempty"`
+	// Values are named numbers a TraceDetailer reports (replica,
+	// fetch_offset, hw_before, hw, log_end_offset, released, …).
+	Values map[string]int64 `json:"values,omitempty"`
+	// Detail is a one-line human summary from a TraceDetailer.
+	Detail string `json:"detail,omitempty"`
 }
+
+// TraceRange is the offsets [First, Last] (inclusive: the first batch's
+// base offset and the last batch's last offset) of the record batches a
+// traced message carried for one partition.
+type TraceRange struct {
+	Partition string `json:"partition"` // "<topic>-<partition>"
+	First     int64  `json:"first"`
+	Last      int64  `json:"last"`
+}
+
+// TraceDetailer is implemented by messages that describe themselves in a
+// trace event: TraceDetail fills Ranges, Values, Detail (and Partition or
+// Topics for actors that are not partition actors). It is called on the
+// actor's goroutine right after the actor handled the message, and only
+// while the actor is traced, so it may read what the handling recorded in
+// the message and costs nothing with tracing off.
+type TraceDetailer interface{ TraceDetail(e *TraceEvent) }
 
 // Correlated is implemented by messages that carry the correlation id of
 // the client request that caused them (partition.Produce), so a trace can
@@ -61,6 +94,7 @@ type tracer struct {
 	// any is true while tracing is enabled (fast check for request events).
 	any     atomic.Bool
 	dropped atomic.Uint64
+	broker  atomic.Int32 // TraceEvent.Broker of actor events
 }
 
 func (t *tracer) matches(c *cell) bool {
@@ -120,6 +154,10 @@ func (in *Instruments) Trace() TraceFilter {
 	return in.tracing.filter
 }
 
+// SetTraceBroker sets the broker id stamped on actor trace events
+// (TraceEvent.Broker); the admin listener calls it at start.
+func (in *Instruments) SetTraceBroker(id int32) { in.tracing.broker.Store(id) }
+
 // TraceDropped counts events dropped because a subscriber was slow.
 func (in *Instruments) TraceDropped() uint64 { return in.tracing.dropped.Load() }
 
@@ -171,6 +209,10 @@ func (t *tracer) record(c *cell, env *actor.MessageEnvelope, enqueued, start, en
 		Message:       fmt.Sprintf("%T", env.Message),
 		CorrelationID: -1,
 		HandleMicros:  end.Sub(start).Microseconds(),
+		Broker:        t.broker.Load(),
+	}
+	if c.kind == "partition" {
+		e.Partition = c.path[strings.LastIndexByte(c.path, '/')+1:]
 	}
 	if env.Sender != nil {
 		e.Sender = env.Sender.GetId()
@@ -180,6 +222,19 @@ func (t *tracer) record(c *cell, env *actor.MessageEnvelope, enqueued, start, en
 	}
 	if cm, ok := env.Message.(Correlated); ok {
 		e.CorrelationID = cm.TraceCorrelationID()
+	}
+	if d, ok := env.Message.(TraceDetailer); ok {
+		d.TraceDetail(&e)
+		if len(e.Topics) > 0 {
+			// A message of a multi-partition actor (a fetcher's response)
+			// names its topics: apply the topic filter to them.
+			t.mu.Lock()
+			topic := t.filter.Topic
+			t.mu.Unlock()
+			if topic != "" && !contains(e.Topics, topic) {
+				return
+			}
+		}
 	}
 	t.publish(e)
 }

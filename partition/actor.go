@@ -79,6 +79,7 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		}
 	case *truncate:
 		r := a.truncate(m)
+		m.tr = r
 		m.done <- r
 		if isStorageFailure(r.err) {
 			panic(fmt.Errorf("partition %s: truncate: %w", a.h.tp, r.err))
@@ -236,16 +237,19 @@ func (a *partitionActor) produce(p *Produce) (res ProduceResult, done bool) {
 	a.rep.SetLogOffsets(a.lg.LogStartOffset(), a.lg.LogEndOffset())
 	a.publish()
 	res = ProduceResult{BaseOffset: info.FirstOffset, LogAppendTime: info.LogAppendTime, LogStartOffset: a.rep.LogStartOffset}
+	p.tr = produceTrace{appended: true, first: info.FirstOffset, last: info.LastOffset, hw: a.rep.HighWatermark}
 	if p.Acks == -1 && a.rep.HighWatermark <= info.LastOffset {
 		a.pending = append(a.pending, pendingProduce{p: p, res: res, needHW: info.LastOffset + 1})
+		p.tr.waits = true
 		return res, false
 	}
 	a.completePending()
 	return res, true
 }
 
-// completePending replies to acks=-1 produces the high watermark now covers.
-func (a *partitionActor) completePending() {
+// completePending replies to acks=-1 produces the high watermark now
+// covers; it returns how many it answered.
+func (a *partitionActor) completePending() (answered int) {
 	n := 0
 	for _, w := range a.pending {
 		if a.rep.HighWatermark >= w.needHW {
@@ -253,9 +257,11 @@ func (a *partitionActor) completePending() {
 				// Kafka DelayedProduce: replicated to the whole ISR, but the
 				// ISR shrank below min.insync.replicas meanwhile.
 				w.p.Reply <- errResult(kerr.NotEnoughReplicasAfterAppend, "")
+				answered++
 				continue
 			}
 			w.p.Reply <- w.res
+			answered++
 			continue
 		}
 		a.pending[n] = w
@@ -263,6 +269,7 @@ func (a *partitionActor) completePending() {
 	}
 	clear(a.pending[n:])
 	a.pending = a.pending[:n]
+	return answered
 }
 
 // failWaiting fails the produce being handled (when it panicked) and every

@@ -22,6 +22,7 @@ type followerFetch struct {
 	replica     int32
 	fetchOffset int64
 	done        chan *kerr.Error
+	tr          fetchTrace // set by the actor, for the trace event
 }
 
 // followerAppend: the fetcher hands the leader's batches to the follower.
@@ -31,6 +32,7 @@ type followerAppend struct {
 	leaderHW       int64
 	leaderLogStart int64
 	done           chan followerResult
+	tr             appendTrace // set by the actor, for the trace event
 }
 
 // truncate: the fetcher truncates the follower log (KIP-101/279).
@@ -39,6 +41,7 @@ type truncate struct {
 	offset      int64
 	fully       bool
 	done        chan followerResult
+	tr          followerResult // the outcome, for the trace event
 }
 
 type followerResult struct {
@@ -137,6 +140,8 @@ func (h *Handle) LatestEpoch() int32 {
 // --- actor side ---
 
 func (a *partitionActor) followerFetch(m *followerFetch) *kerr.Error {
+	m.tr.hwBefore = a.rep.HighWatermark
+	m.tr.hw, m.tr.leo = m.tr.hwBefore, a.rep.LogEndOffset
 	advanced, expand, ok := a.rep.UpdateFollower(m.replica, m.fetchOffset)
 	if !ok {
 		return kerr.NotLeaderForPartition
@@ -147,8 +152,9 @@ func (a *partitionActor) followerFetch(m *followerFetch) *kerr.Error {
 	}
 	if advanced {
 		a.publish()
-		a.completePending()
+		m.tr.released = a.completePending()
 	}
+	m.tr.hw = a.rep.HighWatermark
 	return nil
 }
 
@@ -197,6 +203,7 @@ func (a *partitionActor) followerLog() (FollowerLog, error) {
 }
 
 func (a *partitionActor) followerAppend(m *followerAppend) followerResult {
+	m.tr = appendTrace{first: -1, last: -1, leo: -1, hw: -1}
 	if a.fencedFollower(m.leaderEpoch) {
 		return followerResult{logEndOffset: -1, err: ErrFenced}
 	}
@@ -216,6 +223,10 @@ func (a *partitionActor) followerAppend(m *followerAppend) followerResult {
 				break
 			}
 			a.prod.Update(&h, h.MaxTimestamp)
+			if m.tr.first < 0 {
+				m.tr.first = h.BaseOffset
+			}
+			m.tr.last = h.LastOffset()
 			rest = rest[h.Size():]
 		}
 	}
@@ -228,6 +239,7 @@ func (a *partitionActor) followerAppend(m *followerAppend) followerResult {
 	a.rep.SetLogOffsets(a.lg.LogStartOffset(), leo)
 	a.rep.SetFollowerHW(m.leaderHW)
 	a.publish()
+	m.tr.leo, m.tr.hw = leo, a.rep.HighWatermark
 	return followerResult{logEndOffset: leo}
 }
 

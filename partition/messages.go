@@ -38,6 +38,10 @@ type Produce struct {
 	// by Handle.Produce); closedRel guards the close (actor-only).
 	released  chan struct{}
 	closedRel bool
+
+	// tr is what the actor did with the batch, for the trace event
+	// (actor-only; TraceDetail reads it on the actor's goroutine).
+	tr produceTrace
 }
 
 // Released is closed once the partition actor is done reading Batch

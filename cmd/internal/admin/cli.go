@@ -107,6 +107,16 @@ type TraceQuery struct {
 // Trace streams /trace JSON lines to w until the stream ends or ctx is
 // cancelled.
 func (c *Client) Trace(ctx context.Context, q TraceQuery, w io.Writer) error {
+	return c.stream(ctx, q, func(line []byte) error {
+		_, err := fmt.Fprintf(w, "%s\n", line)
+		return err
+	})
+}
+
+// stream GETs /trace with q and calls fn with each JSON line until the
+// stream ends, fn fails or ctx is cancelled (a cancellation is not an
+// error).
+func (c *Client) stream(ctx context.Context, q TraceQuery, fn func(line []byte) error) error {
 	v := url.Values{}
 	for _, k := range q.Kinds {
 		v.Add("kind", k)
@@ -131,6 +141,9 @@ func (c *Client) Trace(ctx context.Context, q TraceQuery, w io.Writer) error {
 	hc.Timeout = 0 // a stream
 	resp, err := hc.Do(req)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return err
 	}
 	defer resp.Body.Close()
@@ -140,7 +153,7 @@ func (c *Client) Trace(ctx context.Context, q TraceQuery, w io.Writer) error {
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if _, err := fmt.Fprintf(w, "%s\n", sc.Bytes()); err != nil {
+		if err := fn(sc.Bytes()); err != nil {
 			return err
 		}
 	}

@@ -76,6 +76,7 @@ func Start(o Options) (*Server, error) {
 	s.metrics = newMetrics(&stateCollector{brokerID: o.BrokerID, parts: o.Partitions, snapshot: o.Metadata, inst: s.inst})
 	if s.inst != nil {
 		s.inst.OnEvent(s.metrics.event)
+		s.inst.SetTraceBroker(o.BrokerID)
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
