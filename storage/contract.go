@@ -33,12 +33,21 @@ func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic,
 type Region struct {
 	File *os.File // segment .log file; valid until the owning FetchData is released
 	Pos  int64    // byte position in File
-	Len  int64    // byte count, always whole batches except possibly a KIP-74 cut
+	Len  int64    // byte count, always whole batches (never a partial trailing batch)
 }
 
 // FetchData is the answer to Log.Read: whole record batches as file regions,
 // in offset order. The caller must call Release exactly once after sending;
 // until then the segments stay open even if retention deletes them.
+//
+// Whole batches, unlike Kafka: Kafka's LogSegment.read sends
+// min(maxBytes, bytes below the high watermark) and lets the fetching
+// client drop a partial trailing batch (franz-go, librdkafka and the Java
+// client all do). Gregor keeps whole batches because in-process readers
+// parse the regions (the __consumer_offsets loader validates every batch)
+// and because finding the end costs the same as Kafka's start lookup: the
+// offset index plus a header scan bounded by index.interval.bytes, never a
+// walk over the returned batches (see segment.Segment.Read).
 type FetchData struct {
 	Regions []Region
 	Bytes   int64 // sum of Regions[i].Len

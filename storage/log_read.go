@@ -23,6 +23,11 @@ var errStop = errors.New("stop")
 // (KIP-74). Regions may span several segments. The caller must call
 // Release on the result once sent.
 //
+// Cost: a binary search over the segments, then per segment touched the
+// offset index and a few header preads bounded by index.interval.bytes
+// (segment.Segment.Read) — independent of maxBytes and of how many batches
+// are returned.
+//
 // offset == upperBound or == LogEndOffset gives an empty FetchData and nil.
 // Errors: ErrOffsetOutOfRange when offset < LogStartOffset or offset >
 // LogEndOffset; ErrLogClosed; *record.CorruptError when the segment data

@@ -3,6 +3,7 @@ package segment
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"sync"
@@ -92,11 +93,30 @@ func (x *OffsetIndex) Append(lastOffset int64, pos int32) error {
 
 // Lookup returns the position of the batch to start scanning from for
 // offset: the largest entry with offset <= target, or 0 when none.
-func (x *OffsetIndex) Lookup(target int64) int64 {
+func (x *OffsetIndex) Lookup(target int64) int64 { return x.lookupBelow(target, math.MaxInt64) }
+
+// lookupBelow is Lookup among the entries whose position is below limit
+// (a committed .log size the caller snapshotted: the writer indexes a
+// batch just before publishing the size that covers it).
+func (x *OffsetIndex) lookupBelow(target, limit int64) int64 {
 	rel := target - x.base
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	i := sort.Search(len(x.entries), func(i int) bool { return int64(x.entries[i].rel) > rel })
+	n := sort.Search(len(x.entries), func(i int) bool { return int64(x.entries[i].pos) >= limit })
+	i := sort.Search(n, func(i int) bool { return int64(x.entries[i].rel) > rel })
+	if i == 0 {
+		return 0
+	}
+	return int64(x.entries[i-1].pos)
+}
+
+// floorPos returns the largest indexed batch position <= pos, or 0 when
+// none: a batch boundary from which a header scan towards pos covers at
+// most about index.interval.bytes plus one batch.
+func (x *OffsetIndex) floorPos(pos int64) int64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	i := sort.Search(len(x.entries), func(i int) bool { return int64(x.entries[i].pos) > pos })
 	if i == 0 {
 		return 0
 	}

@@ -10,10 +10,15 @@ import (
 // then batch headers are scanned. found is false when no such batch exists
 // below limit.
 func (s *Segment) Find(offset, limit int64) (pos int64, h record.Header, found bool, err error) {
-	start := s.index.Lookup(offset)
-	if start >= limit {
-		start = 0
-	}
+	return s.findFrom(offset, 0, limit)
+}
+
+// findFrom is Find knowing that the batch lies at or after position from
+// (a batch boundary): the scan starts at the later of from and the offset
+// index's entry, so it covers at most about index.interval.bytes plus one
+// batch.
+func (s *Segment) findFrom(offset, from, limit int64) (pos int64, h record.Header, found bool, err error) {
+	start := max(s.index.lookupBelow(offset, limit), from)
 	err = s.walkHeaders(start, limit, func(p int64, hh record.Header) bool {
 		if hh.LastOffset() >= offset {
 			pos, h, found = p, hh, true
@@ -37,30 +42,82 @@ type Slice struct {
 // none whose last offset is >= upperBound, and at most maxBytes in total,
 // except that when minOne is set the first batch is returned even if it is
 // larger (KIP-74). It reads only below the committed size at call time.
+//
+// Cost: no walk over the returned batches. Each end of the range is found
+// from the in-memory offset index and a header scan over at most about
+// index.interval.bytes plus one batch: the start (the batch containing
+// offset), the upper bound (the batch containing upperBound, skipped when
+// upperBound is at or past the segment's next offset) and the byte bound
+// (the last batch boundary at most maxBytes past the start, scanned from
+// the nearest indexed position below it). So a read costs a few small
+// preads whatever maxBytes is, like Kafka's LogSegment.read, which also
+// finds the start through the index — but unlike Kafka, which sends
+// min(maxBytes, end) bytes and leaves a trailing partial batch for the
+// client to drop, Gregor keeps whole batches (in-process readers such as
+// the __consumer_offsets loader parse the regions).
 func (s *Segment) Read(offset, upperBound, maxBytes int64, minOne bool) (Slice, error) {
 	limit := s.Size()
-	out := Slice{FirstOffset: -1}
-	pos, _, found, err := s.Find(offset, limit)
+	empty := Slice{FirstOffset: -1}
+	pos, first, found, err := s.Find(offset, limit)
 	if err != nil || !found {
-		return out, err
+		return empty, err
 	}
-	out.Pos = pos
-	err = s.walkHeaders(pos, limit, func(p int64, h record.Header) bool {
-		if h.LastOffset() >= upperBound {
-			out.Stopped = true
+	if first.LastOffset() >= upperBound {
+		empty.Stopped = true
+		return empty, nil
+	}
+	out := Slice{Pos: pos, FirstOffset: first.BaseOffset}
+	end := limit
+	if upperBound < s.NextOffset() {
+		// The batch containing upperBound is excluded, with all after it.
+		// It lies past the first batch (whose last offset is below
+		// upperBound); when it is past limit (appended after the size
+		// snapshot) everything below limit qualifies.
+		hp, _, found, err := s.findFrom(upperBound, pos+int64(first.Size()), limit)
+		if err != nil {
+			return Slice{FirstOffset: -1}, err
+		}
+		if found {
+			end, out.Stopped = hp, true
+		}
+	}
+	if end-pos > maxBytes {
+		cut, err := s.lastBoundary(pos, pos+maxBytes, end)
+		if err != nil {
+			return Slice{FirstOffset: -1}, err
+		}
+		if cut == pos {
+			if !minOne {
+				empty.Stopped = true
+				return empty, nil
+			}
+			cut = pos + int64(first.Size()) // KIP-74: the first batch whole
+		}
+		if cut < end {
+			end, out.Stopped = cut, true
+		}
+	}
+	out.Len = end - pos
+	return out, nil
+}
+
+// lastBoundary returns the last batch boundary in [from, target], scanning
+// headers below end (a batch boundary past target) from the nearest indexed
+// position at or below target; from when no batch starting at from ends by
+// target.
+func (s *Segment) lastBoundary(from, target, end int64) (int64, error) {
+	if target < from {
+		return from, nil
+	}
+	cut := max(s.index.floorPos(target), from)
+	err := s.walkHeaders(cut, end, func(p int64, h record.Header) bool {
+		if p+int64(h.Size()) > target {
 			return false
 		}
-		if out.Len+int64(h.Size()) > maxBytes && !(minOne && out.Len == 0) {
-			out.Stopped = true
-			return false
-		}
-		if out.Len == 0 {
-			out.FirstOffset = h.BaseOffset
-		}
-		out.Len += int64(h.Size())
+		cut = p + int64(h.Size())
 		return true
 	})
-	return out, err
+	return cut, err
 }
 
 // ReadBatchAt reads the whole batch at pos (header h) into a new buffer.
