@@ -247,11 +247,72 @@ func TestTraceAcksAllAcrossBrokers(t *testing.T) {
 	if len(lines) != 9 {
 		t.Fatalf("followed produce has %d lines, want 9:\n%s", len(lines), chain)
 	}
+	checkChain(t, lines, leader, corr, base, last)
+
+	// Live: --follow-produce ends on its own at the followed produce's
+	// reply, long before --seconds.
+	var live, liveErr lockedBuffer
+	start := time.Now()
+	lcli := exec.CommandContext(ctx, harness.Binary(t), "admin", "trace",
+		"--admin-url", urls[0], "--admin-url", urls[1], "--admin-url", urls[2], // the repeated form
+		"--kind", "partition,fetcher", "--topic", topic, "--seconds", "60", "--follow-produce", "--format", "text")
+	lcli.Stdout, lcli.Stderr = &live, &liveErr
+	if err := lcli.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lexited := make(chan error, 1)
+	go func() { lexited <- lcli.Wait() }()
+	defer func() {
+		if lcli.ProcessState == nil {
+			_ = lcli.Process.Kill()
+			<-lexited
+		}
+	}()
+	c.waitFor("tracing on again at every broker", 30*time.Second, func() (bool, string) {
+		for id, a := range admins {
+			if !tracedOn(hc, a, "partition", "replica-manager/"+topic+"-0") {
+				return false, fmt.Sprintf("broker %d partition actor not traced; stderr %s", id, liveErr.String())
+			}
+		}
+		return true, ""
+	})
+	code, base2 := rawProduce(t, c.brokers[leader].Addr(), topic, 0, -1, 10*time.Second, vals...)
+	if code != 0 || base2 != last+1 {
+		t.Fatalf("second produce: %s at %d, want offset %d", codeName(code), base2, last+1)
+	}
+	select {
+	case err := <-lexited:
+		if err != nil {
+			t.Fatalf("gregor admin trace --follow-produce: %v\nstderr: %s", err, liveErr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("gregor admin trace --follow-produce did not end at the reply; output:\n%s", live.String())
+	}
+	if d := time.Since(start); d > 50*time.Second {
+		t.Errorf("--follow-produce ran %v", d)
+	}
+	t.Logf("live --follow-produce:\n%s", live.String())
+	liveLines := strings.Split(strings.TrimSpace(live.String()), "\n")
+	if len(liveLines) != 9 {
+		t.Fatalf("live followed produce has %d lines, want 9:\n%s", len(liveLines), live.String())
+	}
+	checkChain(t, liveLines, leader, -1, base2, base2+int64(len(vals))-1)
+}
+
+// checkChain checks the fixed lines of a followed acks=all produce in text
+// format: received and appended on the leader first, the high watermark
+// passing the batch and the reply last (corr < 0: any correlation id).
+func checkChain(t *testing.T, lines []string, leader, corr int32, base, last int64) {
+	t.Helper()
+	c := "corr="
+	if corr >= 0 {
+		c += fmt.Sprint(corr)
+	}
 	for i, want := range map[int]string{
-		0: fmt.Sprintf("broker=%d request", leader) + "|Produce received|corr=" + fmt.Sprint(corr),
+		0: fmt.Sprintf("broker=%d request", leader) + "|Produce received|" + c,
 		1: fmt.Sprintf("broker=%d partition", leader) + "|*partition.Produce|" + fmt.Sprintf("offsets %d..%d", base, last),
-		7: fmt.Sprintf("broker=%d partition", leader) + "|*partition.followerFetch|" + fmt.Sprintf("-> %d", last+1),
-		8: fmt.Sprintf("broker=%d request", leader) + "|Produce sent|corr=" + fmt.Sprint(corr),
+		7: fmt.Sprintf("broker=%d partition", leader) + "|*partition.followerFetch|" + fmt.Sprintf("-> %d", last+1) + "|released 1",
+		8: fmt.Sprintf("broker=%d request", leader) + "|Produce sent|" + c,
 	} {
 		for _, part := range strings.Split(want, "|") {
 			if !strings.Contains(lines[i], part) {
