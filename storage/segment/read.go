@@ -18,8 +18,15 @@ func (s *Segment) Find(offset, limit int64) (pos int64, h record.Header, found b
 // index's entry, so it covers at most about index.interval.bytes plus one
 // batch.
 func (s *Segment) findFrom(offset, from, limit int64) (pos int64, h record.Header, found bool, err error) {
-	start := max(s.index.lookupBelow(offset, limit), from)
+	start, unknownEnd := s.index.lookupBelow(offset, limit)
+	if start < from {
+		start, unknownEnd = from, false
+	}
 	err = s.walkHeaders(start, limit, func(p int64, hh record.Header) bool {
+		if unknownEnd {
+			s.index.learnEnd(p, p+int64(hh.Size()))
+			unknownEnd = false
+		}
 		if hh.LastOffset() >= offset {
 			pos, h, found = p, hh, true
 			return false
@@ -104,13 +111,24 @@ func (s *Segment) Read(offset, upperBound, maxBytes int64, minOne bool) (Slice, 
 // lastBoundary returns the last batch boundary in [from, target], scanning
 // headers below end (a batch boundary past target) from the nearest indexed
 // position at or below target; from when no batch starting at from ends by
-// target.
+// target. When the indexed batch nearest below target ends past it, the
+// answer needs no read at all.
 func (s *Segment) lastBoundary(from, target, end int64) (int64, error) {
 	if target < from {
 		return from, nil
 	}
-	cut := max(s.index.floorPos(target), from)
+	cut, exact, unknownEnd := s.index.boundaryBelow(target)
+	if exact && cut >= from {
+		return cut, nil
+	}
+	if cut < from {
+		cut, unknownEnd = from, false
+	}
 	err := s.walkHeaders(cut, end, func(p int64, h record.Header) bool {
+		if unknownEnd {
+			s.index.learnEnd(p, p+int64(h.Size()))
+			unknownEnd = false
+		}
 		if p+int64(h.Size()) > target {
 			return false
 		}

@@ -48,17 +48,31 @@ func refRead(bs []refBatch, offset, upperBound, maxBytes int64, minOne bool) Sli
 
 // buildRandomSegment appends n batches of random record counts and value
 // sizes (so some batches are far smaller and some larger than the index
-// interval and the header scan chunk).
-func buildRandomSegment(t *testing.T, rng *rand.Rand, cfg Config, n int) (*Segment, []refBatch) {
+// interval and the header scan chunk). With reopen, the segment is closed
+// and reopened half way, so the first half's index entries come from the
+// .index file (batch ends unknown) and the second half's from appends.
+func buildRandomSegment(t *testing.T, rng *rand.Rand, cfg Config, n int, reopen bool) (*Segment, []refBatch) {
 	t.Helper()
-	s, err := Create(t.TempDir(), 1000, cfg)
+	dir := t.TempDir()
+	s, err := Create(dir, 1000, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Release)
 	var bs []refBatch
 	off := int64(1000)
 	for i := 0; i < n; i++ {
+		if reopen && i == n/2 {
+			if err := s.OnBecomeInactive(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			s.Release()
+			if s, err = Open(dir, 1000, cfg); err != nil {
+				t.Fatal(err)
+			}
+		}
 		recs := make([]record.BatchRecord, 1+rng.Intn(6))
 		valSize := []int{1, 20, 300, 3000, 12000}[rng.Intn(5)]
 		for j := range recs {
@@ -79,16 +93,19 @@ func buildRandomSegment(t *testing.T, rng *rand.Rand, cfg Config, n int) (*Segme
 		// Gaps between batches, as compaction leaves.
 		off = h.LastOffset() + 1 + int64(rng.Intn(3))
 	}
+	t.Cleanup(s.Release)
 	return s, bs
 }
 
 // TestReadMatchesBatchWalk checks Read, which finds its ends from the
 // offset index, against a walk over every batch for random offsets, upper
-// bounds and byte limits, with sparse and dense indexes.
+// bounds and byte limits, with sparse and dense indexes, built by appends
+// or partly loaded from the .index file.
 func TestReadMatchesBatchWalk(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
-	for _, interval := range []int32{0, 100, 4096, 64 << 10} {
-		s, bs := buildRandomSegment(t, rng, Config{IndexIntervalBytes: interval, MaxIndexBytes: 1 << 20}, 300)
+	for k := 0; k < 8; k++ {
+		interval, reopen := []int32{0, 100, 4096, 64 << 10}[k%4], k >= 4
+		s, bs := buildRandomSegment(t, rng, Config{IndexIntervalBytes: interval, MaxIndexBytes: 1 << 20}, 300, reopen)
 		if interval == 4096 && s.index.Len() < 10 {
 			t.Fatalf("only %d index entries: the test would not exercise the index", s.index.Len())
 		}
@@ -104,8 +121,8 @@ func TestReadMatchesBatchWalk(t *testing.T) {
 				got.Pos = 0
 			}
 			if err != nil || got != want {
-				t.Fatalf("interval %d: Read(%d, ub %d, max %d, minOne %v) = %+v, %v; want %+v",
-					interval, offset, upper, maxBytes, minOne, got, err, want)
+				t.Fatalf("interval %d reopened %v: Read(%d, ub %d, max %d, minOne %v) = %+v, %v; want %+v",
+					interval, reopen, offset, upper, maxBytes, minOne, got, err, want)
 			}
 		}
 	}
