@@ -56,7 +56,10 @@ type Slice struct {
 // offset), the upper bound (the batch containing upperBound, skipped when
 // upperBound is at or past the segment's next offset) and the byte bound
 // (the last batch boundary at most maxBytes past the start, scanned from
-// the nearest indexed position below it). So a read costs a few small
+// the nearest indexed position below it). Index entries also remember
+// where their batch ends (in memory), so with batches larger than
+// index.interval.bytes (each one indexed) the start costs one header
+// pread and the byte bound none. So a read costs at most a few small
 // preads whatever maxBytes is, like Kafka's LogSegment.read, which also
 // finds the start through the index — but unlike Kafka, which sends
 // min(maxBytes, end) bytes and leaves a trailing partial batch for the
