@@ -69,11 +69,13 @@ func NewReplica(tp TopicPartition, brokerID int32) *Replica {
 // leader epoch older than the current one is stale: it is refused with
 // FENCED_LEADER_EPOCH and changes nothing (Kafka skips it too). An equal
 // epoch is accepted (the embedded controller re-sends states at restart)
-// and updates ISR and replicas.
+// and updates ISR and replicas — unless its ZkVersion is older than the
+// one this replica holds (see OlderState): then it is refused the same
+// way and changes nothing.
 // checkpointHW is the high watermark read from replication-offset-checkpoint
 // (-1 when unknown), used to seed the high watermark on becoming leader.
 func (r *Replica) Apply(s LeaderAndIsr, checkpointHW int64) *kerr.Error {
-	if s.LeaderEpoch < r.LeaderEpoch {
+	if s.LeaderEpoch < r.LeaderEpoch || OlderState(s, r.Leader, r.LeaderEpoch, r.ZkVersion) {
 		return kerr.FencedLeaderEpoch
 	}
 	newTerm := s.LeaderEpoch != r.LeaderEpoch || s.Leader != r.Leader
@@ -170,4 +172,20 @@ func CheckLeaderEpoch(current, ours int32) *kerr.Error {
 		return kerr.UnknownLeaderEpoch
 	}
 	return nil
+}
+
+// OlderState reports whether s is an older version of the state (leader,
+// leaderEpoch, zkVersion) a replica holds: same leader and leader epoch,
+// smaller partition state znode version. A leader's own ISR change
+// (AlterIsr) moves the znode version without a new leader epoch, so a
+// LeaderAndIsr the controller built from ZooKeeper before that change
+// (re-sent after a controller restart, or delivered late by a backed-up
+// controller channel) carries the same epoch and an older version;
+// applying it would bring back the old ISR and zkVersion, and every later
+// AlterIsr of the leader would fail on the version check while it
+// believed the old ISR — the ISR in ZooKeeper would never change again.
+// Kafka's Partition.makeLeader/makeFollower skip such a state ("the
+// leader is already at a newer partition epoch").
+func OlderState(s LeaderAndIsr, leader, leaderEpoch, zkVersion int32) bool {
+	return s.LeaderEpoch == leaderEpoch && s.Leader == leader && s.ZkVersion < zkVersion
 }
