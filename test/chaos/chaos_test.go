@@ -91,6 +91,10 @@ func TestChaos(t *testing.T) {
 	// so it runs after this one) releases it.
 	t.Cleanup(func() { prod.halt(); cons.finish(); watch.finish() })
 
+	// On failure keep every broker's log (the temp dirs go with the test)
+	// and show the lines about the partitions that did not heal.
+	t.Cleanup(func() { c.keepLogsOnFailure() })
+
 	f := newFaulter(t, c)
 	start := time.Now()
 	f.run(start.Add(d))

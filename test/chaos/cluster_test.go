@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -273,4 +275,42 @@ func (c *cluster) metric(id int32, name string) (float64, bool) {
 		}
 	}
 	return sum, sc.Err() == nil
+}
+
+// keepLogsOnFailure copies each broker's broker.log to a directory under
+// the system temp dir when the test failed (t.TempDir goes with the test)
+// and logs its path with the last lines of each log.
+func (c *cluster) keepLogsOnFailure() {
+	if !c.t.Failed() {
+		return
+	}
+	dir, err := os.MkdirTemp("", "gregor-chaos-logs-")
+	if err != nil {
+		c.t.Logf("keep broker logs: %v", err)
+		return
+	}
+	for _, id := range c.ids() {
+		data := c.nodes[id].Log()
+		name := filepath.Join(dir, fmt.Sprintf("broker-%d.log", id))
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			c.t.Logf("keep broker %d log: %v", id, err)
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(data, "\n"), "\n")
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		c.t.Logf("--- broker %d log (%s), last %d lines ---\n%s", id, name, len(lines), strings.Join(lines, "\n"))
+	}
+	// ZooKeeper's view of every partition at the end.
+	for _, tp := range []struct {
+		topic string
+		n     int32
+	}{{topic, partitions}, {"__consumer_offsets", 3}} {
+		for p := int32(0); p < tp.n; p++ {
+			s, _ := c.partitionState(tp.topic, p)
+			c.t.Logf("zk %s-%d: %+v", tp.topic, p, s)
+		}
+	}
+	c.t.Logf("broker logs kept in %s", dir)
 }
