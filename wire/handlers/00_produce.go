@@ -142,7 +142,7 @@ func prepareProduce(b *Broker, req *kmsg.ProduceRequest, tp storage.TopicPartiti
 	}
 	h, ok := b.Replicas.Get(tp)
 	if !ok {
-		return nil, kerr.UnknownTopicOrPartition, "", -1
+		return nil, notHosted(b, tp), "", -1
 	}
 	v := h.View()
 	if v.Err != nil {

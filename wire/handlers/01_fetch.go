@@ -73,8 +73,10 @@ type fetchPart struct {
 	req *kmsg.FetchRequestTopicPartition
 	out *kmsg.FetchResponseTopicPartition
 	h   *partition.Handle
-	fd  storage.FetchData
-	has bool // fd holds segment references
+	// missing is the error for a partition not hosted here (h nil).
+	missing *kerr.Error
+	fd      storage.FetchData
+	has     bool // fd holds segment references
 	// recorded: a follower's fetch offset was already reported to the
 	// leader's partition actor (once per request, not per long-poll pass).
 	recorded bool
@@ -111,8 +113,11 @@ func handleFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Rep
 		rt := &req.Topics[ti]
 		for pi := range rt.Partitions {
 			fp := &fetchPart{req: &rt.Partitions[pi], out: &resp.Topics[ti].Partitions[pi]}
-			if h, ok := b.Replicas.Get(storage.TopicPartition{Topic: rt.Topic, Partition: rt.Partitions[pi].Partition}); ok {
+			tp := storage.TopicPartition{Topic: rt.Topic, Partition: rt.Partitions[pi].Partition}
+			if h, ok := b.Replicas.Get(tp); ok {
 				fp.h = h
+			} else {
+				fp.missing = notHosted(b, tp)
 			}
 			s.parts = append(s.parts, fp)
 			s.idx[ti] = append(s.idx[ti], fp)
@@ -220,6 +225,9 @@ func (s *fetchState) readAll() {
 // bytes (at least one batch if minOne) and fills its response fields.
 func (s *fetchState) readOne(fp *fetchPart, limit int64, minOne bool) (int64, *kerr.Error) {
 	if fp.h == nil {
+		if fp.missing != nil {
+			return 0, fp.missing
+		}
 		return 0, kerr.UnknownTopicOrPartition
 	}
 	v := fp.h.View()

@@ -73,7 +73,7 @@ func handleListOffsets(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wi
 func listOffset(b *Broker, req *kmsg.ListOffsetsRequest, tp storage.TopicPartition, rp *kmsg.ListOffsetsRequestTopicPartition) (offset, ts int64, epoch int32, err *kerr.Error) {
 	h, ok := b.Replicas.Get(tp)
 	if !ok {
-		return 0, 0, 0, kerr.UnknownTopicOrPartition
+		return 0, 0, 0, notHosted(b, tp)
 	}
 	v := h.View()
 	if v.Err != nil {

@@ -61,7 +61,7 @@ func epochEndOffset(b *Broker, req *kmsg.OffsetForLeaderEpochRequest, tp storage
 	rp *kmsg.OffsetForLeaderEpochRequestTopicPartition, sp *kmsg.OffsetForLeaderEpochResponseTopicPartition) *kerr.Error {
 	h, ok := b.Replicas.Get(tp)
 	if !ok {
-		return kerr.UnknownTopicOrPartition
+		return notHosted(b, tp)
 	}
 	v := h.View()
 	if v.Err != nil {
