@@ -260,8 +260,15 @@ func (a *managerActor) Receive(ctx actor.Context) {
 			m.reply <- ""
 		}
 	case *actor.Terminated:
+		// Identity, not pid.Equal: a fetcher stopped by remove frees its
+		// name in the registry before its Terminated reaches us, so a
+		// follow handled in between may have spawned the key's next
+		// fetcher under the same name (an equal PID). Dropping that one
+		// here orphaned its partitions: nobody fetched them again and the
+		// follower left the ISR for good. The PID of a local child is the
+		// pointer the spawn returned, and Terminated carries it.
 		for k, pid := range a.fetchers {
-			if pid.Equal(m.Who) {
+			if pid == m.Who {
 				delete(a.fetchers, k)
 				delete(a.load, k)
 			}

@@ -1,0 +1,71 @@
+package fetcher
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"gregor/actors"
+	"gregor/partition"
+)
+
+type noReplicas struct{}
+
+func (noReplicas) Get(partition.TopicPartition) (*partition.Handle, bool) { return nil, false }
+
+type noEndpoints struct{}
+
+func (noEndpoints) BrokerEndpoint(int32) (string, int32, bool) { return "", 0, false }
+
+// fetcherNames lists the live fetcher actors' names.
+func fetcherNames(sys *actor.ActorSystem) []string {
+	var out []string
+	for _, a := range actors.InstrumentsOf(sys).Actors() {
+		if strings.HasPrefix(a.Path, ManagerName+"/fetcher-") {
+			out = append(out, a.Path)
+		}
+	}
+	return out
+}
+
+// TestStaleTerminatedKeepsSameNamedFetcher: a fetcher the manager stopped
+// frees its name before its Terminated arrives, so the key's next fetcher
+// can already run under the same name when it does. That Terminated (an
+// equal PID of another incarnation) must not drop the live fetcher: the
+// manager then spawned a second fetcher for the key, and the next
+// removal's bookkeeping stopped the wrong one, leaving partitions that
+// nobody fetched.
+func TestStaleTerminatedKeepsSameNamedFetcher(t *testing.T) {
+	sys := actors.NewSystem(nil)
+	t.Cleanup(sys.Shutdown)
+	m, err := Start(Config{System: sys, BrokerID: 1, Replicas: noReplicas{}, Endpoints: noEndpoints{}, Backoff: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	tp1 := partition.TopicPartition{Topic: "__consumer_offsets", Partition: 1}
+	tp2 := partition.TopicPartition{Topic: "chaos", Partition: 2}
+	m.Follow(tp1, 3, 0)
+	if got := m.Assigned(tp1); got != "fetcher-3-0" {
+		t.Fatalf("assigned %q", got)
+	}
+	// The Terminated of an earlier "fetcher-3-0", arriving late.
+	sys.Root.Send(m.pid, &actor.Terminated{Who: actor.NewPID(sys.Address(), ManagerName+"/fetcher-3-0")})
+	m.Follow(tp2, 3, 0)
+	if got := m.Assigned(tp2); got != "fetcher-3-0" {
+		t.Fatalf("assigned %q", got)
+	}
+	// Actors enter the instruments' list when they start (asynchronously):
+	// wait for fetcher-3-0, then make sure no second fetcher shows up.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(fetcherNames(sys)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if names := fetcherNames(sys); len(names) != 1 || names[0] != ManagerName+"/fetcher-3-0" {
+			t.Fatalf("fetchers %v, want the one fetcher-3-0 fetching both partitions", names)
+		}
+	}
+}
