@@ -23,7 +23,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
 	"gregor/actors"
@@ -187,7 +186,8 @@ type FaultRequest struct {
 	// Request is the API ("Produce" or "0") of a request fault.
 	Request string `json:"request,omitempty"`
 	// Error is the Kafka error of an error fault: a name
-	// ("NOT_LEADER_FOR_PARTITION") or a number.
+	// as Kafka spells it now or spelled it before ("NOT_LEADER_OR_FOLLOWER",
+	// "NOT_LEADER_FOR_PARTITION") or a code (see parseErrorCode).
 	Error string `json:"error,omitempty"`
 }
 
@@ -249,18 +249,6 @@ func parseRequestFault(fr FaultRequest) (RequestFault, error) {
 		f.ErrorCode = code
 	}
 	return f, nil
-}
-
-func parseErrorCode(s string) (int16, error) {
-	if n, err := strconv.Atoi(s); err == nil {
-		return int16(n), nil
-	}
-	for c := int16(1); c < 200; c++ {
-		if e, ok := kerr.ErrorForCode(c).(*kerr.Error); ok && strings.EqualFold(e.Message, s) {
-			return c, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown Kafka error %q", s)
 }
 
 func (s *Server) handleListFaults(w http.ResponseWriter, _ *http.Request) {
