@@ -20,6 +20,12 @@ import (
 // returns its exit status, stdout and stderr; a hang past 2 minutes fails.
 func cliRun(t *testing.T, env []string, script string, args ...string) (int, string, string) {
 	t.Helper()
+	return cliRunIn(t, env, "", script, args...)
+}
+
+// cliRunIn is cliRun with stdin.
+func cliRunIn(t *testing.T, env []string, stdin, script string, args ...string) (int, string, string) {
+	t.Helper()
 	bin := harness.Binary(t)
 	name := bin
 	if script != "" {
@@ -29,6 +35,7 @@ func cliRun(t *testing.T, env []string, script string, args ...string) (int, str
 	cmd.Env = append(append(os.Environ(), "GREGOR_BIN="+bin), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdin = strings.NewReader(stdin)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,11 @@ func Produce(ctx context.Context, o ProducerOptions, stdout, stderr io.Writer) (
 	if err != nil {
 		return Summary{}, err
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(o.Topic)}, kopts.Opts...)...)
+	// The Java producer always lets its Metadata requests auto-create the
+	// topic (the broker's auto.create.topics.enable decides), so the
+	// README's perf command works on a fresh broker; kgo only does so when
+	// asked.
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic(o.Topic)}, kopts.Opts...)...)
 	if err != nil {
 		return Summary{}, err
 	}
