@@ -74,16 +74,24 @@ type Manager struct {
 	isr      IsrWriter
 	lag      time.Duration
 	fetchers atomic.Pointer[fetcherBox]
+	reporter atomic.Pointer[reporterBox] // offline replicas (offline.go)
 	onRole   func(tp TopicPartition, leader bool, leaderEpoch int32)
+	wg       sync.WaitGroup // offline reports (offline.go)
 
-	mu     sync.Mutex
-	parts  map[TopicPartition]*Handle
-	byID   map[string]*Handle // actor id → handle, for OnGiveUp
-	closed bool
+	mu    sync.Mutex
+	parts map[TopicPartition]*Handle
+	byID  map[string]*Handle // actor id → handle, for OnGiveUp
+	// incarnations maps each running partition actor (by the PID pointer
+	// SpawnNamed returned, which a same-named successor does not share)
+	// to its handle; StopReplicas and Close remove an actor before
+	// stopping it, so a Terminated still listed here is an outage.
+	incarnations map[*actor.PID]*Handle
+	closed       bool
 }
 
 // spawnChild asks the supervisor actor to spawn a partition actor.
 type spawnChild struct {
+	h     *Handle
 	name  string
 	props *actor.Props
 	reply chan spawnResult
@@ -113,6 +121,8 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		onRole: cfg.OnLeadershipChange,
 		parts:  make(map[TopicPartition]*Handle),
 		byID:   make(map[string]*Handle),
+
+		incarnations: make(map[*actor.PID]*Handle),
 	}
 	strategy := cfg.Backoff
 	strategy.OnGiveUp = m.onGiveUp
@@ -125,9 +135,18 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	}
 	props := actors.Props(lg, func() actor.Actor {
 		return actor.ReceiveFunc(func(ctx actor.Context) {
-			if m, ok := ctx.Message().(*spawnChild); ok {
-				pid, err := ctx.SpawnNamed(m.props, m.name)
-				m.reply <- spawnResult{pid, err}
+			switch msg := ctx.Message().(type) {
+			case *spawnChild:
+				pid, err := ctx.SpawnNamed(msg.props, msg.name)
+				if err == nil {
+					// Registered here, before any Terminated of it can be handled.
+					m.mu.Lock()
+					m.incarnations[pid] = msg.h
+					m.mu.Unlock()
+				}
+				msg.reply <- spawnResult{pid, err}
+			case *actor.Terminated:
+				m.childTerminated(msg.Who) // a parent hears of its children's ends
 			}
 		})
 	}, actor.WithSupervisor(&strategy))
@@ -158,7 +177,8 @@ func (m *Manager) fetcherControl() FetcherControl {
 
 // onGiveUp runs on the supervisor's goroutine when a partition actor failed
 // too often: the partition goes offline (KAFKA_STORAGE_ERROR) and the
-// broker keeps serving the others.
+// broker keeps serving the others. The supervisor then stops the actor,
+// and its Terminated reports the offline replica (offline.go).
 func (m *Manager) onGiveUp(child *actor.PID, reason any) {
 	m.mu.Lock()
 	h := m.byID[child.GetId()]
@@ -258,7 +278,7 @@ func (m *Manager) spawn(h *Handle) error {
 		return &partitionActor{h: h, store: m.store, brokerID: m.brokerID, log: m.log, initialHW: initHW, isr: m.isr, lag: m.lag}
 	})
 	reply := make(chan spawnResult, 1)
-	m.sys.Root.Send(m.sup, &spawnChild{name: h.tp.String(), props: props, reply: reply})
+	m.sys.Root.Send(m.sup, &spawnChild{h: h, name: h.tp.String(), props: props, reply: reply})
 	select {
 	case r := <-reply:
 		if r.err != nil {
@@ -307,6 +327,9 @@ func (m *Manager) StopReplicas(tps []TopicPartition, deleteLogs bool) error {
 		h, ok := m.parts[tp]
 		delete(m.parts, tp)
 		delete(m.byID, ManagerName+"/"+tp.String())
+		if ok {
+			delete(m.incarnations, h.PID()) // a stop asked for, not an outage
+		}
 		m.mu.Unlock()
 		if ok {
 			if pid := h.PID(); pid != nil {
@@ -409,6 +432,7 @@ func (m *Manager) Close() {
 	// Stopping the supervisor stops its children first and finishes only
 	// when they have terminated.
 	_ = m.sys.Root.StopFuture(m.sup).Wait()
+	m.wg.Wait() // offline reports under way
 	for _, h := range m.Partitions() {
 		if h.View().Err == nil {
 			h.setUnavailable(kerr.NotLeaderForPartition)
