@@ -24,7 +24,7 @@ func init() {
 			if cmd.Flags().Changed("isolation-level") {
 				o.ConsumerProps = append(o.ConsumerProps, "isolation.level="+isolation)
 			}
-			if code := consoleconsumer.Main(cmd.Context(), o, os.Stdout, os.Stderr); code != 0 {
+			if code := consoleconsumer.MainWithSignals(cmd.Context(), o, os.Stdout, os.Stderr); code != 0 {
 				os.Exit(code)
 			}
 			return nil

@@ -41,6 +41,8 @@ const pollChunk = 10000
 // total of N messages" on stderr. Exit status: 0 after a normal end
 // (including the idle timeout, as Kafka); 1 with one line on stderr for bad
 // arguments or a consume error (or when --zookeeper finds no broker).
+// Ending ctx ends consumption the same way (commit, leave the group, the
+// count); MainWithSignals ties that to SIGINT/SIGTERM for the binary.
 func Main(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	stderr = &lockedWriter{w: stderr}
 	n, err := run(ctx, o, stdout, stderr)
@@ -94,22 +96,25 @@ func run(ctx context.Context, o Options, stdout, stderr io.Writer) (int, error) 
 		}
 		fs := cl.PollRecords(pollCtx, want)
 		cancel()
-		if cl.Context().Err() != nil || ctx.Err() != nil {
-			break
-		}
-		if ferr := clientutil.FetchError(fs); ferr != nil {
-			return count, ferr
-		}
+		// Print what the poll returned even when a signal ended it: in a
+		// group those records count as consumed and are committed on
+		// the way out, so dropping them here would lose them.
 		recs := fs.Records()
-		if len(recs) == 0 && pollCtx.Err() != nil {
-			break // --timeout-ms passed without a record
-		}
 		for _, r := range recs {
 			fm.Write(out, r)
 			count++
 		}
 		if err := out.Flush(); err != nil {
 			return count, fmt.Errorf("Unable to write to standard out, closing consumer: %w", err)
+		}
+		if cl.Context().Err() != nil || ctx.Err() != nil {
+			break
+		}
+		if ferr := clientutil.FetchError(fs); ferr != nil {
+			return count, ferr
+		}
+		if len(recs) == 0 && pollCtx.Err() != nil {
+			break // --timeout-ms passed without a record
 		}
 	}
 	if count == 0 && ctx.Err() == nil && !watch.everConnected() {
