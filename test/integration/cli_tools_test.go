@@ -90,7 +90,10 @@ func TestCLIPendingTools(t *testing.T) {
 }
 
 // kafka-server-start.sh -daemon writes the broker's output to
-// logs/kafkaServer.out next to bin/ (LOG_DIR overrides), not /dev/null.
+// logs/kafkaServer.out next to bin/ (LOG_DIR overrides), not /dev/null,
+// appending: two brokers started from one checkout both keep their lines,
+// as does an earlier run's. It prints the started PID and the log on
+// stderr.
 func TestCLIServerStartDaemonLog(t *testing.T) {
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, "bin"), 0o755); err != nil {
@@ -104,37 +107,80 @@ func TestCLIServerStartDaemonLog(t *testing.T) {
 	if err := os.WriteFile(start, script, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, logDir := range []string{"", filepath.Join(home, "custom")} {
-		cfg := filepath.Join(home, fmt.Sprintf("server-%d.properties", len(logDir)))
+	defaultLog := filepath.Join(home, "logs", "kafkaServer.out")
+	if err := os.MkdirAll(filepath.Dir(defaultLog), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const earlier = "an earlier run's line\n"
+	if err := os.WriteFile(defaultLog, []byte(earlier), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// startDaemon starts a broker with -daemon and returns its log.dirs
+	// (which its "started" line names) and the log file it reported.
+	startDaemon := func(logDir string) (string, string) {
 		port := harness.FreePort(t)
-		body := fmt.Sprintf("broker.id=0\nlisteners=PLAINTEXT://127.0.0.1:%d\nlog.dirs=%s\noffsets.topic.replication.factor=1\n", port, filepath.Join(home, "data", strconv.Itoa(port)))
+		dataDir := filepath.Join(home, "data", strconv.Itoa(port))
+		cfg := filepath.Join(home, fmt.Sprintf("server-%d.properties", port))
+		body := fmt.Sprintf("broker.id=0\nlisteners=PLAINTEXT://127.0.0.1:%d\nlog.dirs=%s\noffsets.topic.replication.factor=1\n", port, dataDir)
 		if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		var env []string
-		want := filepath.Join(home, "logs", "kafkaServer.out")
 		if logDir != "" {
-			env, want = []string{"LOG_DIR=" + logDir}, filepath.Join(logDir, "kafkaServer.out")
+			env = []string{"LOG_DIR=" + logDir}
 		}
 		cmd := exec.Command(start, "-daemon", cfg)
 		cmd.Env = append(append(os.Environ(), "GREGOR_BIN="+harness.Binary(t)), env...)
-		if out, err := cmd.CombinedOutput(); err != nil || len(out) != 0 {
-			t.Fatalf("start -daemon: %v %q", err, out)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil || out.Len() != 0 {
+			t.Fatalf("start -daemon: %v %q %q", err, out.String(), errb.String())
 		}
 		pid := daemonPID(t, cfg)
 		t.Cleanup(func() { stopPID(pid) })
+		var gotPID int
+		var logFile string
+		if n, _ := fmt.Sscanf(errb.String(), "Started gregor server, pid %d, log %s\n", &gotPID, &logFile); n != 2 || gotPID != pid || strings.Count(errb.String(), "\n") != 1 {
+			t.Fatalf("start -daemon stderr %q, want the pid %d and the log", errb.String(), pid)
+		}
+		return dataDir, logFile
+	}
+	// waitLog waits until file holds the "started" line of the broker with dataDir.
+	waitLog := func(file, dataDir string) string {
 		deadline := time.Now().Add(60 * time.Second)
 		for {
-			b, _ := os.ReadFile(want)
-			if strings.Contains(string(b), "INFO") {
-				break
+			b, _ := os.ReadFile(file)
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.Contains(l, "started") && strings.Contains(l, dataDir) {
+					return string(b)
+				}
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s has no broker log: %q", want, b)
+				t.Fatalf("%s has no started line for %s: %q", file, dataDir, b)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		stopPID(pid)
+	}
+
+	d1, f1 := startDaemon("")
+	waitLog(defaultLog, d1)
+	d2, f2 := startDaemon("")
+	if f1 != defaultLog || f2 != defaultLog {
+		t.Fatalf("reported logs %s, %s; want %s", f1, f2, defaultLog)
+	}
+	all := waitLog(defaultLog, d2)
+	if !strings.HasPrefix(all, earlier) || !strings.Contains(all, d1) {
+		t.Fatalf("the second start truncated %s:\n%s", defaultLog, all)
+	}
+
+	custom := filepath.Join(home, "custom")
+	d3, f3 := startDaemon(custom)
+	if f3 != filepath.Join(custom, "kafkaServer.out") {
+		t.Fatalf("LOG_DIR=%s: reported log %s", custom, f3)
+	}
+	waitLog(f3, d3)
+	if b, _ := os.ReadFile(defaultLog); strings.Contains(string(b), d3) {
+		t.Fatalf("the LOG_DIR broker wrote to %s too", defaultLog)
 	}
 }
 
