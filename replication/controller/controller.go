@@ -95,6 +95,9 @@ type Controller struct {
 	// reassigning: partition reassignments under way (reassign.go), active controller only.
 	reassigning map[partition.TopicPartition]*ongoing
 
+	// offline: replicas reported offline (offline.go), active controller only.
+	offline map[partition.TopicPartition]offlineMark
+
 	stop          chan struct{}  // closed by Close
 	wg            sync.WaitGroup // watch forwarders, retry timers, rejoin after give-up
 	removeSession func()
@@ -165,6 +168,7 @@ func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Opti
 	if c.now == nil {
 		c.now = time.Now
 	}
+	c.installOfflineReporter()
 	return c
 }
 
@@ -510,7 +514,7 @@ func (c *Controller) electOne(t *topicState, p int32, unclean bool) error {
 		if cur != nil {
 			curL = &cur.PartitionLeadership
 		}
-		next, changed := NextLeadership(curL, t.assignment[p], c.live, unclean)
+		next, changed := NextLeadership(curL, t.assignment[p], c.replicaOnline(t.name, p), unclean)
 		if !changed {
 			return nil
 		}
@@ -618,7 +622,7 @@ func (c *Controller) sendLeaderAndIsr(states []partition.LeaderAndIsr, only map[
 	per := map[int32][]partition.LeaderAndIsr{}
 	for _, s := range states {
 		for _, r := range s.Replicas {
-			if c.live(r) && (only == nil || only[r]) {
+			if c.live(r) && !c.isOffline(s.TopicPartition, r) && (only == nil || only[r]) {
 				per[r] = append(per[r], s)
 			}
 		}
@@ -719,7 +723,7 @@ func (c *Controller) buildSnapshot() *metadata.Snapshot {
 				}
 			}
 			for _, r := range mp.Replicas {
-				if !c.live(r) || (r == c.cfg.BrokerID && t.state[p] != nil && t.state[p].failed) {
+				if !c.replicaOnline(name, p)(r) || (r == c.cfg.BrokerID && t.state[p] != nil && t.state[p].failed) {
 					mp.OfflineReplicas = append(mp.OfflineReplicas, r)
 				}
 			}

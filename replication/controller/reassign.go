@@ -64,6 +64,8 @@ func (c *Controller) handleAdminEvent(ev event) error {
 		return c.onPreferredZnode()
 	case evRebalance:
 		return c.onAutoRebalance()
+	case evLogDir:
+		return c.onLogDirEvent() // offline.go
 	}
 	return nil
 }
@@ -109,6 +111,7 @@ func (c *Controller) onFailoverAdmin() {
 		c.after(timeRetry, event{kind: evPreferred})
 	}
 	c.scheduleRebalance()
+	c.onFailoverOffline() // offline.go: replicas reported offline
 }
 
 func (c *Controller) sortedReassigning() []partition.TopicPartition {
