@@ -138,6 +138,8 @@ func (c *Controller) handle(ev event) {
 		err = c.onDeleteTopics()
 	case evIsr:
 		err = c.onIsrChange()
+	case evConfigChanges:
+		err = c.onConfigChanges()
 	case evExpired:
 		c.resignLocked("session expired")
 		c.armed = map[string]uint64{} // every watch of the old session is gone
@@ -170,7 +172,7 @@ func (c *Controller) resignLocked(why string) {
 	c.topics = map[string]*topicState{}
 	c.reassigning = nil
 	for p := range c.armed {
-		if p != zkmeta.ControllerPath {
+		if p != zkmeta.ControllerPath && p != zkmeta.ConfigChangesPath { // every broker watches these
 			delete(c.armed, p)
 		}
 	}
@@ -228,6 +230,7 @@ func (c *Controller) electAndWatchLocked() error {
 	if !c.active {
 		c.publishStandby()
 	}
+	c.watchConfigChangesLocked() // topic config changes reach every broker
 	return nil
 }
 

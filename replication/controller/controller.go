@@ -95,6 +95,9 @@ type Controller struct {
 	// reassigning: partition reassignments under way (reassign.go), active controller only.
 	reassigning map[partition.TopicPartition]*ongoing
 
+	// cfgChanges: the /config/changes listener of every broker (config_changes.go).
+	cfgChanges configChangeState
+
 	// offline: replicas reported offline (offline.go), active controller only.
 	offline map[partition.TopicPartition]offlineMark
 

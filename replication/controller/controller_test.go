@@ -339,8 +339,8 @@ func TestAlterTopicConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.rm.configs["c"].RetentionMs != 42 {
-		t.Fatalf("UpdateConfig %+v", e.rm.configs["c"])
+	if lc, _ := e.rm.configOf("c"); lc.RetentionMs != 42 {
+		t.Fatalf("UpdateConfig %+v", lc)
 	}
 	if kids, _ := e.store.Children(zkmeta.ConfigChangesPath); len(kids) != 1 || kids[0] != "config_change_0000000000" {
 		t.Fatalf("change notification %v", kids)

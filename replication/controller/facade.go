@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"go.uber.org/zap"
+
 	"gregor/partition"
 )
 
@@ -63,26 +65,36 @@ func (c *Controller) CreatePartitions(incs []PartitionIncrease, validateOnly boo
 	return out
 }
 
-// TopicConfig returns a copy of a topic's overrides (/config/topics/<t>).
-// Errors: UNKNOWN_TOPIC_OR_PARTITION.
+// TopicConfig returns a topic's overrides as ZooKeeper holds them
+// (/config/topics/<t>), on any broker: Kafka's ZooKeeper-mode
+// DescribeConfigs reads the znode, not the controller (see
+// ReadTopicConfig). Errors: UNKNOWN_TOPIC_OR_PARTITION,
+// UNKNOWN_SERVER_ERROR.
 func (c *Controller) TopicConfig(topic string) (map[string]string, error) {
-	var out map[string]string
-	var err error
-	if cerr := c.call(func() { out, err = c.topicConfigLocked(topic) }); cerr != nil {
-		return nil, cerr
-	}
-	return out, err
+	return ReadTopicConfig(c.store, topic)
 }
 
-// AlterTopicConfig changes a topic's overrides (see
-// alterTopicConfigLocked). mutate runs on the controller actor, so the
-// read-modify-write is atomic; it must not call the Controller.
+// AlterTopicConfig changes a topic's overrides on any broker, as Kafka's
+// ZooKeeper-mode AlterConfigs and IncrementalAlterConfigs do:
+// ChangeTopicConfig validates, writes /config/topics/<t> (atomically
+// against other writers) and the /config/changes notification every
+// broker applies. This broker then applies the change at once (its
+// partitions of the topic and, when it is the controller, the
+// controller's state and unclean elections) instead of waiting for its
+// own watch. mutate may run more than once (a lost race re-runs it on the
+// newer overrides); it must not call the Controller. Errors: see
+// ChangeTopicConfig.
 func (c *Controller) AlterTopicConfig(topic string, mutate func(overrides map[string]string) error, validateOnly bool) error {
-	var err error
-	if cerr := c.call(func() { err = c.alterTopicConfigLocked(topic, mutate, validateOnly) }); cerr != nil {
-		return cerr
+	next, err := ChangeTopicConfig(c.store, topic, mutate, validateOnly)
+	if err != nil || validateOnly {
+		return err
 	}
-	return err
+	c.log.Info("altered topic config", zap.String("topic", topic), zap.Any("config", next))
+	if cerr := c.call(func() { c.applyTopicConfigLocked(topic) }); cerr != nil {
+		// Written and announced: the watch applies it when the actor runs again.
+		c.log.Warn("applying the topic config change here deferred to the notification", zap.String("topic", topic), zap.Error(cerr))
+	}
+	return nil
 }
 
 // ControlledShutdown is the controller side of broker brokerID's

@@ -389,61 +389,6 @@ func indexOf(s []int32, x int32) int {
 	return 0
 }
 
-// topicConfigLocked is the body of TopicConfig, run on the controller actor under c.mu.
-// TopicConfig returns a copy of a topic's overrides (/config/topics/<t>).
-// Errors: UNKNOWN_TOPIC_OR_PARTITION.
-func (c *Controller) topicConfigLocked(topic string) (map[string]string, error) {
-	t, ok := c.topics[topic]
-	if !ok {
-		return nil, errf(kerr.UnknownTopicOrPartition, "Topic '%s' does not exist.", topic)
-	}
-	return maps.Clone(t.overrides), nil
-}
-
-// alterTopicConfigLocked is the body of AlterTopicConfig, run on the controller actor under c.mu.
-// AlterTopicConfig changes a topic's overrides: mutate receives a copy of
-// the current overrides and edits it (it may return an *Error, e.g.
-// INVALID_CONFIG for a bad incremental op). The result is validated
-// (INVALID_CONFIG), written to /config/topics/<t> with a
-// /config/changes notification, and applied with UpdateConfig. With
-// validateOnly nothing is written. Runs under the controller's lock, so
-// read-modify-write is atomic.
-func (c *Controller) alterTopicConfigLocked(topic string, mutate func(overrides map[string]string) error, validateOnly bool) error {
-	if !c.active {
-		return ErrNotController
-	}
-	t, ok := c.topics[topic]
-	if !ok {
-		return errf(kerr.UnknownTopicOrPartition, "Topic '%s' does not exist.", topic)
-	}
-	next := maps.Clone(t.overrides)
-	if err := mutate(next); err != nil {
-		return err
-	}
-	if err := config.ValidateTopicConfigs(next); err != nil {
-		return errf(kerr.InvalidConfig, "%s", err.Error())
-	}
-	if validateOnly {
-		return nil
-	}
-	if _, err := c.store.Set(zkmeta.TopicConfigPath(topic), zkmeta.EncodeConfig(next), metastore.AnyVersion); errors.Is(err, metastore.ErrNoNode) {
-		err = c.store.Create(zkmeta.TopicConfigPath(topic), zkmeta.EncodeConfig(next), false)
-		if err != nil {
-			return errf(kerr.UnknownServerError, "%v", err)
-		}
-	} else if err != nil {
-		return errf(kerr.UnknownServerError, "%v", err)
-	}
-	// Other brokers (cluster mode) learn of the change from this notification.
-	if _, err := c.store.CreateSequential(zkmeta.ConfigChangePrefix, zkmeta.EncodeConfigChange("topics/"+topic), false); err != nil {
-		c.log.Warn("config change notification failed", zap.String("topic", topic), zap.Error(err))
-	}
-	t.overrides = next
-	c.rm.UpdateConfig(topic, c.logConfig(topic, next))
-	c.log.Info("altered topic config", zap.String("topic", topic), zap.Any("config", next))
-	return nil
-}
-
 // BrokerConfig is the broker's server.properties as read (for
 // DescribeConfigs of a BROKER resource).
 func (c *Controller) BrokerConfig() map[string]string { return maps.Clone(c.cfg.Raw) }

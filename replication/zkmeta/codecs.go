@@ -287,6 +287,45 @@ func EncodeConfigChange(entityPath string) []byte {
 	return raw
 }
 
+// ConfigEntityTopics is the entity type of a topic's config change
+// notification: entity_path "topics/<t>" (Kafka's ConfigType.Topic).
+const ConfigEntityTopics = "topics"
+
+// DecodeConfigChange parses a /config/changes/config_change_<seq>
+// notification and returns its entity path ("topics/orders"). Version 2
+// carries entity_path; version 1 (Kafka < 1.1) carries entity_type and
+// entity_name, joined here as "<type>/<name>".
+func DecodeConfigChange(data []byte) (string, error) {
+	var n struct {
+		Version    int    `json:"version"`
+		EntityPath string `json:"entity_path"`
+		EntityType string `json:"entity_type"`
+		EntityName string `json:"entity_name"`
+	}
+	if err := json.Unmarshal(data, &n); err != nil {
+		return "", badData("config change notification", err)
+	}
+	if n.EntityPath == "" && n.EntityType != "" && n.EntityName != "" {
+		return n.EntityType + "/" + n.EntityName, nil
+	}
+	if n.EntityPath == "" {
+		return "", badData("config change notification", fmt.Errorf("no entity_path in %q", data))
+	}
+	return n.EntityPath, nil
+}
+
+// ConfigChangeSeq returns the sequence number of a child of
+// /config/changes ("config_change_0000000042" → 42); ok is false for any
+// other name.
+func ConfigChangeSeq(name string) (seq int64, ok bool) {
+	const prefix = "config_change_"
+	if !strings.HasPrefix(name, prefix) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(name[len(prefix):], 10, 64)
+	return n, err == nil && n >= 0
+}
+
 // Controller is /controller (ControllerZNode, version 1).
 type Controller struct {
 	Version   int    `json:"version"`

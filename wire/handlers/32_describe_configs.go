@@ -9,6 +9,8 @@ package handlers
 //     STATIC_BROKER_CONFIG (server.properties synonym) or DEFAULT_CONFIG.
 //     ConfigNames filters (null = all). Unknown topic:
 //     UNKNOWN_TOPIC_OR_PARTITION. Nothing is read-only or sensitive.
+//     Any broker answers, controller or not: the overrides are read from
+//     ZooKeeper (controller.ReadTopicConfig), as in Kafka's ZooKeeper mode.
 //   - BROKER: "" or this broker's id; every key of server.properties as
 //     STATIC_BROKER_CONFIG, read-only (no dynamic broker configs); keys
 //     naming a password or secret are sensitive and have a null value.

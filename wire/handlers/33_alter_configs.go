@@ -4,7 +4,10 @@ package handlers
 //
 // Behaviour: the legacy, non-incremental form: a TOPIC resource's overrides
 // are REPLACED by the configs sent (null values are dropped), validated as a
-// whole (INVALID_CONFIG), written to /config/topics/<t> and applied.
+// whole (INVALID_CONFIG), written to /config/topics/<t> with a
+// /config/changes notification that every broker applies
+// (controller.ChangeTopicConfig); any broker serves it, as in Kafka's
+// ZooKeeper mode.
 // ValidateOnly writes nothing. Unknown topic: UNKNOWN_TOPIC_OR_PARTITION;
 // BROKER resources: INVALID_REQUEST (no dynamic broker configs); a resource
 // named twice: INVALID_REQUEST.

@@ -6,8 +6,10 @@ package handlers
 // to the broker default), APPEND (2) and SUBTRACT (3) on list configs
 // (cleanup.policy); APPEND/SUBTRACT on a non-list config, or SET without a
 // value, answer INVALID_CONFIG. The whole resource is validated, then
-// written to /config/topics/<t> and applied to the topic's partitions
-// (controller.AlterTopicConfig); ValidateOnly writes nothing. A config
+// written to /config/topics/<t> with a /config/changes notification that
+// every broker applies to the partitions it hosts
+// (controller.AlterTopicConfig; any broker serves it, as in Kafka's
+// ZooKeeper mode); ValidateOnly writes nothing. A config
 // named twice, or a resource named twice in one request: INVALID_REQUEST.
 // Unknown topic: UNKNOWN_TOPIC_OR_PARTITION. BROKER resources: dynamic
 // broker configs are not supported (INVALID_REQUEST).

@@ -25,9 +25,10 @@ type TopicSource interface {
 	DeleteTopics(names []string) []error
 	// CreatePartitions raises partition counts; one error per topic.
 	CreatePartitions(incs []controller.PartitionIncrease, validateOnly bool) []error
-	// TopicConfig returns a topic's config overrides.
+	// TopicConfig returns a topic's config overrides (any broker).
 	TopicConfig(topic string) (map[string]string, error)
-	// AlterTopicConfig edits a topic's overrides atomically (see controller).
+	// AlterTopicConfig edits a topic's overrides atomically on any broker
+	// (see controller); mutate may run more than once.
 	AlterTopicConfig(topic string, mutate func(overrides map[string]string) error, validateOnly bool) error
 }
 

@@ -419,7 +419,10 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 	if !reflect.DeepEqual(cfg, map[string]string{"retention.ms": "5000", "cleanup.policy": "delete,compact"}) {
 		t.Fatalf("config %v", cfg)
 	}
-	if lc := rm.configs["i"]; lc.RetentionMs != 5000 || !lc.Compact {
+	rm.mu.Lock() // the controller's config-change watch may apply it again meanwhile
+	lc := rm.configs["i"]
+	rm.mu.Unlock()
+	if lc.RetentionMs != 5000 || !lc.Compact {
 		t.Fatalf("UpdateConfig %+v", lc)
 	}
 	for _, c := range []struct {
