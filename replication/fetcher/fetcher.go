@@ -244,12 +244,23 @@ func (f *fetcherActor) epochRequest(sent map[partition.TopicPartition]int32, now
 		if !ok {
 			continue
 		}
-		latest := h.LatestEpoch()
+		v := h.View()
+		if v.Log == nil {
+			// The partition actor is restarting (or offline): its log's
+			// epochs are unknown, not absent. Taking that for a log without
+			// epochs truncated a follower to its high watermark — dropping
+			// records the leader had acknowledged, lost for good if this
+			// follower became leader next. Wait for the log instead.
+			f.delay(ps)
+			continue
+		}
+		latest := latestEpoch(v)
 		if latest < 0 {
 			// Nothing to compare (empty or pre-epoch log): Kafka truncates
 			// to the high watermark, which is all this replica can trust.
-			if _, err := h.TruncateTo(ps.epoch, h.View().HighWatermark, false); err != nil {
+			if _, err := h.TruncateTo(ps.epoch, v.HighWatermark, false); err != nil {
 				f.log.Debug("truncate to high watermark", zap.Stringer("partition", tp), zap.Error(err))
+				f.delay(ps) // retried on the wake-up timer even when nothing else is fetched
 				continue
 			}
 			ps.truncating, ps.offset = false, h.View().LogEndOffset
@@ -510,6 +521,17 @@ func (f *fetcherActor) leaderOffsets(tp partition.TopicPartition, epoch int32) (
 	}
 	latest, err = get(-1)
 	return earliest, latest, err
+}
+
+// latestEpoch is the newest leader epoch in the log of view v (-1 when
+// the log has none), read from the same view the caller checked.
+func latestEpoch(v *partition.View) int32 {
+	if fl, ok := v.Log.(partition.FollowerLog); ok {
+		if e, ok := fl.LatestEpoch(); ok {
+			return e
+		}
+	}
+	return -1
 }
 
 // wholeBatches drops a trailing partial batch (a leader may cut the last
