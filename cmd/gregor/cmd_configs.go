@@ -30,7 +30,7 @@ func init() {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.BootstrapServer, "bootstrap-server", "", "REQUIRED: the Kafka server(s) to connect to, host:port[,host:port]")
-	f.StringVar(&o.ZooKeeper, "zookeeper", "", "DEPRECATED: not supported yet; use --bootstrap-server")
+	f.StringVar(&o.ZooKeeper, "zookeeper", "", "DEPRECATED (Kafka 2.x): the ZooKeeper connection string host:port[,host:port][/chroot]; topic configs are read and written there directly")
 	f.StringVar(&commandConfig, "command-config", "", "property file with client configs")
 	f.StringVar(&o.EntityType, "entity-type", "", "type of entity: topics or brokers")
 	f.StringVar(&o.EntityName, "entity-name", "", "name of entity (topic name or broker id)")

@@ -21,14 +21,24 @@ var Timeout = 60 * time.Second
 // Main runs kafka-configs.sh and returns the exit status: 0 on success; 1
 // for a bad argument (one line on stderr) or a failed command (Kafka's
 // "Error while executing config command with args '…'" line, then the
-// error); 2 for --zookeeper. commandConfig holds --command-config client
+// error). With --zookeeper the command reads and writes ZooKeeper
+// directly (RunZooKeeper). commandConfig holds --command-config client
 // properties (may be nil).
 func Main(ctx context.Context, o Options, commandConfig map[string]string, stdout, stderr io.Writer) int {
 	if err := o.resolve(); err != nil {
 		return clientutil.Report(stderr, "", err)
 	}
-	if o.BootstrapServer == "" {
-		return clientutil.Report(stderr, "", clientutil.ZooKeeperUnsupported("kafka-configs"))
+	if o.ZooKeeper != "" {
+		store, err := openZooKeeper(o.ZooKeeper)
+		if err != nil {
+			return clientutil.Report(stderr, "", err)
+		}
+		defer store.Close()
+		if err := RunZooKeeper(o, store, stdout); err != nil {
+			fmt.Fprintf(stderr, "Error while executing config command with args '%s'\n", strings.Join(o.Args, " "))
+			return clientutil.Report(stderr, "", err)
+		}
+		return 0
 	}
 	adm, err := clientutil.AdminClient(o.BootstrapServer, commandConfig)
 	if err != nil {

@@ -2,7 +2,9 @@
 // ConfigCommand) for topics and brokers over the Kafka protocol:
 // --describe [--all] through DescribeConfigs, --alter --add-config /
 // --delete-config through IncrementalAlterConfigs (KIP-339), with
-// ConfigCommand's flags and output.
+// ConfigCommand's flags and output; with --zookeeper, topic configs are
+// read and written in ZooKeeper directly, as Kafka 2.x's ConfigCommand did
+// (zk.go).
 package configs
 
 import (
@@ -16,7 +18,7 @@ import (
 // Options are kafka-configs.sh's flags.
 type Options struct {
 	BootstrapServer string
-	ZooKeeper       string // --zookeeper: refused (exit 2) for now
+	ZooKeeper       string // --zookeeper host:port[/chroot]: straight to ZooKeeper (topics only)
 	EntityType      string // --entity-type: topics or brokers
 	EntityName      string // --entity-name; "" = every entity (describe) / none
 	EntityDefault   bool   // --entity-default: the cluster-wide broker default
@@ -58,8 +60,8 @@ func (o *Options) resolve() error {
 	if o.Describe == o.Alter {
 		return clientutil.Usage("Command must include exactly one action: --describe, --alter")
 	}
-	if o.BootstrapServer == "" && o.ZooKeeper == "" {
-		return clientutil.Usage("One of the required --bootstrap-server or --zookeeper arguments must be specified")
+	if (o.BootstrapServer == "") == (o.ZooKeeper == "") {
+		return clientutil.Usage("Only one of --bootstrap-server or --zookeeper must be specified")
 	}
 	if o.EntityType == "" {
 		return clientutil.Usage("At least one --entity-type must be specified")
