@@ -33,7 +33,7 @@ var (
 	descPartitions = prometheus.NewDesc("kafka_server_replicamanager_partition_count",
 		"Partition replicas hosted here (Kafka PartitionCount).", nil, nil)
 	descOfflineLocal = prometheus.NewDesc("kafka_server_replicamanager_offline_replica_count",
-		"Replicas hosted here that are offline: their actor failed too often and the supervisor gave up (KAFKA_STORAGE_ERROR).", nil, nil)
+		"Replicas hosted here that are offline (KAFKA_STORAGE_ERROR): their actor failed too often and the supervisor gave up, or an operator stopped it.", nil, nil)
 	descOffline = prometheus.NewDesc("kafka_controller_kafkacontroller_offline_partitions_count",
 		"Partitions without a leader, reported by the active controller only (Kafka OfflinePartitionsCount).", nil, nil)
 	descActiveController = prometheus.NewDesc("kafka_controller_kafkacontroller_active_controller_count",
