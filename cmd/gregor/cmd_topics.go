@@ -43,5 +43,9 @@ func init() {
 	f.BoolVar(&o.IfExists, "if-exists", false, "with --alter, --delete or --describe: only act if the topic exists")
 	f.BoolVar(&o.IfNotExists, "if-not-exists", false, "with --create: only create if the topic does not exist")
 	f.BoolVar(&o.ExcludeInternal, "exclude-internal", false, "exclude internal topics from --list and --describe")
+	f.BoolVar(&o.UnderReplicated, "under-replicated-partitions", false, "with --describe: only show under-replicated partitions")
+	f.BoolVar(&o.Unavailable, "unavailable-partitions", false, "with --describe: only show partitions whose leader is not available")
+	f.BoolVar(&o.UnderMinISR, "under-min-isr-partitions", false, "with --describe: only show partitions whose ISR is smaller than min.insync.replicas (not with --zookeeper)")
+	f.BoolVar(&o.AtMinISR, "at-min-isr-partitions", false, "with --describe: only show partitions whose ISR equals min.insync.replicas (not with --zookeeper)")
 	root.AddCommand(cmd)
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -50,6 +51,11 @@ type TopicDescription struct {
 	// leader -1 Kafka 2.x's `--zookeeper --describe` prints as "-1"
 	// (a partition without a state znode, ISR nil, still prints "none").
 	FromZooKeeper bool
+	// MinInSyncReplicas is the topic's min.insync.replicas in effect
+	// (override or broker default) for --under-min-isr-partitions and
+	// --at-min-isr-partitions; 0 = unknown (the ZooKeeper form, as in
+	// Kafka's, does not read it).
+	MinInSyncReplicas int
 }
 
 // PartitionDescription is one partition's leadership.
@@ -139,12 +145,18 @@ func (a KadmAdmin) DescribeTopics(ctx context.Context, topics []string) ([]Topic
 		return nil, err
 	}
 	configs := map[string][]ConfigValue{}
+	minISR := map[string]int{}
 	if rcs, err := a.Adm.DescribeTopicConfigs(ctx, topics...); err == nil {
 		for _, rc := range rcs {
 			if rc.Err != nil {
 				continue
 			}
 			for _, c := range rc.Configs {
+				if c.Key == "min.insync.replicas" && c.Value != nil {
+					if n, err := strconv.Atoi(*c.Value); err == nil && n > 0 {
+						minISR[rc.Name] = n
+					}
+				}
 				if c.Source == kmsg.ConfigSourceDefaultConfig || c.Value == nil {
 					continue
 				}
@@ -162,7 +174,7 @@ func (a KadmAdmin) DescribeTopics(ctx context.Context, topics []string) ([]Topic
 		if d.Err != nil {
 			return nil, fmt.Errorf("topic %s: %w", t, d.Err)
 		}
-		td := TopicDescription{Name: t, Configs: configs[t]}
+		td := TopicDescription{Name: t, Configs: configs[t], MinInSyncReplicas: minISR[t]}
 		if d.ID != (kadm.TopicID{}) {
 			td.ID = base64.RawURLEncoding.EncodeToString(d.ID[:])
 		}
@@ -172,6 +184,16 @@ func (a KadmAdmin) DescribeTopics(ctx context.Context, topics []string) ([]Topic
 		out = append(out, td)
 	}
 	return out, nil
+}
+
+// LiveBrokers implements LiveBrokerLister: the brokers in the cluster's
+// metadata (a Metadata request for no topics).
+func (a KadmAdmin) LiveBrokers(ctx context.Context) ([]int32, error) {
+	m, err := a.Adm.BrokerMetadata(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return m.Brokers.NodeIDs(), nil
 }
 
 // Close implements Admin.

@@ -26,6 +26,13 @@ type Options struct {
 	IfExists                              bool
 	IfNotExists                           bool
 	ExcludeInternal                       bool
+	// Describe filters (TopicCommand's replication reports): with any of
+	// them --describe prints no topic summary line, only the partitions
+	// the filter selects. At most one may be given.
+	UnderReplicated bool // --under-replicated-partitions: ISR smaller than the replicas
+	Unavailable     bool // --unavailable-partitions: no leader, or a leader that is not a live broker
+	UnderMinISR     bool // --under-min-isr-partitions: no leader, or ISR below min.insync.replicas (not with --zookeeper)
+	AtMinISR        bool // --at-min-isr-partitions: ISR exactly min.insync.replicas (not with --zookeeper)
 }
 
 // ErrorPrefix begins every error line, as Kafka's TopicCommand prints it.
@@ -53,6 +60,9 @@ func (o *Options) Check() error {
 	}
 	if o.Alter && len(o.Configs) > 0 {
 		return clientutil.Usage("Option \"[config]\" can't be used with option \"[alter]\"; use kafka-configs.sh to change topic configs")
+	}
+	if err := o.checkReports(); err != nil {
+		return err
 	}
 	if o.IfExists && !(o.Alter || o.Delete || o.Describe) {
 		return clientutil.Usage("Option \"[if-exists]\" can only be used with --alter, --delete or --describe")
@@ -165,8 +175,22 @@ func describe(ctx context.Context, o Options, admin Admin, stdout io.Writer) err
 	if err != nil {
 		return err
 	}
+	if !o.reporting() {
+		for _, d := range ds {
+			io.WriteString(stdout, FormatDescription(d))
+		}
+		return nil
+	}
+	sel, err := o.partitionFilter(ctx, admin)
+	if err != nil {
+		return err
+	}
 	for _, d := range ds {
-		io.WriteString(stdout, FormatDescription(d))
+		for _, p := range d.Partitions {
+			if sel(d, p) {
+				io.WriteString(stdout, formatPartition(d, p))
+			}
+		}
 	}
 	return nil
 }
@@ -174,6 +198,16 @@ func describe(ctx context.Context, o Options, admin Admin, stdout io.Writer) err
 // FormatDescription renders a topic as Kafka's TopicCommand --describe does:
 // a summary line, then one tab-led line per partition.
 func FormatDescription(d TopicDescription) string {
+	var b strings.Builder
+	b.WriteString(formatSummary(d))
+	for _, p := range d.Partitions {
+		b.WriteString(formatPartition(d, p))
+	}
+	return b.String()
+}
+
+// formatSummary is the topic line of --describe.
+func formatSummary(d TopicDescription) string {
 	var b strings.Builder
 	b.WriteString("Topic: " + d.Name)
 	if d.ID != "" {
@@ -188,16 +222,18 @@ func FormatDescription(d TopicDescription) string {
 		cfg[i] = c.Name + "=" + c.Value
 	}
 	fmt.Fprintf(&b, "\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: %s\n", len(d.Partitions), rf, strings.Join(cfg, ","))
-	for _, p := range d.Partitions {
-		leader := "none"
-		// ZooKeeper's state znode says -1 outright (ZkAdmin leaves ISR nil
-		// when there is no state znode: then "none").
-		if p.Leader >= 0 || (d.FromZooKeeper && p.Leader == -1 && p.ISR != nil) {
-			leader = strconv.Itoa(int(p.Leader))
-		}
-		fmt.Fprintf(&b, "\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\n", d.Name, p.Partition, leader, joinIDs(p.Replicas), joinIDs(p.ISR))
-	}
 	return b.String()
+}
+
+// formatPartition is one tab-led partition line of --describe.
+func formatPartition(d TopicDescription, p PartitionDescription) string {
+	leader := "none"
+	// ZooKeeper's state znode says -1 outright (ZkAdmin leaves ISR nil
+	// when there is no state znode: then "none").
+	if p.Leader >= 0 || (d.FromZooKeeper && p.Leader == -1 && p.ISR != nil) {
+		leader = strconv.Itoa(int(p.Leader))
+	}
+	return fmt.Sprintf("\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\n", d.Name, p.Partition, leader, joinIDs(p.Replicas), joinIDs(p.ISR))
 }
 
 func joinIDs(ids []int32) string {

@@ -72,6 +72,10 @@ func (a *ZkAdmin) ListTopics(ctx context.Context) ([]string, error) {
 	return names, err
 }
 
+// LiveBrokers implements LiveBrokerLister: the registered brokers
+// (/brokers/ids), sorted.
+func (a *ZkAdmin) LiveBrokers(ctx context.Context) ([]int32, error) { return a.liveBrokers() }
+
 // liveBrokers lists the registered broker ids (/brokers/ids), sorted.
 func (a *ZkAdmin) liveBrokers() ([]int32, error) {
 	kids, err := a.Store.Children(zkmeta.BrokerIDsPath)
