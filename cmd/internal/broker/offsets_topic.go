@@ -38,11 +38,22 @@ func (o *offsetsTopic) tp(p int32) partition.TopicPartition {
 
 // Ensure creates __consumer_offsets on first use, as Kafka does, with
 // offsets.topic.num.partitions partitions, offsets.topic.replication.factor
-// capped by the live brokers, and a compacted config.
+// capped by the live brokers, and a compacted config. Until this broker's
+// metadata cache lists this broker among the live ones (its first
+// UpdateMetadata has not arrived: just started, or the controller's
+// channel to it is backed up) it knows no live brokers to cap by, and it
+// answers COORDINATOR_NOT_AVAILABLE (retriable) instead of creating the
+// topic — capping by that empty list created __consumer_offsets with
+// replication factor 1 on a 3-broker cluster (chaos: every partition's
+// ISR stuck at one broker, acks=all group writes refused under
+// min.insync.replicas=2, the group rebalancing for ever).
 func (o *offsetsTopic) Ensure(ctx context.Context) error {
 	snap := o.topics.Snapshot()
 	if _, ok := snap.Topics[coordinator.OffsetsTopicName]; ok {
 		return nil
+	}
+	if _, ok := snap.Broker(o.cfg.BrokerID); !ok {
+		return fmt.Errorf("%w: broker %d has no cluster metadata yet to create %s with", kerr.CoordinatorNotAvailable, o.cfg.BrokerID, coordinator.OffsetsTopicName)
 	}
 	rf := o.cfg.OffsetsTopicReplicationFactor
 	if live := int16(len(snap.Brokers)); rf > live {
