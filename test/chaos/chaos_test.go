@@ -96,6 +96,11 @@ func TestChaos(t *testing.T) {
 	t.Cleanup(func() { c.keepLogsOnFailure() })
 
 	f := newFaulter(t, c)
+	// Count the group's first rebalance before any broker can be killed: a
+	// counter lives in the broker process, so a coordinator SIGKILLed before
+	// the first scrape would take the increase with it.
+	_, _ = poll(30*time.Second, func() (bool, string) { return cons.consumed.Load() > 0, "consumer has not received a record yet" })
+	f.scrapeMetrics()
 	start := time.Now()
 	f.run(start.Add(d))
 	t.Logf("fault phase over after %v: %s", time.Since(start).Round(time.Second), f.summary())
@@ -467,10 +472,13 @@ func (f *faulter) scrapeMetrics() {
 				continue
 			}
 			key := fmt.Sprintf("%d/%s", id, m.name)
-			if v > f.lastMetric[key] {
-				*m.sum += v - f.lastMetric[key]
-				f.lastMetric[key] = v
+			switch last := f.lastMetric[key]; {
+			case v > last:
+				*m.sum += v - last
+			case v < last: // the broker restarted: its counter began again at 0
+				*m.sum += v
 			}
+			f.lastMetric[key] = v
 		}
 	}
 }
