@@ -26,6 +26,7 @@ package handlers
 //   - v12: topic name nullable when asked by id.
 
 import (
+	"errors"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -129,6 +130,11 @@ func buildMetadata(req *kmsg.MetadataRequest, listener string, snap *metadata.Sn
 		err, tried := created[name]
 		switch {
 		case tried && err == nil:
+			mt.ErrorCode = kerr.LeaderNotAvailable.Code
+		case tried && errors.Is(err, kerr.TopicAlreadyExists):
+			// Created meanwhile by another broker, or this broker's cache
+			// has not caught up (e.g. just restarted): Kafka answers
+			// LEADER_NOT_AVAILABLE, which clients retry.
 			mt.ErrorCode = kerr.LeaderNotAvailable.Code
 		case tried:
 			mt.ErrorCode, _ = controller.Code(err)
