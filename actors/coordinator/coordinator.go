@@ -212,9 +212,12 @@ type (
 	groupTick     struct{}
 	expireOffsets struct{}
 	groupDone     struct {
-		group     string
-		pid       *actor.PID
-		counted   bool // answers a GroupRequest (decrements in-flight)
+		group   string
+		pid     *actor.PID
+		counted bool // answers a GroupRequest (decrements in-flight)
+		// crashed: the counted request panicked; the group's state is
+		// suspect, so removable and listing carry nothing.
+		crashed   bool
 		removable bool
 		listing   Listing
 	}
@@ -319,6 +322,9 @@ func (r *router) Receive(ctx actor.Context) {
 		}
 		if m.counted {
 			ch.inflight--
+		}
+		if m.crashed {
+			return
 		}
 		if m.removable {
 			delete(r.listings, m.group)
@@ -568,6 +574,10 @@ type groupActor struct {
 	timer     *time.Timer
 	timerAt   time.Time
 	preparing bool // the group was in PreparingRebalance after the last message (rebalance counter)
+	// applying is the GroupRequest being handled: set from Apply until
+	// after has sent its groupDone, so on Restarting (or Stopping, when
+	// the supervisor gives up) it is the request that panicked.
+	applying *GroupRequest
 }
 
 func (a *groupActor) Receive(ctx actor.Context) {
@@ -577,17 +587,21 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		a.after(ctx, false)
 	case *actor.Restarting:
 		a.stopTimer()
+		a.failApplying(ctx)
 		if a.g != nil {
 			a.g.Shutdown(kerr.CoordinatorNotAvailable.Code)
 		}
 	case *actor.Stopping:
 		a.stopTimer()
+		a.failApplying(ctx)
 		if a.g != nil {
 			a.g.Shutdown(kerr.NotCoordinator.Code)
 		}
 	case *GroupRequest:
+		a.applying = m
 		m.Apply(a.g, a.c.opts.Now())
 		a.after(ctx, true)
+		a.applying = nil
 	case groupTick:
 		a.timerAt = time.Time{}
 		a.g.Tick(a.c.opts.Now())
@@ -607,6 +621,23 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		}
 		a.after(ctx, false)
 	}
+}
+
+// failApplying answers the request whose Apply panicked (if any) with
+// COORDINATOR_NOT_AVAILABLE — retriable: clients look the coordinator up
+// again and retry, as with Kafka's unavailable coordinator — and tells the
+// router it is done, as after would have. Replies are guarded (reply
+// once), so a request that had already answered before panicking is not
+// answered twice.
+func (a *groupActor) failApplying(ctx actor.Context) {
+	req := a.applying
+	if req == nil {
+		return
+	}
+	a.applying = nil
+	a.c.log.Warn("group request panicked; answering COORDINATOR_NOT_AVAILABLE", zap.String("group", a.id), zap.String("api", req.API))
+	req.Fail(kerr.CoordinatorNotAvailable.Code)
+	ctx.Send(ctx.Parent(), &groupDone{group: a.id, pid: ctx.Self(), counted: true, crashed: true})
 }
 
 func (a *groupActor) start() {

@@ -178,6 +178,11 @@ func TestGroupActorPanicRestartsAndReloads(t *testing.T) {
 		Apply: func(*Group, time.Time) { panic("injected") },
 		Fail:  func(code int16) { failed <- code },
 	})
+	// The request that panicked is answered with a retriable error (the
+	// README's promise for a restarting actor), not left to time out.
+	if code := wait(t, failed); code != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("panicked request answered %d, want COORDINATOR_NOT_AVAILABLE", code)
+	}
 	// The restarted actor rebuilt the group from the log: same member,
 	// same generation, same offsets.
 	if code := heartbeat(t, c, "g", member, gen); code != 0 {
@@ -186,6 +191,46 @@ func TestGroupActorPanicRestartsAndReloads(t *testing.T) {
 	f := fetchAll(t, c, "g")
 	if len(f.Topics) != 1 || f.Topics[0].Partitions[0].Offset != 10 {
 		t.Fatalf("offsets after restart %+v", f.Topics)
+	}
+	in := actors.InstrumentsOf(c.sys)
+	var path string
+	for _, a := range in.Actors() {
+		if a.Kind == "group" {
+			path = a.Path
+			if a.Restarts != 1 {
+				t.Fatalf("group actor %s restarts %d, want 1", a.Path, a.Restarts)
+			}
+		}
+	}
+	if path == "" {
+		t.Fatal("no group actor")
+	}
+	// The router counted the panicked request as done: once the group is
+	// deleted (Dead, nothing in flight) its actor is stopped. A request
+	// still counted in flight would keep the actor alive forever.
+	lch, lreply := chanOf[*kmsg.LeaveGroupResponse]()
+	lr := kmsg.NewPtrLeaveGroupRequest()
+	lr.Version, lr.Group, lr.MemberID = 0, "g", member
+	c.LeaveGroup(context.Background(), lr, lreply)
+	if r := wait(t, lch); r.ErrorCode != 0 {
+		t.Fatalf("leave %d", r.ErrorCode)
+	}
+	delch, delreply := chanOf[*kmsg.DeleteGroupsResponse]()
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Version, del.Groups = 2, []string{"g"}
+	c.DeleteGroups(context.Background(), del, delreply)
+	if r := wait(t, delch); r.Groups[0].ErrorCode != 0 {
+		t.Fatalf("delete %+v", r.Groups)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, alive := in.Actor(path); !alive {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("group actor %s still alive after its group was deleted: the panicked request is still counted in flight", path)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
