@@ -5,6 +5,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // setter validates one key's value and stores it in b. Keys whose effect
@@ -84,94 +86,158 @@ func acceptAny(*Broker, string, string) error { return nil }
 
 const noMin = math.MinInt64
 
+// brokerKey is one server.properties key Gregor applies (or validates for
+// resolve): its setter, its Kafka type and its default, which
+// DescribeConfigs shows (source DEFAULT_CONFIG) when server.properties
+// leaves the key out.
+type brokerKey struct {
+	set setter
+	typ kmsg.ConfigType
+	// def renders the key's default from d = Defaults(). nil: the default is
+	// null, as in Kafka (log.retention.ms: log.retention.hours decides;
+	// advertised.listeners: derived from listeners).
+	def func(d *Broker) string
+}
+
+func intType(bits int) kmsg.ConfigType {
+	switch bits {
+	case 16:
+		return kmsg.ConfigTypeShort
+	case 32:
+		return kmsg.ConfigTypeInt
+	}
+	return kmsg.ConfigTypeLong
+}
+
+func intKey[T ~int | ~int16 | ~int32 | ~int64](field func(*Broker) *T, bits int, min int64) brokerKey {
+	return brokerKey{intSetter(field, bits, min), intType(bits), func(d *Broker) string { return i64(int64(*field(d))) }}
+}
+
+func msKey(field func(*Broker) *time.Duration, bits int, min int64) brokerKey {
+	return brokerKey{msSetter(field, bits, min), intType(bits), func(d *Broker) string { return i64(field(d).Milliseconds()) }}
+}
+
+func boolKey(field func(*Broker) *bool) brokerKey {
+	return brokerKey{boolSetter(field), kmsg.ConfigTypeBoolean, func(d *Broker) string { return strconv.FormatBool(*field(d)) }}
+}
+
+func doubleKey(field func(*Broker) *float64, min, max float64) brokerKey {
+	return brokerKey{doubleSetter(field, min, max), kmsg.ConfigTypeDouble, func(d *Broker) string { return strconv.FormatFloat(*field(d), 'g', -1, 64) }}
+}
+
+func enumKey(field func(*Broker) *string, allowed ...string) brokerKey {
+	return brokerKey{enumSetter(field, allowed...), kmsg.ConfigTypeString, func(d *Broker) string { return *field(d) }}
+}
+
+// checkKey is a key without a Broker field of its own (resolve combines it
+// with others, or the setter stores it itself), with its default.
+func checkKey(set setter, typ kmsg.ConfigType, def string) brokerKey {
+	return brokerKey{set, typ, func(*Broker) string { return def }}
+}
+
+// nullKey is a checkKey whose default is null.
+func nullKey(set setter, typ kmsg.ConfigType) brokerKey { return brokerKey{set: set, typ: typ} }
+
 // brokerKeys are the server.properties keys Gregor applies (or validates for
 // resolve). Minimums follow Kafka's KafkaConfig validators; where Kafka has
 // none but a negative value is meaningless, the minimum is 0 or 1 and the
-// comment says so.
-var brokerKeys = map[string]setter{
-	"broker.id":                       intSetter(func(b *Broker) *int32 { return &b.BrokerID }, 32, 0), // Gregor: no broker.id generation (-1)
-	"listeners":                       validateListeners,
-	"advertised.listeners":            validateListeners,
-	"port":                            validateInt(32, 0),
-	"host.name":                       acceptAny,
-	"advertised.port":                 validateInt(32, 0),
-	"advertised.host.name":            acceptAny,
-	"log.dirs":                        acceptAny,
-	"log.dir":                         acceptAny,
-	"zookeeper.connect":               acceptAny,
-	"zookeeper.session.timeout.ms":    msSetter(func(b *Broker) *time.Duration { return &b.ZookeeperSessionTimeout }, 32, 1),
-	"zookeeper.connection.timeout.ms": validateInt(32, 1),
+// comment says so. Defaults are those of Defaults() (Kafka's, except
+// broker.id: Gregor has no id generation, so 0).
+var brokerKeys = map[string]brokerKey{
+	"broker.id":                       intKey(func(b *Broker) *int32 { return &b.BrokerID }, 32, 0), // Gregor: no broker.id generation (-1)
+	"listeners":                       checkKey(validateListeners, kmsg.ConfigTypeString, "PLAINTEXT://:9092"),
+	"advertised.listeners":            nullKey(validateListeners, kmsg.ConfigTypeString),
+	"port":                            checkKey(validateInt(32, 0), kmsg.ConfigTypeInt, "9092"),
+	"host.name":                       checkKey(acceptAny, kmsg.ConfigTypeString, ""),
+	"advertised.port":                 nullKey(validateInt(32, 0), kmsg.ConfigTypeInt),
+	"advertised.host.name":            nullKey(acceptAny, kmsg.ConfigTypeString),
+	"log.dirs":                        nullKey(acceptAny, kmsg.ConfigTypeString),
+	"log.dir":                         checkKey(acceptAny, kmsg.ConfigTypeString, "/tmp/kafka-logs"),
+	"zookeeper.connect":               nullKey(acceptAny, kmsg.ConfigTypeString),
+	"zookeeper.session.timeout.ms":    msKey(func(b *Broker) *time.Duration { return &b.ZookeeperSessionTimeout }, 32, 1),
+	"zookeeper.connection.timeout.ms": nullKey(validateInt(32, 1), kmsg.ConfigTypeInt), // null: the session timeout
 
-	"num.partitions":                 intSetter(func(b *Broker) *int32 { return &b.NumPartitions }, 32, 1),
-	"default.replication.factor":     intSetter(func(b *Broker) *int16 { return &b.DefaultReplicationFactor }, 16, 1),
-	"auto.create.topics.enable":      boolSetter(func(b *Broker) *bool { return &b.AutoCreateTopicsEnable }),
-	"delete.topic.enable":            boolSetter(func(b *Broker) *bool { return &b.DeleteTopicEnable }),
-	"min.insync.replicas":            intSetter(func(b *Broker) *int { return &b.MinInsyncReplicas }, 32, 1),
-	"unclean.leader.election.enable": boolSetter(func(b *Broker) *bool { return &b.UncleanLeaderElection }),
+	"num.partitions":                 intKey(func(b *Broker) *int32 { return &b.NumPartitions }, 32, 1),
+	"default.replication.factor":     intKey(func(b *Broker) *int16 { return &b.DefaultReplicationFactor }, 16, 1),
+	"auto.create.topics.enable":      boolKey(func(b *Broker) *bool { return &b.AutoCreateTopicsEnable }),
+	"delete.topic.enable":            boolKey(func(b *Broker) *bool { return &b.DeleteTopicEnable }),
+	"min.insync.replicas":            intKey(func(b *Broker) *int { return &b.MinInsyncReplicas }, 32, 1),
+	"unclean.leader.election.enable": boolKey(func(b *Broker) *bool { return &b.UncleanLeaderElection }),
 
-	"log.retention.ms":                        validateInt(64, noMin), // negative = keep forever
-	"log.retention.minutes":                   validateInt(32, noMin),
-	"log.retention.hours":                     validateInt(32, noMin),
-	"log.retention.bytes":                     intSetter(func(b *Broker) *int64 { return &b.LogRetentionBytes }, 64, noMin),
-	"log.segment.bytes":                       intSetter(func(b *Broker) *int64 { return &b.LogSegmentBytes }, 32, 14), // LegacyRecord.RECORD_OVERHEAD_V0
-	"log.roll.ms":                             validateInt(64, 1),
-	"log.roll.hours":                          validateInt(32, 1),
-	"log.retention.check.interval.ms":         msSetter(func(b *Broker) *time.Duration { return &b.LogRetentionCheckInterval }, 64, 1),
-	"log.flush.interval.messages":             intSetter(func(b *Broker) *int64 { return &b.LogFlushIntervalMessages }, 64, 1),
-	"log.flush.interval.ms":                   intSetter(func(b *Broker) *int64 { return &b.LogFlushIntervalMs }, 64, 0),
-	"log.flush.scheduler.interval.ms":         validateInt(64, 0),
-	"log.index.interval.bytes":                intSetter(func(b *Broker) *int32 { return &b.LogIndexIntervalBytes }, 32, 0),
-	"log.index.size.max.bytes":                intSetter(func(b *Broker) *int32 { return &b.LogIndexSizeMaxBytes }, 32, 4),
-	"log.cleanup.policy":                      setCleanupPolicy,
-	"log.cleaner.enable":                      boolSetter(func(b *Broker) *bool { return &b.LogCleanerEnable }),
-	"log.cleaner.backoff.ms":                  msSetter(func(b *Broker) *time.Duration { return &b.LogCleanerBackoff }, 64, 0),
-	"log.cleaner.dedupe.buffer.size":          intSetter(func(b *Broker) *int64 { return &b.LogCleanerDedupeBufferSize }, 64, 1),
-	"log.cleaner.io.buffer.load.factor":       doubleSetter(func(b *Broker) *float64 { return &b.LogCleanerLoadFactor }, 0.01, 1),
-	"log.cleaner.min.cleanable.ratio":         doubleSetter(func(b *Broker) *float64 { return &b.LogCleanerMinCleanableRatio }, 0, 1),
-	"log.cleaner.delete.retention.ms":         intSetter(func(b *Broker) *int64 { return &b.LogCleanerDeleteRetentionMs }, 64, 0),
-	"log.cleaner.min.compaction.lag.ms":       intSetter(func(b *Broker) *int64 { return &b.LogCleanerMinCompactionLagMs }, 64, 0),
-	"log.cleaner.max.compaction.lag.ms":       intSetter(func(b *Broker) *int64 { return &b.LogCleanerMaxCompactionLagMs }, 64, 1),
-	"log.segment.delete.delay.ms":             intSetter(func(b *Broker) *int64 { return &b.LogSegmentDeleteDelayMs }, 64, 0),
-	"num.recovery.threads.per.data.dir":       intSetter(func(b *Broker) *int { return &b.NumRecoveryThreadsPerDataDir }, 32, 1),
-	"compression.type":                        enumSetter(func(b *Broker) *string { return &b.CompressionType }, compressionTypes...),
-	"log.message.timestamp.type":              enumSetter(func(b *Broker) *string { return &b.MessageTimestampType }, timestampTypes...),
-	"log.message.timestamp.difference.max.ms": intSetter(func(b *Broker) *int64 { return &b.LogMessageTimestampDifferenceMaxMs }, 64, 0),
+	"log.retention.ms":                        nullKey(validateInt(64, noMin), kmsg.ConfigTypeLong), // negative = keep forever
+	"log.retention.minutes":                   nullKey(validateInt(32, noMin), kmsg.ConfigTypeInt),
+	"log.retention.hours":                     checkKey(validateInt(32, noMin), kmsg.ConfigTypeInt, "168"),
+	"log.retention.bytes":                     intKey(func(b *Broker) *int64 { return &b.LogRetentionBytes }, 64, noMin),
+	"log.segment.bytes":                       intKey(func(b *Broker) *int64 { return &b.LogSegmentBytes }, 32, 14), // LegacyRecord.RECORD_OVERHEAD_V0
+	"log.roll.ms":                             nullKey(validateInt(64, 1), kmsg.ConfigTypeLong),
+	"log.roll.hours":                          checkKey(validateInt(32, 1), kmsg.ConfigTypeInt, "168"),
+	"log.retention.check.interval.ms":         msKey(func(b *Broker) *time.Duration { return &b.LogRetentionCheckInterval }, 64, 1),
+	"log.flush.interval.messages":             intKey(func(b *Broker) *int64 { return &b.LogFlushIntervalMessages }, 64, 1),
+	"log.flush.interval.ms":                   intKey(func(b *Broker) *int64 { return &b.LogFlushIntervalMs }, 64, 0),
+	"log.flush.scheduler.interval.ms":         checkKey(validateInt(64, 0), kmsg.ConfigTypeLong, i64(math.MaxInt64)),
+	"log.index.interval.bytes":                intKey(func(b *Broker) *int32 { return &b.LogIndexIntervalBytes }, 32, 0),
+	"log.index.size.max.bytes":                intKey(func(b *Broker) *int32 { return &b.LogIndexSizeMaxBytes }, 32, 4),
+	"log.cleanup.policy":                      {setCleanupPolicy, kmsg.ConfigTypeList, func(d *Broker) string { return d.LogCleanupPolicy }},
+	"log.cleaner.enable":                      boolKey(func(b *Broker) *bool { return &b.LogCleanerEnable }),
+	"log.cleaner.backoff.ms":                  msKey(func(b *Broker) *time.Duration { return &b.LogCleanerBackoff }, 64, 0),
+	"log.cleaner.dedupe.buffer.size":          intKey(func(b *Broker) *int64 { return &b.LogCleanerDedupeBufferSize }, 64, 1),
+	"log.cleaner.io.buffer.load.factor":       doubleKey(func(b *Broker) *float64 { return &b.LogCleanerLoadFactor }, 0.01, 1),
+	"log.cleaner.min.cleanable.ratio":         doubleKey(func(b *Broker) *float64 { return &b.LogCleanerMinCleanableRatio }, 0, 1),
+	"log.cleaner.delete.retention.ms":         intKey(func(b *Broker) *int64 { return &b.LogCleanerDeleteRetentionMs }, 64, 0),
+	"log.cleaner.min.compaction.lag.ms":       intKey(func(b *Broker) *int64 { return &b.LogCleanerMinCompactionLagMs }, 64, 0),
+	"log.cleaner.max.compaction.lag.ms":       intKey(func(b *Broker) *int64 { return &b.LogCleanerMaxCompactionLagMs }, 64, 1),
+	"log.segment.delete.delay.ms":             intKey(func(b *Broker) *int64 { return &b.LogSegmentDeleteDelayMs }, 64, 0),
+	"num.recovery.threads.per.data.dir":       intKey(func(b *Broker) *int { return &b.NumRecoveryThreadsPerDataDir }, 32, 1),
+	"compression.type":                        enumKey(func(b *Broker) *string { return &b.CompressionType }, compressionTypes...),
+	"log.message.timestamp.type":              enumKey(func(b *Broker) *string { return &b.MessageTimestampType }, timestampTypes...),
+	"log.message.timestamp.difference.max.ms": intKey(func(b *Broker) *int64 { return &b.LogMessageTimestampDifferenceMaxMs }, 64, 0),
 
-	"message.max.bytes":           intSetter(func(b *Broker) *int32 { return &b.MessageMaxBytes }, 32, 0),
-	"socket.request.max.bytes":    intSetter(func(b *Broker) *int32 { return &b.SocketRequestMaxBytes }, 32, 1),
-	"socket.send.buffer.bytes":    intSetter(func(b *Broker) *int { return &b.SocketSendBufferBytes }, 32, -1), // -1 = OS default
-	"socket.receive.buffer.bytes": intSetter(func(b *Broker) *int { return &b.SocketReceiveBufferBytes }, 32, -1),
-	"num.network.threads":         intSetter(func(b *Broker) *int { return &b.NumNetworkThreads }, 32, 1),
-	"num.io.threads":              intSetter(func(b *Broker) *int { return &b.NumIOThreads }, 32, 1),
-	"queued.max.requests":         intSetter(func(b *Broker) *int { return &b.QueuedMaxRequests }, 32, 1),
+	"message.max.bytes":           intKey(func(b *Broker) *int32 { return &b.MessageMaxBytes }, 32, 0),
+	"socket.request.max.bytes":    intKey(func(b *Broker) *int32 { return &b.SocketRequestMaxBytes }, 32, 1),
+	"socket.send.buffer.bytes":    intKey(func(b *Broker) *int { return &b.SocketSendBufferBytes }, 32, -1), // -1 = OS default
+	"socket.receive.buffer.bytes": intKey(func(b *Broker) *int { return &b.SocketReceiveBufferBytes }, 32, -1),
+	"num.network.threads":         intKey(func(b *Broker) *int { return &b.NumNetworkThreads }, 32, 1),
+	"num.io.threads":              intKey(func(b *Broker) *int { return &b.NumIOThreads }, 32, 1),
+	"queued.max.requests":         intKey(func(b *Broker) *int { return &b.QueuedMaxRequests }, 32, 1),
 
-	"offsets.topic.num.partitions":     intSetter(func(b *Broker) *int32 { return &b.OffsetsTopicNumPartitions }, 32, 1),
-	"offsets.topic.replication.factor": intSetter(func(b *Broker) *int16 { return &b.OffsetsTopicReplicationFactor }, 16, 1),
-	"offsets.topic.segment.bytes":      intSetter(func(b *Broker) *int64 { return &b.OffsetsTopicSegmentBytes }, 32, 1),
-	"offsets.retention.minutes":        intSetter(func(b *Broker) *int64 { return &b.OffsetsRetentionMinutes }, 32, 1),
-	"group.initial.rebalance.delay.ms": msSetter(func(b *Broker) *time.Duration { return &b.GroupInitialRebalanceDelay }, 32, 0),
-	"group.min.session.timeout.ms":     msSetter(func(b *Broker) *time.Duration { return &b.GroupMinSessionTimeout }, 32, 0),
-	"group.max.session.timeout.ms":     msSetter(func(b *Broker) *time.Duration { return &b.GroupMaxSessionTimeout }, 32, 0),
-	"group.max.size":                   intSetter(func(b *Broker) *int { return &b.GroupMaxSize }, 32, 1),
+	"offsets.topic.num.partitions":     intKey(func(b *Broker) *int32 { return &b.OffsetsTopicNumPartitions }, 32, 1),
+	"offsets.topic.replication.factor": intKey(func(b *Broker) *int16 { return &b.OffsetsTopicReplicationFactor }, 16, 1),
+	"offsets.topic.segment.bytes":      intKey(func(b *Broker) *int64 { return &b.OffsetsTopicSegmentBytes }, 32, 1),
+	"offsets.retention.minutes":        intKey(func(b *Broker) *int64 { return &b.OffsetsRetentionMinutes }, 32, 1),
+	"group.initial.rebalance.delay.ms": msKey(func(b *Broker) *time.Duration { return &b.GroupInitialRebalanceDelay }, 32, 0),
+	"group.min.session.timeout.ms":     msKey(func(b *Broker) *time.Duration { return &b.GroupMinSessionTimeout }, 32, 0),
+	"group.max.session.timeout.ms":     msKey(func(b *Broker) *time.Duration { return &b.GroupMaxSessionTimeout }, 32, 0),
+	"group.max.size":                   intKey(func(b *Broker) *int { return &b.GroupMaxSize }, 32, 1),
 
-	"transaction.state.log.num.partitions":     intSetter(func(b *Broker) *int32 { return &b.TransactionStateLogNumPartitions }, 32, 1),
-	"transaction.state.log.replication.factor": intSetter(func(b *Broker) *int16 { return &b.TransactionStateLogReplicationFactor }, 16, 1),
-	"transaction.state.log.min.isr":            intSetter(func(b *Broker) *int { return &b.TransactionStateLogMinIsr }, 32, 1),
-	"transaction.state.log.segment.bytes":      intSetter(func(b *Broker) *int64 { return &b.TransactionStateLogSegmentBytes }, 32, 1),
-	"transactional.id.expiration.ms":           msSetter(func(b *Broker) *time.Duration { return &b.TransactionalIDExpiration }, 32, 1),
+	"transaction.state.log.num.partitions":     intKey(func(b *Broker) *int32 { return &b.TransactionStateLogNumPartitions }, 32, 1),
+	"transaction.state.log.replication.factor": intKey(func(b *Broker) *int16 { return &b.TransactionStateLogReplicationFactor }, 16, 1),
+	"transaction.state.log.min.isr":            intKey(func(b *Broker) *int { return &b.TransactionStateLogMinIsr }, 32, 1),
+	"transaction.state.log.segment.bytes":      intKey(func(b *Broker) *int64 { return &b.TransactionStateLogSegmentBytes }, 32, 1),
+	"transactional.id.expiration.ms":           msKey(func(b *Broker) *time.Duration { return &b.TransactionalIDExpiration }, 32, 1),
 
-	"replica.lag.time.max.ms": msSetter(func(b *Broker) *time.Duration { return &b.ReplicaLagTimeMax }, 64, 0),
-	"num.replica.fetchers":    intSetter(func(b *Broker) *int { return &b.NumReplicaFetchers }, 32, 1),
+	"replica.lag.time.max.ms": msKey(func(b *Broker) *time.Duration { return &b.ReplicaLagTimeMax }, 64, 0),
+	"num.replica.fetchers":    intKey(func(b *Broker) *int { return &b.NumReplicaFetchers }, 32, 1),
 
-	"admin.listener": setAdminListener,
-	"pid.file":       func(b *Broker, _, v string) error { b.PidFile = v; return nil },
-	"log.format": func(b *Broker, key, v string) error {
+	"admin.listener": checkKey(setAdminListener, kmsg.ConfigTypeString, ""),
+	"pid.file":       checkKey(func(b *Broker, _, v string) error { b.PidFile = v; return nil }, kmsg.ConfigTypeString, ""),
+	"log.format": checkKey(func(b *Broker, key, v string) error {
 		if v != "console" && v != "json" {
 			return invalid(key, v, "expected console or json")
 		}
 		b.LogFormat = v
 		return nil
-	},
+	}, kmsg.ConfigTypeString, "console"),
+}
+
+// brokerSynonyms are the keys that set one broker setting, highest
+// precedence first (Kafka's DynamicBrokerConfig.brokerConfigSynonyms, for
+// the precedences resolve applies). Other keys are their own only synonym.
+var brokerSynonyms = map[string][]string{
+	"log.retention.ms":      {"log.retention.ms", "log.retention.minutes", "log.retention.hours"},
+	"log.retention.minutes": {"log.retention.ms", "log.retention.minutes", "log.retention.hours"},
+	"log.retention.hours":   {"log.retention.ms", "log.retention.minutes", "log.retention.hours"},
+	"log.roll.ms":           {"log.roll.ms", "log.roll.hours"},
+	"log.roll.hours":        {"log.roll.ms", "log.roll.hours"},
 }
 
 func setCleanupPolicy(b *Broker, key, v string) error {

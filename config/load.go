@@ -60,8 +60,8 @@ func Parse(kv map[string]string, log *zap.Logger) (*Broker, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := b.Raw[k]
-		if set, ok := brokerKeys[k]; ok {
-			if err := set(b, k, v); err != nil {
+		if bk, ok := brokerKeys[k]; ok {
+			if err := bk.set(b, k, v); err != nil {
 				return nil, err
 			}
 			continue

@@ -274,9 +274,11 @@ func (b *Broker) TopicPolicy(overrides map[string]string) (TopicPolicy, error) {
 type ConfigEntry struct {
 	Name      string
 	Value     string
+	Null      bool              // the value is null (a broker key whose default is null); Value is ""
 	Source    kmsg.ConfigSource // TOPIC_CONFIG (1), STATIC_BROKER_CONFIG (4) or DEFAULT_CONFIG (5)
 	ReadOnly  bool
 	Sensitive bool
+	Type      kmsg.ConfigType // DescribeConfigs v3+ config_type (broker entries; topic entries: TopicConfigKey.Type)
 	// Synonyms are the lower-precedence sources of the value, highest first
 	// (DescribeConfigs v1+ IncludeSynonyms): the broker's static value when
 	// server.properties sets it, then the default.

@@ -11,9 +11,17 @@ package handlers
 //     UNKNOWN_TOPIC_OR_PARTITION. Nothing is read-only or sensitive.
 //     Any broker answers, controller or not: the overrides are read from
 //     ZooKeeper (controller.ReadTopicConfig), as in Kafka's ZooKeeper mode.
-//   - BROKER: "" or this broker's id; every key of server.properties as
-//     STATIC_BROKER_CONFIG, read-only (no dynamic broker configs); keys
-//     naming a password or secret are sensitive and have a null value.
+//   - BROKER, this broker's id: every broker config Gregor knows (the
+//     config package's key table) plus any other key server.properties
+//     sets, sorted by name (config.DescribeBrokerConfigs): a key the file
+//     sets is STATIC_BROKER_CONFIG with its value as written; one left out
+//     is DEFAULT_CONFIG with its default (null where Kafka's default is
+//     null, e.g. log.retention.ms); synonyms as Kafka's (log.retention.*,
+//     log.roll.*). All read-only (no dynamic broker configs); keys naming a
+//     password or secret are sensitive and have a null value. ConfigNames
+//     filters (null = all).
+//   - BROKER "" (the cluster-wide dynamic defaults, --entity-default): no
+//     configs, as a Kafka cluster without dynamic broker configs answers.
 //     Another broker id, or a non-numeric name: INVALID_REQUEST.
 //   - Other resource types: INVALID_REQUEST.
 //
@@ -23,10 +31,7 @@ package handlers
 //     IncludeDocumentation).  v4: flexible.
 
 import (
-	"maps"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -114,38 +119,42 @@ func describeTopicConfigs(b *Broker, req *kmsg.DescribeConfigsRequest, r kmsg.De
 }
 
 func describeBrokerConfigs(b *Broker, req *kmsg.DescribeConfigsRequest, r kmsg.DescribeConfigsRequestResource) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
-	var self int32
-	var raw map[string]string
-	if b.Config != nil {
-		self, raw = b.Config.BrokerID, b.Config.Raw
+	cfg := b.Config
+	if cfg == nil {
+		cfg = config.Defaults()
 	}
-	if r.ResourceName != "" {
-		id, err := strconv.ParseInt(r.ResourceName, 10, 32)
-		if err != nil || int32(id) != self {
-			return nil, &controller.Error{Code: kerr.InvalidRequest, Message: "Unexpected broker id, expected " +
-				strconv.Itoa(int(self)) + " or empty string, but received " + r.ResourceName}
-		}
+	if r.ResourceName == "" {
+		// The cluster-wide dynamic broker defaults (--entity-default): none.
+		return nil, nil
 	}
-	keys := slices.Sorted(maps.Keys(raw))
+	if id, err := strconv.ParseInt(r.ResourceName, 10, 32); err != nil || int32(id) != cfg.BrokerID {
+		return nil, &controller.Error{Code: kerr.InvalidRequest, Message: "Unexpected broker id, expected " +
+			strconv.Itoa(int(cfg.BrokerID)) + " or empty string, but received " + r.ResourceName}
+	}
 	want := wanted(r.ConfigNames)
 	var out []kmsg.DescribeConfigsResponseResourceConfig
-	for _, k := range keys {
-		if !want(k) {
+	for _, e := range cfg.DescribeBrokerConfigs() {
+		if !want(e.Name) {
 			continue
 		}
 		c := kmsg.NewDescribeConfigsResponseResourceConfig()
-		c.Name = k
-		c.Source = kmsg.ConfigSourceStaticBrokerConfig
-		c.ReadOnly = true
-		c.IsSensitive = strings.Contains(k, "password") || strings.Contains(k, "secret")
-		if !c.IsSensitive {
-			v := raw[k]
+		c.Name, c.Source, c.ConfigType = e.Name, e.Source, e.Type
+		c.IsDefault = e.Source == kmsg.ConfigSourceDefaultConfig
+		c.ReadOnly, c.IsSensitive = e.ReadOnly, e.Sensitive
+		if !e.Sensitive && !e.Null {
+			v := e.Value
 			c.Value = &v
 		}
 		if req.IncludeSynonyms {
-			cs := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
-			cs.Name, cs.Value, cs.Source = k, c.Value, c.Source
-			c.ConfigSynonyms = append(c.ConfigSynonyms, cs)
+			for _, s := range e.Synonyms {
+				cs := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+				cs.Name, cs.Source = s.Name, s.Source
+				if !e.Sensitive {
+					sv := s.Value
+					cs.Value = &sv
+				}
+				c.ConfigSynonyms = append(c.ConfigSynonyms, cs)
+			}
 		}
 		out = append(out, c)
 	}

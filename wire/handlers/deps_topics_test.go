@@ -351,20 +351,85 @@ func TestDescribeConfigsVersions(t *testing.T) {
 	if sb := byName["segment.bytes"]; sb.Source != kmsg.ConfigSourceDynamicTopicConfig || sb.ConfigSynonyms[0].Name != "segment.bytes" {
 		t.Fatalf("segment.bytes %+v", sb)
 	}
+	// Broker 1: every known key, set ones STATIC_BROKER_CONFIG with the
+	// file's value, the rest DEFAULT_CONFIG with the default.
 	broker := r4.Resources[1]
-	if broker.ErrorCode != 0 || len(broker.Configs) != len(b.Config.Raw) {
+	bc := map[string]kmsg.DescribeConfigsResponseResourceConfig{}
+	for _, c := range broker.Configs {
+		bc[c.Name] = c
+		if !c.ReadOnly {
+			t.Errorf("broker config %s not read-only", c.Name)
+		}
+	}
+	if broker.ErrorCode != 0 || len(bc) != len(broker.Configs) {
 		t.Fatalf("broker %+v", broker)
 	}
-	for _, c := range broker.Configs {
-		if c.Name == "ssl.keystore.password" && (!c.IsSensitive || c.Value != nil) {
-			t.Fatalf("password exposed %+v", c)
-		}
-		if !c.ReadOnly || c.Source != kmsg.ConfigSourceStaticBrokerConfig {
-			t.Fatalf("broker config %+v", c)
+	for k := range b.Config.Raw {
+		if _, ok := bc[k]; !ok {
+			t.Errorf("server.properties key %s missing", k)
 		}
 	}
-	if r4.Resources[2].ErrorCode != kerr.InvalidRequest.Code || r4.Resources[3].ErrorCode != 0 {
+	val := func(c kmsg.DescribeConfigsResponseResourceConfig) string {
+		if c.Value == nil {
+			return "<null>"
+		}
+		return *c.Value
+	}
+	type syn struct {
+		name, value string
+		src         kmsg.ConfigSource
+	}
+	const static, def = kmsg.ConfigSourceStaticBrokerConfig, kmsg.ConfigSourceDefaultConfig
+	for _, w := range []struct {
+		name, value string
+		src         kmsg.ConfigSource
+		typ         kmsg.ConfigType
+		syns        []syn
+	}{
+		{"num.partitions", "2", static, kmsg.ConfigTypeInt, []syn{{"num.partitions", "2", static}, {"num.partitions", "1", def}}},
+		{"log.segment.bytes", "1073741824", def, kmsg.ConfigTypeInt, []syn{{"log.segment.bytes", "1073741824", def}}},
+		{"message.max.bytes", "1048588", def, kmsg.ConfigTypeInt, []syn{{"message.max.bytes", "1048588", def}}},
+		{"default.replication.factor", "1", def, kmsg.ConfigTypeShort, []syn{{"default.replication.factor", "1", def}}},
+		{"auto.create.topics.enable", "true", def, kmsg.ConfigTypeBoolean, []syn{{"auto.create.topics.enable", "true", def}}},
+		{"log.retention.hours", "24", static, kmsg.ConfigTypeInt, []syn{{"log.retention.hours", "24", static}, {"log.retention.hours", "168", def}}},
+		// Kafka's default is null; the set synonym (hours) ranks below it.
+		{"log.retention.ms", "<null>", def, kmsg.ConfigTypeLong, nil},
+		{"log.roll.hours", "168", def, kmsg.ConfigTypeInt, []syn{{"log.roll.hours", "168", def}}},
+		{"broker.id", "1", static, kmsg.ConfigTypeInt, []syn{{"broker.id", "1", static}, {"broker.id", "0", def}}},
+		{"ssl.keystore.password", "<null>", static, kmsg.ConfigTypeUnknown, []syn{{"ssl.keystore.password", "<null>", static}}},
+	} {
+		c, ok := bc[w.name]
+		if !ok {
+			t.Errorf("%s missing", w.name)
+			continue
+		}
+		var got []syn
+		for _, s := range c.ConfigSynonyms {
+			v := "<null>"
+			if s.Value != nil {
+				v = *s.Value
+			}
+			got = append(got, syn{s.Name, v, s.Source})
+		}
+		if val(c) != w.value || c.Source != w.src || c.ConfigType != w.typ || !reflect.DeepEqual(got, w.syns) {
+			t.Errorf("%s = %s %v type %v synonyms %v; want %s %v type %v synonyms %v", w.name, val(c), c.Source, c.ConfigType, got, w.value, w.src, w.typ, w.syns)
+		}
+	}
+	if c := bc["ssl.keystore.password"]; !c.IsSensitive {
+		t.Errorf("password not sensitive %+v", c)
+	}
+	// "" is the cluster-wide dynamic default: there is none. Another id: INVALID_REQUEST.
+	if r4.Resources[2].ErrorCode != kerr.InvalidRequest.Code || r4.Resources[3].ErrorCode != 0 || len(r4.Resources[3].Configs) != 0 {
 		t.Fatalf("broker ids %+v / %+v", r4.Resources[2], r4.Resources[3])
+	}
+
+	// ConfigNames filters; v0 marks defaults with IsDefault and has no synonyms.
+	r0 = call[*kmsg.DescribeConfigsResponse](t, b, describeReq(0, false, false,
+		resource(kmsg.ConfigResourceTypeBroker, "1", "num.partitions", "log.segment.bytes", "no.such.key")), "PLAINTEXT")
+	cs = r0.Resources[0].Configs
+	if r0.Resources[0].ErrorCode != 0 || len(cs) != 2 || cs[0].Name != "log.segment.bytes" || !cs[0].IsDefault || val(cs[0]) != "1073741824" ||
+		cs[1].Name != "num.partitions" || cs[1].IsDefault || val(cs[1]) != "2" || len(cs[0].ConfigSynonyms)+len(cs[1].ConfigSynonyms) != 0 {
+		t.Fatalf("v0 broker filter %+v", r0.Resources[0])
 	}
 }
 
