@@ -290,8 +290,10 @@ var ignoredKeys = map[string]bool{
 	"controlled.shutdown.enable": true, "controlled.shutdown.max.retries": true, "controlled.shutdown.retry.backoff.ms": true,
 	"auto.leader.rebalance.enable": true, "leader.imbalance.check.interval.seconds": true, "leader.imbalance.per.broker.percentage": true,
 	"controller.socket.timeout.ms": true, "controller.quota.window.num": true,
-	// Replication tuning (0.8-era names included: the seed articles use them).
-	"replica.lag.max.messages": true, "replica.fetch.max.bytes": true, "replica.fetch.min.bytes": true, "replica.fetch.wait.max.ms": true,
+	// Replication tuning (0.8-era names included: the seed articles use them;
+	// replica.lag.max.message, singular, is a seed article's misspelling of
+	// replica.lag.max.messages, accepted the same way).
+	"replica.lag.max.messages": true, "replica.lag.max.message": true, "replica.fetch.max.bytes": true, "replica.fetch.min.bytes": true, "replica.fetch.wait.max.ms": true,
 	"replica.fetch.backoff.ms": true, "replica.fetch.response.max.bytes": true, "replica.socket.timeout.ms": true,
 	"replica.socket.receive.buffer.bytes": true, "replica.high.watermark.checkpoint.interval.ms": true, "replica.selector.class": true,
 	"fetch.purgatory.purge.interval.requests": true, "producer.purgatory.purge.interval.requests": true,
