@@ -3,11 +3,16 @@ package handlers
 // Fetch: v4-v12
 //
 // Behaviour:
-//   - Sessionless (KIP-227): every response is a full response with
-//     SessionID 0, which tells clients no session was created; they keep
-//     sending full requests. A request naming a session (SessionID != 0)
-//     gets FETCH_SESSION_ID_NOT_FOUND so the client drops it and falls back.
-//     ForgottenTopics is ignored (there is no session to forget from).
+//   - Sessionless (KIP-227): no fetch session is ever created. As in
+//     Kafka's FetchManager, SessionEpoch 0 (open a session) and -1 (no
+//     session) make a full fetch, and any SessionID they name is closed
+//     (none exists): the response is a full response with SessionID 0,
+//     which tells clients no session was created (a session cache with no
+//     room answers the same), and they keep sending full requests. Any
+//     other epoch is an incremental fetch in a session, and there is none:
+//     FETCH_SESSION_ID_NOT_FOUND (Kafka's answer whatever the SessionID,
+//     0 included: it looks the id up), so the client drops the session and
+//     falls back to a full fetch. ForgottenTopics is ignored.
 //   - Reads go straight to the partition's Log from the connection
 //     goroutine (no actor round trip): Log.Read(offset, maxBytes, bound)
 //     with bound = high watermark for consumers, log end offset for a
@@ -96,7 +101,7 @@ type fetchState struct {
 func handleFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.FetchRequest)
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	if req.SessionID != 0 {
+	if req.Version >= 7 && req.SessionEpoch != 0 && req.SessionEpoch != -1 {
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		return wire.Now(wire.Response{Msg: resp})
 	}

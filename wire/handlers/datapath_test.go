@@ -332,10 +332,37 @@ func TestFetchErrorsAndLimits(t *testing.T) {
 	if p := part(9, fenced); p.ErrorCode != kerr.FencedLeaderEpoch.Code {
 		t.Fatalf("fenced epoch: %+v", p)
 	}
-	sess := fetchReq(tpA, 0, 0, 0)
-	sess.SessionID = 77
-	if fr := decodeFetch(t, 7, e.call(1, 7, sess)); fr.ErrorCode != kerr.FetchSessionIDNotFound.Code {
-		t.Fatalf("session: %+v", fr)
+	// KIP-227 as Kafka's FetchManager: epochs 0 and -1 are full fetches
+	// (closing any session named: none exists), answered with SessionID 0
+	// (no session created); any other epoch is an incremental fetch in a
+	// session, and there is none.
+	for _, c := range []struct {
+		id, epoch int32
+		want      *kerr.Error
+	}{
+		{0, -1, nil},  // sessionless full fetch
+		{0, 0, nil},   // asks for a session: refused, SessionID 0
+		{77, -1, nil}, // closes session 77 (unknown) and fetches in full
+		{77, 0, nil},  // closes 77 and asks for a new session
+		{77, 1, kerr.FetchSessionIDNotFound},
+		{77, 9, kerr.FetchSessionIDNotFound},
+		{0, 1, kerr.FetchSessionIDNotFound}, // Kafka looks id 0 up and finds no session
+		{0, 5, kerr.FetchSessionIDNotFound},
+	} {
+		for _, v := range []int16{7, 12} {
+			req := fetchReq(tpA, 0, 0, 0)
+			req.SessionID, req.SessionEpoch = c.id, c.epoch
+			fr := decodeFetch(t, v, e.call(1, v, req))
+			if c.want != nil {
+				if fr.ErrorCode != c.want.Code || len(fr.Topics) != 0 || fr.SessionID != 0 {
+					t.Errorf("v%d session %d epoch %d: code %d, %d topics, session %d; want %s", v, c.id, c.epoch, fr.ErrorCode, len(fr.Topics), fr.SessionID, c.want.Message)
+				}
+				continue
+			}
+			if fr.ErrorCode != 0 || fr.SessionID != 0 || len(fr.Topics) != 1 || len(batches(t, fr.Topics[0].Partitions[0].RecordBatches)) != 3 {
+				t.Errorf("v%d session %d epoch %d: want a full sessionless response, got code %d session %d %+v", v, c.id, c.epoch, fr.ErrorCode, fr.SessionID, fr.Topics)
+			}
+		}
 	}
 	// KIP-74: a 1-byte limit still returns the first whole batch.
 	small := fetchReq(tpA, 0, 0, 0)
