@@ -1,6 +1,6 @@
 package handlers
 
-// Produce: v3-v11
+// Produce: v0-v11 (v0-v2 only with v2 record batches, see init)
 //
 // Behaviour:
 //   - acks 0, 1 or -1 (all); anything else → INVALID_REQUIRED_ACKS on every
@@ -46,6 +46,9 @@ package handlers
 //     (produce_validate.go). LogAppendTime is -1 on CreateTime topics.
 //
 // Version notes:
+//   - v0-v2: accepted with one v2 record batch (magic 2) per partition;
+//     message sets (magic 0/1) → UNSUPPORTED_FOR_MESSAGE_FORMAT. v1:
+//     ThrottleMillis; v2: LogAppendTime in the response.
 //   - v3: transactional id; exactly one v2 batch per partition.
 //   - v4: KAFKA_STORAGE_ERROR may be returned.
 //   - v5: LogStartOffset in the response.

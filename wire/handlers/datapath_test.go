@@ -212,6 +212,72 @@ func TestProduceThenFetchEveryVersion(t *testing.T) {
 	}
 }
 
+// decodeProduce encodes a produce response at version and decodes it back,
+// as a client of that version sees it (fields the version lacks keep
+// kmsg's defaults: LogAppendTime and LogStartOffset -1).
+func decodeProduce(t *testing.T, version int16, resp wire.Response) kmsg.ProduceResponseTopicPartition {
+	t.Helper()
+	pr := resp.Msg.(*kmsg.ProduceResponse)
+	pr.SetVersion(version)
+	got := kmsg.NewPtrProduceResponse()
+	got.Version = version
+	if err := got.ReadFrom(pr.AppendTo(nil)); err != nil {
+		t.Fatalf("v%d: decode: %v", version, err)
+	}
+	return got.Topics[0].Partitions[0]
+}
+
+// Every registered Produce version (v0-v11) appends a v2 batch and answers
+// with the fields of its version: LogAppendTime from v2, LogStartOffset
+// from v5, ErrorRecords and ErrorMessage (KIP-467) from v8.
+func TestProduceEveryVersion(t *testing.T) {
+	lat := storage.DefaultLogConfig()
+	lat.LogAppendTime = true
+	e := newDataEnv(t, lat, tpA)
+	compacted := storage.DefaultLogConfig()
+	compacted.Compact = true
+	tpC := storage.TopicPartition{Topic: "compacted", Partition: 0}
+	if errs := e.m.ApplyLeaderAndIsr([]partition.LeaderAndIsr{{TopicPartition: tpC, Leader: 0, ISR: []int32{0}, Config: compacted}}); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	reg, ok := registry[0]
+	lo, hi := reg.r.MinVersion, reg.r.MaxVersion
+	if !ok || lo != 0 || hi != 11 {
+		t.Fatalf("Produce registered v%d-v%d (%v), want v0-v11", lo, hi, ok)
+	}
+	before := time.Now().UnixMilli()
+	for v := lo; v <= hi; v++ {
+		p := decodeProduce(t, v, e.call(0, v, produceReq(1, tpA, mkBatch(t, 2, 1000, nil, false))))
+		wantLST, latOK := int64(-1), p.LogAppendTime == -1
+		if v >= 5 {
+			wantLST = 0
+		}
+		if v >= 2 {
+			latOK = p.LogAppendTime >= before
+		}
+		if p.ErrorCode != 0 || p.BaseOffset != 2*int64(v) || p.LogStartOffset != wantLST || !latOK {
+			t.Errorf("v%d: %+v (want base offset %d, log start offset %d, LogAppendTime from v2)", v, p, 2*v, wantLST)
+		}
+		// No key on a compacted topic: INVALID_RECORD, with the record at
+		// fault and a message from v8.
+		p = decodeProduce(t, v, e.call(0, v, produceReq(1, tpC, mkBatch(t, 1, 1, nil, false))))
+		detail := v >= 8
+		if p.ErrorCode != kerr.InvalidRecord.Code || (len(p.ErrorRecords) == 1) != detail || (p.ErrorMessage != nil) != detail ||
+			(detail && p.ErrorRecords[0].RelativeOffset != 0) {
+			t.Errorf("v%d keyless on compacted: %+v", v, p)
+		}
+	}
+	h, _ := e.m.Get(tpA)
+	if leo := h.View().LogEndOffset; leo != 2*int64(hi+1) {
+		t.Fatalf("log end offset %d, want %d", leo, 2*(hi+1))
+	}
+	// Every batch reads back, stamped with the broker's time.
+	fr := decodeFetch(t, 12, e.call(1, 12, fetchReq(tpA, 0, 0, 0)))
+	if hs := batches(t, fr.Topics[0].Partitions[0].RecordBatches); len(hs) != int(hi+1) {
+		t.Fatalf("%d batches read back, want %d", len(hs), hi+1)
+	}
+}
+
 func TestProduceIdempotence(t *testing.T) {
 	e := newDataEnv(t, storage.DefaultLogConfig(), tpA)
 	ip := kmsg.NewPtrInitProducerIDRequest()
