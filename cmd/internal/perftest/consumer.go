@@ -43,7 +43,12 @@ type ConsumerResult struct {
 	MessagesPerS float64
 }
 
-const dateFormat = "2006-01-02 15:04:05:000"
+// formatDate is Kafka's default --date-format, yyyy-MM-dd HH:mm:ss:SSS.
+// Go layouts know milliseconds only after '.' or ',' (a layout ending in
+// ":000" prints a literal ":000"), so they are appended by hand.
+func formatDate(t time.Time) string {
+	return fmt.Sprintf("%s:%03d", t.Format("2006-01-02 15:04:05"), t.Nanosecond()/int(time.Millisecond))
+}
 
 // RunConsumer runs the consumer perf test and prints Kafka's CSV header
 // (unless HideHeader) and result row on stdout; it returns the exit status.
@@ -74,7 +79,7 @@ func (r ConsumerResult) row() string {
 	elapsed := r.End.Sub(r.Start).Seconds()
 	fetchS := float64(r.FetchMs) / 1000
 	return fmt.Sprintf("%s, %s, %.4f, %.4f, %d, %.4f, %d, %d, %.4f, %.4f",
-		r.Start.Format(dateFormat), r.End.Format(dateFormat), mb, div(mb, elapsed), r.Messages, div(float64(r.Messages), elapsed),
+		formatDate(r.Start), formatDate(r.End), mb, div(mb, elapsed), r.Messages, div(float64(r.Messages), elapsed),
 		r.RebalanceMs, r.FetchMs, div(mb, fetchS), div(float64(r.Messages), fetchS))
 }
 
@@ -196,7 +201,7 @@ func Consume(ctx context.Context, o ConsumerOptions, stdout, stderr io.Writer) (
 		if o.ShowDetailedStats && now.Sub(lastReport) >= interval {
 			el := now.Sub(lastReport).Seconds()
 			mb := float64(res.Bytes) / (1024 * 1024)
-			fmt.Fprintf(stdout, "%s, %d, %.4f, %.4f, %d, %.4f, %d, %d, %.4f, %.4f\n", now.Format(dateFormat), 0, mb,
+			fmt.Fprintf(stdout, "%s, %d, %.4f, %.4f, %d, %.4f, %d, %d, %.4f, %.4f\n", formatDate(now), 0, mb,
 				float64(res.Bytes-lastBytes)/(1024*1024)/el, res.Messages, float64(res.Messages-lastMsgs)/el,
 				res.RebalanceMs, now.Sub(fetchStart).Milliseconds(), float64(res.Bytes-lastBytes)/(1024*1024)/el, float64(res.Messages-lastMsgs)/el)
 			lastReport, lastMsgs, lastBytes = now, res.Messages, res.Bytes

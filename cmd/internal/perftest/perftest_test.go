@@ -101,3 +101,12 @@ func TestPercentileAndThrottle(t *testing.T) {
 		t.Fatalf("throttle returned after %v", el)
 	}
 }
+
+// Kafka's yyyy-MM-dd HH:mm:ss:SSS: the milliseconds are printed (a Go
+// layout "…05:000" printed a literal ":000").
+func TestFormatDate(t *testing.T) {
+	tm := time.Date(2024, 1, 2, 3, 4, 5, 78_900_000, time.UTC)
+	if got := formatDate(tm); got != "2024-01-02 03:04:05:078" {
+		t.Fatalf("formatDate = %q", got)
+	}
+}
