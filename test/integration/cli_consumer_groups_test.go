@@ -1,0 +1,340 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/test/harness"
+)
+
+// TestCLIConsumerGroupsAgainstBroker drives bin/kafka-consumer-groups.sh
+// against a real broker: a 3-partition topic holds two batches of records
+// with explicit timestamps (3 h and 1 h ago), a franz-go group member
+// commits known offsets, and the tool's --list, --describe (offsets,
+// --members, --state), every --reset-offsets plan (dry run and execute,
+// whole topic and topic:0,2) and --delete are checked against exact
+// values, the committed offsets through kadm.
+func TestCLIConsumerGroupsAgainstBroker(t *testing.T) {
+	const (
+		topic  = "cg"
+		group  = "cg-group"
+		client = "cg-client"
+	)
+	b := harness.StartBroker(t, nil)
+	bs := b.Addr()
+	quickRaceExit(t)
+	createTopic(t, b, topic, 3, nil)
+
+	// Batch A (3 h ago) then batch B (1 h ago), partition by partition.
+	base := time.Now().Truncate(time.Millisecond)
+	tsA, tsB := base.Add(-3*time.Hour), base.Add(-time.Hour)
+	countA := map[int32]int64{0: 4, 1: 3, 2: 5}
+	countB := map[int32]int64{0: 2, 1: 4, 2: 1}
+	end := map[int32]int64{0: 6, 1: 7, 2: 6}
+	prod := b.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for bi, batch := range []struct {
+		counts map[int32]int64
+		ts     time.Time
+	}{{countA, tsA}, {countB, tsB}} {
+		var rs []*kgo.Record
+		for p := int32(0); p < 3; p++ {
+			for i := int64(0); i < batch.counts[p]; i++ {
+				rs = append(rs, &kgo.Record{Topic: topic, Partition: p, Timestamp: batch.ts, Value: []byte(fmt.Sprintf("batch%d-p%d-%d", bi, p, i))})
+			}
+		}
+		if err := prod.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+			t.Fatalf("produce batch %d: %v", bi, err)
+		}
+	}
+
+	// An active member (range balancer, known client id) reads everything
+	// and commits offsets of our choosing.
+	assigned := make(chan struct{}, 1)
+	cons := b.Client(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.ClientID(client),
+		kgo.Balancers(kgo.RangeBalancer()), kgo.DisableAutoCommit(), kgo.FetchMaxWait(500*time.Millisecond),
+		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
+			select {
+			case assigned <- struct{}{}:
+			default:
+			}
+		}))
+	read := 0
+	for read < 19 {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("group member read %d of 19 records", read)
+		}
+		read += fs.NumRecords()
+	}
+	select {
+	case <-assigned:
+	case <-ctx.Done():
+		t.Fatal("no assignment")
+	}
+	commit := map[int32]int64{0: 2, 1: 5, 2: 6}
+	toCommit := map[string]map[int32]kgo.EpochOffset{topic: {}}
+	for p, o := range commit {
+		toCommit[topic][p] = kgo.EpochOffset{Epoch: -1, Offset: o}
+	}
+	var commitErr error
+	cons.CommitOffsetsSync(ctx, toCommit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		commitErr = err
+		if err == nil {
+			for _, rt := range resp.Topics {
+				for _, rp := range rt.Partitions {
+					if rp.ErrorCode != 0 {
+						commitErr = fmt.Errorf("commit %s/%d: error code %d", rt.Topic, rp.Partition, rp.ErrorCode)
+					}
+				}
+			}
+		}
+	})
+	if commitErr != nil {
+		t.Fatal(commitErr)
+	}
+	memberID, _ := cons.GroupMetadata()
+	if memberID == "" {
+		t.Fatal("group member has no member id")
+	}
+
+	cg := func(args ...string) string {
+		t.Helper()
+		return binScript(t, "", "kafka-consumer-groups.sh", append([]string{"--bootstrap-server", bs}, args...)...)
+	}
+
+	// --list holds just the group; --list --state says it is Stable.
+	if out := cg("--list"); out != group+"\n" {
+		t.Fatalf("--list: %q, want %q", out, group+"\n")
+	}
+	if rows := tableRows(t, cg("--list", "--state"), "GROUP STATE"); len(rows) != 1 || strings.Join(rows[0], " ") != group+" Stable" {
+		t.Fatalf("--list --state rows: %q", rows)
+	}
+
+	// --describe: one row per partition with the member's identity.
+	checkOffsets := func(out string, active bool, cur map[int32]int64) {
+		t.Helper()
+		rows := tableRows(t, out, "GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID")
+		if len(rows) != 3 {
+			t.Fatalf("describe: %d rows, want 3:\n%s", len(rows), out)
+		}
+		for i, f := range rows {
+			p := int32(i)
+			want := []string{group, topic, strconv.Itoa(i), strconv.FormatInt(cur[p], 10), strconv.FormatInt(end[p], 10), strconv.FormatInt(end[p]-cur[p], 10)}
+			if len(f) != 9 || strings.Join(f[:6], " ") != strings.Join(want, " ") {
+				t.Fatalf("describe row %d: %q, want %q + consumer columns:\n%s", i, f, want, out)
+			}
+			if active {
+				if f[6] != memberID || !strings.Contains(f[7], "127.0.0.1") || f[8] != client {
+					t.Fatalf("describe row %d consumer columns %q, want %s, a 127.0.0.1 host, %s", i, f[6:], memberID, client)
+				}
+			} else if strings.Join(f[6:], " ") != "- - -" {
+				t.Fatalf("describe row %d of an empty group: consumer columns %q, want - - -", i, f[6:])
+			}
+		}
+		if noMembers := strings.Contains(out, "Consumer group '"+group+"' has no active members."); noMembers == active {
+			t.Fatalf("describe (active %v) no-members line present %v:\n%s", active, noMembers, out)
+		}
+	}
+	checkOffsets(cg("--describe", "--group", group), true, commit)
+	checkOffsets(cg("--describe", "--offsets", "--group", group), true, commit)
+
+	// --describe --members [--verbose].
+	out := cg("--describe", "--members", "--group", group)
+	rows := tableRows(t, out, "GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS")
+	if len(rows) != 1 || len(rows[0]) != 5 || rows[0][0] != group || rows[0][1] != memberID || !strings.Contains(rows[0][2], "127.0.0.1") || rows[0][3] != client || rows[0][4] != "3" {
+		t.Fatalf("--members rows %q (member %s):\n%s", rows, memberID, out)
+	}
+	out = cg("--describe", "--members", "--verbose", "--group", group)
+	rows = tableRows(t, out, "GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS ASSIGNMENT")
+	if len(rows) != 1 || len(rows[0]) != 6 || rows[0][4] != "3" || rows[0][5] != topic+"(0,1,2)" {
+		t.Fatalf("--members --verbose rows %q:\n%s", rows, out)
+	}
+
+	// --describe --state while the member is active.
+	coordinator := []string{fmt.Sprintf("127.0.0.1:%d", b.Port), "(0)"}
+	out = cg("--describe", "--state", "--group", group)
+	rows = tableRows(t, out, "GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS")
+	if want := append(append([]string{group}, coordinator...), "range", "Stable", "1"); len(rows) != 1 || strings.Join(rows[0], " ") != strings.Join(want, " ") {
+		t.Fatalf("--state rows %q, want %q:\n%s", rows, want, out)
+	}
+
+	// An active group can be neither reset nor deleted.
+	code, out, errs := cliRun(t, nil, "kafka-consumer-groups.sh", "--bootstrap-server", bs, "--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute")
+	if code == 0 || !strings.Contains(errs, "can only be reset if the group '"+group+"' is inactive, but the current state is Stable") {
+		t.Fatalf("reset of an active group: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	code, out, errs = cliRun(t, nil, "kafka-consumer-groups.sh", "--bootstrap-server", bs, "--delete", "--group", group)
+	if code == 0 || !strings.Contains(out+errs, "NON_EMPTY_GROUP") {
+		t.Fatalf("delete of an active group: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	adm := kadm.NewClient(b.Client())
+	committed := func() map[int32]int64 {
+		t.Helper()
+		fo, err := adm.FetchOffsets(ctx, group)
+		if err != nil {
+			t.Fatalf("fetch offsets: %v", err)
+		}
+		got := map[int32]int64{}
+		for _, ps := range fo {
+			for p, o := range ps {
+				if o.Err != nil {
+					t.Fatalf("fetch offsets %s/%d: %v", o.Topic, p, o.Err)
+				}
+				got[p] = o.At
+			}
+		}
+		return got
+	}
+	if got := committed(); !sameOffsets(got, commit) {
+		t.Fatalf("after the refused reset: committed %v, want %v", got, commit)
+	}
+
+	// The member leaves (Close sends LeaveGroup and waits for it).
+	cons.Close()
+	if rows := tableRows(t, cg("--list", "--state"), "GROUP STATE"); len(rows) != 1 || strings.Join(rows[0], " ") != group+" Empty" {
+		t.Fatalf("--list --state after the member left: %q", rows)
+	}
+	checkOffsets(cg("--describe", "--group", group), false, commit)
+	if out := cg("--describe", "--members", "--group", group); strings.TrimSpace(out) != "Consumer group '"+group+"' has no active members." {
+		t.Fatalf("--members of an empty group: %q", out)
+	}
+	out = cg("--describe", "--state", "--group", group)
+	rows = tableRows(t, out, "GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS")
+	if len(rows) != 1 || len(rows[0]) < 5 || strings.Join(rows[0][:3], " ") != strings.Join(append([]string{group}, coordinator...), " ") ||
+		strings.Join(rows[0][len(rows[0])-2:], " ") != "Empty 0" {
+		t.Fatalf("--state of an empty group: %q:\n%s", rows, out)
+	}
+
+	// --reset-offsets: each plan as a dry run (prints the plan, commits
+	// nothing; also the default without --dry-run/--execute) and executed
+	// (commits exactly the plan, only on the selected partitions).
+	cur := commit
+	reset := func(want map[int32]int64, mode string, args ...string) {
+		t.Helper()
+		full := append([]string{"--reset-offsets", "--group", group}, args...)
+		if mode != "" {
+			full = append(full, mode)
+		}
+		out := cg(full...)
+		plan := map[int32]int64{}
+		for _, f := range tableRows(t, out, "GROUP TOPIC PARTITION NEW-OFFSET") {
+			if len(f) != 4 || f[0] != group || f[1] != topic {
+				t.Fatalf("%v %s: plan row %q:\n%s", args, mode, f, out)
+			}
+			p, err1 := strconv.ParseInt(f[2], 10, 32)
+			o, err2 := strconv.ParseInt(f[3], 10, 64)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%v %s: plan row %q:\n%s", args, mode, f, out)
+			}
+			plan[int32(p)] = o
+		}
+		if !sameOffsets(plan, want) {
+			t.Fatalf("%v %s: plan %v, want %v:\n%s", args, mode, plan, want, out)
+		}
+		if mode == "--execute" {
+			next := map[int32]int64{}
+			for p, o := range cur {
+				next[p] = o
+			}
+			for p, o := range want {
+				next[p] = o
+			}
+			cur = next
+		}
+		if got := committed(); !sameOffsets(got, cur) {
+			t.Fatalf("%v %s: committed %v, want %v", args, mode, got, cur)
+		}
+	}
+	all := func(o0, o1, o2 int64) map[int32]int64 { return map[int32]int64{0: o0, 1: o1, 2: o2} }
+	sel := func(o0, o2 int64) map[int32]int64 { return map[int32]int64{0: o0, 2: o2} }
+	whole := func(args ...string) []string { return append([]string{"--topic", topic}, args...) }
+	p02 := func(args ...string) []string { return append([]string{"--topic", topic + ":0,2"}, args...) }
+	const dry, execute = "--dry-run", "--execute"
+	// A timestamp between the batches, in UTC and in another zone.
+	mid := base.Add(-2 * time.Hour)
+	const iso = "2006-01-02T15:04:05.000Z07:00"
+	midUTC, midPlus2 := mid.UTC().Format(iso), mid.In(time.FixedZone("", 2*3600)).Format(iso)
+	beforeAll := tsA.Add(-time.Hour).UTC().Format(iso)
+
+	reset(all(0, 0, 0), dry, whole("--to-earliest")...) // committed 2,5,6
+	reset(all(0, 0, 0), "", whole("--to-earliest")...)  // no mode: a dry run
+	reset(sel(0, 0), execute, p02("--to-earliest")...)  // → 0,5,0
+	reset(all(6, 7, 6), dry, whole("--to-latest")...)   //
+	reset(sel(6, 6), execute, p02("--to-latest")...)    // → 6,5,6
+	reset(all(3, 3, 3), dry, whole("--to-offset", "3")...)
+	reset(all(6, 7, 6), dry, whole("--to-offset", "100")...)   // clamped to the log end
+	reset(all(5, 5, 5), execute, whole("--to-offset", "5")...) // → 5,5,5
+	reset(all(3, 3, 3), dry, whole("--shift-by", "-2")...)
+	reset(sel(3, 3), execute, p02("--shift-by", "-2")...)  // → 3,5,3
+	reset(all(0, 1, 0), dry, whole("--shift-by", "-4")...) // clamped at the log start
+	reset(all(4, 3, 5), dry, whole("--to-datetime", midUTC)...)
+	reset(sel(4, 5), execute, p02("--to-datetime", midPlus2)...) // → 4,5,5
+	reset(sel(0, 0), dry, p02("--to-datetime", beforeAll)...)
+	reset(all(0, 0, 0), execute, "--all-topics", "--to-earliest") // → 0,0,0
+	reset(all(4, 3, 5), dry, whole("--by-duration", "PT2H")...)
+	reset(all(4, 3, 5), execute, whole("--by-duration", "PT2H")...) // → 4,3,5
+	reset(all(6, 7, 6), dry, whole("--by-duration", "PT30M")...)    // after every record: the log end
+	reset(all(0, 0, 0), dry, whole("--by-duration", "P1D")...)
+	reset(all(6, 6, 6), execute, whole("--shift-by", "3")...) // 7,6,8 clamped → 6,6,6
+	checkOffsets(cg("--describe", "--group", group), false, cur)
+
+	// --delete: the group, its offsets and its --list line are gone.
+	if out := cg("--delete", "--group", group); out != "Deletion of requested consumer groups ('"+group+"') was successful.\n" {
+		t.Fatalf("--delete: %q", out)
+	}
+	if out := cg("--list"); out != "" {
+		t.Fatalf("--list after --delete: %q", out)
+	}
+	if got := committed(); len(got) != 0 {
+		t.Fatalf("offsets after --delete: %v", got)
+	}
+	if out := cg("--describe", "--group", group); strings.TrimSpace(out) != "Consumer group '"+group+"' does not exist." {
+		t.Fatalf("--describe after --delete: %q", out)
+	}
+}
+
+// tableRows returns the fields of the lines after the line whose fields
+// are header, up to the next blank line; it fails t when there is no such
+// header line.
+func tableRows(t *testing.T, out, header string) [][]string {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.Join(strings.Fields(l), " ") != header {
+			continue
+		}
+		var rows [][]string
+		for _, r := range lines[i+1:] {
+			f := strings.Fields(r)
+			if len(f) == 0 {
+				break
+			}
+			rows = append(rows, f)
+		}
+		return rows
+	}
+	t.Fatalf("no header %q in:\n%s", header, out)
+	return nil
+}
+
+func sameOffsets(a, b map[int32]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, o := range a {
+		if x, ok := b[p]; !ok || x != o {
+			return false
+		}
+	}
+	return true
+}
