@@ -79,7 +79,7 @@ type Broker struct {
 	QueuedMaxRequests int // queued.max.requests, default 500
 
 	OffsetsTopicNumPartitions     int32         // offsets.topic.num.partitions, default 50
-	OffsetsTopicReplicationFactor int16         // offsets.topic.replication.factor, default 3 (capped by live brokers)
+	OffsetsTopicReplicationFactor int16         // offsets.topic.replication.factor, default 3; with ZooKeeper __consumer_offsets waits for that many live brokers, embedded single node caps it at 1
 	OffsetsTopicSegmentBytes      int64         // offsets.topic.segment.bytes, default 104857600
 	OffsetsRetentionMinutes       int64         // offsets.retention.minutes, default 10080
 	GroupInitialRebalanceDelay    time.Duration // group.initial.rebalance.delay.ms, default 3000

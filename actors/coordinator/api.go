@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 )
 
 // This file is the request-level API that wire/handlers calls (it
@@ -98,6 +99,7 @@ func (c *Coordinator) lookup(ctx context.Context, keyType int8, key string) (int
 	stop := context.AfterFunc(c.ctx, cancel)
 	defer stop()
 	if err := c.ensureTopic(ctx); err != nil {
+		c.warnEnsure(err)
 		return -1, "", -1, kerr.CoordinatorNotAvailable.Code
 	}
 	id, host, port, ok := c.opts.Topic.Leader(c.PartitionFor(key))
@@ -105,6 +107,19 @@ func (c *Coordinator) lookup(ctx context.Context, keyType int8, key string) (int
 		return -1, "", -1, kerr.CoordinatorNotAvailable.Code
 	}
 	return id, host, port, 0
+}
+
+// warnEnsure logs why __consumer_offsets could not be created (too few
+// live brokers for offsets.topic.replication.factor, no cluster metadata
+// yet…), at most every 10 s: clients retry FindCoordinator often, and an
+// operator whose groups never form needs to see the reason.
+func (c *Coordinator) warnEnsure(err error) {
+	now := time.Now().UnixNano()
+	last := c.ensureWarned.Load()
+	if now-last < int64(10*time.Second) || !c.ensureWarned.CompareAndSwap(last, now) {
+		return
+	}
+	c.log.Warn("cannot create "+OffsetsTopicName+"; answering COORDINATOR_NOT_AVAILABLE", zap.Error(err))
 }
 
 // JoinGroup serves JoinGroup v0–v9. clientID and clientHost (the client's

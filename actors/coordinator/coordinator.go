@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -62,8 +63,9 @@ type Coordinator struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // loads and FindCoordinator lookups in flight
 
-	ensureMu sync.Mutex
-	ensured  bool
+	ensureMu     sync.Mutex
+	ensured      bool
+	ensureWarned atomic.Int64 // unix nanos of the last warnEnsure log
 }
 
 // New starts the coordinator's supervisor under sys. Stop it with Stop.

@@ -16,9 +16,11 @@ const OffsetsTopicName = "__consumer_offsets"
 type OffsetsTopic interface {
 	// Ensure creates __consumer_offsets if it does not exist:
 	// offsets.topic.num.partitions partitions, replication factor
-	// offsets.topic.replication.factor capped by the live brokers, configs
-	// cleanup.policy=compact, segment.bytes=offsets.topic.segment.bytes,
-	// compression.type=producer. Idempotent.
+	// offsets.topic.replication.factor, configs cleanup.policy=compact,
+	// segment.bytes=offsets.topic.segment.bytes, compression.type=producer.
+	// Idempotent. While it cannot (fewer live brokers than the factor, as
+	// Kafka refuses; no cluster metadata yet) it returns an error wrapping
+	// COORDINATOR_NOT_AVAILABLE, which clients retry.
 	Ensure(ctx context.Context) error
 	// Append appends one record batch to a partition and returns its base
 	// offset once it is committed (acks=all: replicated to the ISR).

@@ -38,15 +38,27 @@ func (o *offsetsTopic) tp(p int32) partition.TopicPartition {
 
 // Ensure creates __consumer_offsets on first use, as Kafka does, with
 // offsets.topic.num.partitions partitions, offsets.topic.replication.factor
-// capped by the live brokers, and a compacted config. Until this broker's
-// metadata cache lists this broker among the live ones (its first
-// UpdateMetadata has not arrived: just started, or the controller's
-// channel to it is backed up) it knows no live brokers to cap by, and it
-// answers COORDINATOR_NOT_AVAILABLE (retriable) instead of creating the
-// topic — capping by that empty list created __consumer_offsets with
+// replicas and a compacted config.
+//
+// Like Kafka (KafkaApis' internal topic creation), it refuses while fewer
+// brokers are alive than offsets.topic.replication.factor and answers
+// COORDINATOR_NOT_AVAILABLE, which clients retry: the topic is created
+// with the configured factor once enough brokers have registered, never
+// with fewer replicas that would stay under-replicated for good. The
+// same holds until this broker's metadata cache lists this broker among
+// the live ones (its first UpdateMetadata has not arrived: just started,
+// or the controller's channel to it is backed up): the cache does not
+// know the cluster yet — judging by it created __consumer_offsets with
 // replication factor 1 on a 3-broker cluster (chaos: every partition's
 // ISR stuck at one broker, acks=all group writes refused under
 // min.insync.replicas=2, the group rebalancing for ever).
+//
+// Without zookeeper.connect (embedded metadata) the cluster is this one
+// broker and can never have more, so the factor is capped at the live
+// brokers instead: a single node started without
+// offsets.topic.replication.factor (default 3, as in Kafka) still serves
+// consumer groups rather than answering COORDINATOR_NOT_AVAILABLE for
+// ever.
 func (o *offsetsTopic) Ensure(ctx context.Context) error {
 	snap := o.topics.Snapshot()
 	if _, ok := snap.Topics[coordinator.OffsetsTopicName]; ok {
@@ -56,8 +68,12 @@ func (o *offsetsTopic) Ensure(ctx context.Context) error {
 		return fmt.Errorf("%w: broker %d has no cluster metadata yet to create %s with", kerr.CoordinatorNotAvailable, o.cfg.BrokerID, coordinator.OffsetsTopicName)
 	}
 	rf := o.cfg.OffsetsTopicReplicationFactor
-	if live := int16(len(snap.Brokers)); rf > live {
-		rf = live
+	if live := len(snap.Brokers); int(rf) > live {
+		if o.cfg.ZookeeperConnect != "" {
+			return fmt.Errorf("%w: %d live brokers do not meet offsets.topic.replication.factor=%d for %s (retriable while the cluster is starting)",
+				kerr.CoordinatorNotAvailable, live, rf, coordinator.OffsetsTopicName)
+		}
+		rf = int16(live)
 	}
 	res := o.topics.CreateTopics([]controller.NewTopic{{
 		Name:              coordinator.OffsetsTopicName,

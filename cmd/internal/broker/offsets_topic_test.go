@@ -87,3 +87,41 @@ func TestEnsureWaitsForClusterMetadata(t *testing.T) {
 		t.Fatalf("full cache: %v, created %+v; want one topic with factor 3", err, f.created)
 	}
 }
+
+// TestEnsureNeedsReplicationFactorLiveBrokers: with ZooKeeper (a cluster
+// that more brokers can join) __consumer_offsets is not created while
+// fewer brokers are alive than offsets.topic.replication.factor — Kafka
+// answers COORDINATOR_NOT_AVAILABLE (clients retry) rather than create an
+// under-replicated topic — and is created with the full factor once they
+// are. In embedded single-node mode the cluster can never grow, so the
+// factor is capped at the one broker and a zero-config node serves groups.
+func TestEnsureNeedsReplicationFactorLiveBrokers(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.BrokerID, cfg.OffsetsTopicReplicationFactor, cfg.OffsetsTopicNumPartitions = 1, 3, 5
+	cfg.ZookeeperConnect = "127.0.0.1:2181/gregor"
+	f := &fakeTopics{snap: &metadata.Snapshot{Brokers: []metadata.Broker{{ID: 1}}, Topics: map[string]*metadata.Topic{}}}
+	o := &offsetsTopic{cfg: cfg, topics: f}
+	for i := 0; i < 2; i++ { // refused every time, not only the first
+		if err := o.Ensure(context.Background()); !errors.Is(err, kerr.CoordinatorNotAvailable) || len(f.created) != 0 {
+			t.Fatalf("1 live broker, factor 3: %v, created %+v; want COORDINATOR_NOT_AVAILABLE and nothing created", err, f.created)
+		}
+	}
+	f.snap = &metadata.Snapshot{Brokers: []metadata.Broker{{ID: 1}, {ID: 2}}, Topics: map[string]*metadata.Topic{}}
+	if err := o.Ensure(context.Background()); !errors.Is(err, kerr.CoordinatorNotAvailable) || len(f.created) != 0 {
+		t.Fatalf("2 live brokers, factor 3: %v, created %+v", err, f.created)
+	}
+	f.snap = &metadata.Snapshot{Brokers: []metadata.Broker{{ID: 1}, {ID: 2}, {ID: 3}}, Topics: map[string]*metadata.Topic{}}
+	if err := o.Ensure(context.Background()); err != nil || len(f.created) != 1 || f.created[0].ReplicationFactor != 3 ||
+		f.created[0].NumPartitions != 5 || f.created[0].Configs["cleanup.policy"] != "compact" {
+		t.Fatalf("3 live brokers: %v, created %+v; want one compacted topic with factor 3", err, f.created)
+	}
+
+	// Embedded metadata: the only broker there will ever be.
+	single := config.Defaults() // offsets.topic.replication.factor unset: 3
+	single.BrokerID = 0
+	f = &fakeTopics{snap: &metadata.Snapshot{Brokers: []metadata.Broker{{ID: 0}}, Topics: map[string]*metadata.Topic{}}}
+	o = &offsetsTopic{cfg: single, topics: f}
+	if err := o.Ensure(context.Background()); err != nil || len(f.created) != 1 || f.created[0].ReplicationFactor != 1 {
+		t.Fatalf("embedded single node, default factor %d: %v, created %+v; want factor 1", single.OffsetsTopicReplicationFactor, err, f.created)
+	}
+}
