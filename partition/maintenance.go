@@ -32,6 +32,12 @@ type MaintenanceConfig struct {
 	// Cleaner: log.cleaner.dedupe.buffer.size and
 	// log.cleaner.io.buffer.load.factor; zero = Kafka's defaults.
 	Cleaner storage.CleanerConfig
+	// Backoff is the actor's supervision (its root guardian): zero fields
+	// take 100 ms doubling to 10 s, failures older than 60 s forgotten, and
+	// MaxRetries 0 means actors.NeverGiveUp — a stopped log-manager would
+	// silently end retention, flushes, cleaning and checkpoints. Its
+	// OnRestart is replaced by one logging the failure.
+	Backoff actors.BackoffStrategy
 }
 
 func (c *MaintenanceConfig) defaults() {
@@ -50,9 +56,29 @@ func (c *MaintenanceConfig) defaults() {
 	if c.Cleaner.DedupeBufferSize <= 0 {
 		c.Cleaner = storage.DefaultCleanerConfig()
 	}
+	if c.Backoff.Initial <= 0 {
+		c.Backoff.Initial = 100 * time.Millisecond
+	}
+	if c.Backoff.Max <= 0 {
+		c.Backoff.Max = 10 * time.Second
+	}
+	if c.Backoff.MaxRetries == 0 {
+		c.Backoff.MaxRetries = actors.NeverGiveUp
+	}
+	if c.Backoff.Window <= 0 {
+		c.Backoff.Window = time.Minute
+	}
 }
 
-type maintTick struct{ kind int }
+// maintTick is a timer's tick for one pass. from is the actor instance
+// whose timer sent it: ticks queued while the actor was failing (its
+// mailbox is suspended during the restart backoff) reach the new instance,
+// which has armed its own timers and drops them — else every restart would
+// add a timer chain per pass.
+type maintTick struct {
+	kind int
+	from *maintenanceActor
+}
 
 const (
 	tickRetention = iota
@@ -86,7 +112,7 @@ func (a *maintenanceActor) period(kind int) time.Duration {
 
 func (a *maintenanceActor) arm(ctx actor.Context, kind int) {
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	a.timers[kind] = time.AfterFunc(a.period(kind), func() { root.Send(self, &maintTick{kind: kind}) })
+	a.timers[kind] = time.AfterFunc(a.period(kind), func() { root.Send(self, &maintTick{kind: kind, from: a}) })
 }
 
 func (a *maintenanceActor) Receive(ctx actor.Context) {
@@ -96,6 +122,9 @@ func (a *maintenanceActor) Receive(ctx actor.Context) {
 			a.arm(ctx, k)
 		}
 	case *maintTick:
+		if m.from != a {
+			return
+		}
 		a.run(m.kind)
 		a.arm(ctx, m.kind)
 	case *actor.Restarting:
@@ -156,16 +185,22 @@ type Maintenance struct {
 
 // StartMaintenance spawns the log-manager actor: retention, flush, the
 // log cleaner (every CleanerBackoff, unless disabled) and checkpoints (high watermarks from hw, typically Manager.HighWatermarks)
-// on their periods, and a final checkpoint when stopped. It restarts on a
-// panic (default supervision) and its timers are re-armed on restart.
+// on their periods, and a final checkpoint when stopped. A panic restarts
+// it under cfg.Backoff (actors.BackoffStrategy as its root guardian; by
+// default 100 ms doubling to 10 s, never giving up) and its timers are
+// re-armed on restart.
 func StartMaintenance(sys *actor.ActorSystem, store LogStore, hw func() map[TopicPartition]int64, cfg MaintenanceConfig, log *zap.Logger) (*Maintenance, error) {
 	cfg.defaults()
 	if log == nil {
 		log = zap.NewNop()
 	}
+	supervision := cfg.Backoff
+	supervision.OnRestart = func(_ *actor.PID, reason any, delay time.Duration) {
+		log.Error("log-manager actor failed, restarting", zap.Any("reason", reason), zap.Duration("delay", delay))
+	}
 	props := actors.Props(log, func() actor.Actor {
 		return &maintenanceActor{store: store, hw: hw, cfg: cfg, log: log}
-	})
+	}, actor.WithGuardian(&supervision))
 	pid, err := sys.Root.SpawnNamed(props, MaintenanceName)
 	if err != nil {
 		return nil, err
