@@ -1,6 +1,9 @@
 package record
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // ValidateIntegrity checks only that the batch at the start of b is intact,
 // as Kafka's DefaultRecordBatch.ensureValid does: the header is complete,
@@ -68,30 +71,16 @@ func Validate(b []byte) (Header, []byte, error) {
 // inner-offset check), that each record parses and fills exactly its
 // declared length, and that nothing trails the last record. keyRequired
 // enforces Kafka's rule that records of compacted topics have a key
-// (cleanup.policy=compact); control records are exempt.
+// (cleanup.policy=compact); control records are exempt. It is CheckRecords
+// without the timestamp check.
 //
-// Errors: *InvalidError with the index of the offending record (KIP-467
-// record_errors) or -1; *CorruptError when decompression fails or exceeds
-// maxUncompressed (its Err is then compress.ErrTooLarge).
+// Errors: *InvalidError with the index of the offending record or -1, or,
+// for keyless records, Records naming every one (KIP-467 record_errors);
+// *CorruptError when decompression fails or exceeds maxUncompressed (its
+// Err is then compress.ErrTooLarge).
 func ValidateRecords(h Header, batch []byte, maxUncompressed int, keyRequired bool) error {
-	i := 0
-	err := Records(h, batch, maxUncompressed, func(r *Record) error {
-		if r.OffsetDelta != int32(i) {
-			return &InvalidError{Reason: fmt.Sprintf("offset delta %d, want %d", r.OffsetDelta, i), RecordIndex: i}
-		}
-		if keyRequired && r.Key == nil && !h.IsControl() {
-			return &InvalidError{Reason: "compacted topic cannot accept message without key", RecordIndex: i}
-		}
-		i++
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if int32(i) != h.RecordCount {
-		return &InvalidError{Reason: fmt.Sprintf("header says %d records, batch holds %d", h.RecordCount, i), RecordIndex: -1}
-	}
-	return nil
+	_, err := CheckRecords(h, batch, Rules{MaxUncompressed: maxUncompressed, KeyRequired: keyRequired})
+	return err
 }
 
 // Rules are the per-record checks CheckRecords applies on the produce path
@@ -120,9 +109,18 @@ type Rules struct {
 // batch's own timestamp type is not judged here: the caller decides what a
 // LogAppendTime batch from a client means.
 //
-// Errors: as ValidateRecords, plus *TimestampError (INVALID_TIMESTAMP) with
-// the index of the first record out of range. For an uncompressed batch it
-// allocates nothing.
+// Like Kafka's LogValidator, the per-record rules (a key on a compacted
+// topic, then the timestamp) do not stop at the first record breaking one:
+// every record is checked, and the error's Records names each record at
+// fault with its own message (at most MaxRecordErrors of them), for the
+// produce response's record_errors (KIP-467). Damage that stops the walk
+// (a malformed record, an offset delta out of order, a wrong count) is
+// returned alone instead, with RecordIndex.
+//
+// Errors: as ValidateRecords, plus *TimestampError (INVALID_TIMESTAMP) when
+// any record's timestamp is out of range (Kafka's precedence: records
+// without keys are then listed in it too). For an uncompressed batch that
+// passes it allocates nothing.
 func CheckRecords(h Header, batch []byte, rules Rules) (maxTimestamp int64, err error) {
 	body, buf, err := recordsSection(h, batch, rules.MaxUncompressed)
 	defer releaseDecodeBuf(buf)
@@ -132,7 +130,9 @@ func CheckRecords(h Header, batch []byte, rules Rules) (maxTimestamp int64, err 
 	// The walk is inlined here rather than going through Records' callback
 	// so the Record stays on the stack: no allocation per batch or record.
 	checkTs := rules.MaxTimestampDiff > 0 && rules.MaxTimestampDiff < maxInt64
+	keyRequired := rules.KeyRequired && !h.IsControl()
 	maxTs := int64(-1)
+	var faults recordFaults // stays empty (no allocation) for a valid batch
 	var r Record
 	i := 0
 	for ; len(body) > 0; i++ {
@@ -144,25 +144,82 @@ func CheckRecords(h Header, batch []byte, rules Rules) (maxTimestamp int64, err 
 		if r.OffsetDelta != int32(i) {
 			return -1, &InvalidError{Reason: fmt.Sprintf("offset delta %d, want %d", r.OffsetDelta, i), RecordIndex: i}
 		}
-		if rules.KeyRequired && r.Key == nil && !h.IsControl() {
-			return -1, &InvalidError{Reason: "compacted topic cannot accept message without key", RecordIndex: i}
-		}
 		ts := h.BaseTimestamp + r.TimestampDelta
-		if checkTs {
-			diff := ts - rules.Now
-			if diff < 0 {
-				diff = -diff
-			}
-			if diff > rules.MaxTimestampDiff {
-				return -1, &TimestampError{Reason: fmt.Sprintf("timestamp %d of message is out of range: must be within %d ms of the broker time %d (message.timestamp.difference.max.ms)", ts, rules.MaxTimestampDiff, rules.Now), RecordIndex: i}
-			}
+		switch {
+		case keyRequired && r.Key == nil:
+			faults.missingKey(i)
+		case checkTs && outOfRange(ts, rules.Now, rules.MaxTimestampDiff):
+			faults.badTimestamp(i, ts, h.BaseOffset+int64(r.OffsetDelta), rules.Now-rules.MaxTimestampDiff, rules.Now+rules.MaxTimestampDiff)
 		}
 		maxTs = max(maxTs, ts)
 	}
 	if int32(i) != h.RecordCount {
 		return -1, &InvalidError{Reason: fmt.Sprintf("header says %d records, batch holds %d", h.RecordCount, i), RecordIndex: -1}
 	}
+	if faults.total > 0 {
+		return -1, faults.err()
+	}
 	return maxTs, nil
+}
+
+// outOfRange reports whether ts lies further than maxDiff ms from now.
+func outOfRange(ts, now, maxDiff int64) bool {
+	diff := ts - now
+	if diff < 0 {
+		diff = -diff
+	}
+	return diff > maxDiff
+}
+
+// recordFaults collects the per-record rule violations of one batch, as
+// Kafka's LogValidator does (its recordErrors) before rejecting the batch.
+type recordFaults struct {
+	list      []RecordError // the first MaxRecordErrors records at fault
+	total     int           // records at fault, listed or not
+	timestamp bool          // a record's timestamp is among them
+}
+
+// missingKey: record index has no key on a compacted topic. The
+// per-record messages are Kafka's minus its " in topic partition …"
+// suffix (the caller knows the partition, this package does not).
+func (f *recordFaults) missingKey(index int) {
+	f.add(index, "Compacted topic cannot accept message without key")
+}
+
+// badTimestamp: record index, at offset, has timestamp ts outside [lo, hi].
+func (f *recordFaults) badTimestamp(index int, ts, offset, lo, hi int64) {
+	f.timestamp = true
+	if len(f.list) >= MaxRecordErrors {
+		f.total++ // not listed: spare the formatting
+		return
+	}
+	f.add(index, fmt.Sprintf("Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]", ts, offset, lo, hi))
+}
+
+func (f *recordFaults) add(index int, msg string) {
+	f.total++
+	if len(f.list) < MaxRecordErrors {
+		f.list = append(f.list, RecordError{Index: index, Message: msg})
+	}
+}
+
+// err is the batch's error with Kafka's summary messages
+// (LogValidator.processRecordErrors): INVALID_TIMESTAMP if any timestamp
+// is out of range, else INVALID_RECORD showing the first three.
+func (f *recordFaults) err() error {
+	if f.timestamp {
+		return &TimestampError{Reason: "One or more records have been rejected due to invalid timestamp", RecordIndex: -1, Records: f.list}
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [", f.total)
+	for j, e := range f.list[:min(len(f.list), 3)] {
+		if j > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(e.String())
+	}
+	sb.WriteByte(']')
+	return &InvalidError{Reason: sb.String(), RecordIndex: -1, Records: f.list}
 }
 
 const maxInt64 = int64(^uint64(0) >> 1)

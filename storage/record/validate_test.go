@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,7 +76,7 @@ func TestValidateErrors(t *testing.T) {
 	type check struct {
 		corrupt bool   // *CorruptError (else *InvalidError)
 		records bool   // detected by ValidateRecords (else by Validate)
-		index   int    // InvalidError.RecordIndex
+		index   int    // the (first) record at fault: InvalidError.RecordErrors, or -1
 		substr  string // in the message
 	}
 	cases := []struct {
@@ -184,8 +185,12 @@ func TestValidateErrors(t *testing.T) {
 				if !errors.As(err, &ie) || IsCorrupt(err) {
 					t.Fatalf("want *InvalidError, got %T %v", err, err)
 				}
-				if ie.RecordIndex != c.want.index {
-					t.Errorf("record index %d, want %d", ie.RecordIndex, c.want.index)
+				index := -1
+				if re := ie.RecordErrors(); len(re) > 0 {
+					index = re[0].Index
+				}
+				if index != c.want.index {
+					t.Errorf("record index %d, want %d", index, c.want.index)
 				}
 			}
 			if !bytes.Equal(b, orig) {
@@ -285,13 +290,13 @@ func TestCheckRecordsTimestampsAndMax(t *testing.T) {
 		}
 		_, err = CheckRecords(h, batch, Rules{MaxUncompressed: 1 << 20, Now: 1001, MaxTimestampDiff: 5})
 		var te *TimestampError
-		if !errors.As(err, &te) || te.RecordIndex != 1 {
+		if !errors.As(err, &te) || !slices.Equal(indexes(te.RecordErrors()), []int{1}) {
 			t.Fatalf("%s: got %v, want a TimestampError at record 1", c, err)
 		}
-		// Keys required: record 0 has none.
+		// Keys required: no record has one.
 		var ie *InvalidError
-		if _, err := CheckRecords(h, batch, Rules{MaxUncompressed: 1 << 20, KeyRequired: true}); !errors.As(err, &ie) || ie.RecordIndex != 0 {
-			t.Fatalf("%s: got %v, want an InvalidError at record 0", c, err)
+		if _, err := CheckRecords(h, batch, Rules{MaxUncompressed: 1 << 20, KeyRequired: true}); !errors.As(err, &ie) || !slices.Equal(indexes(ie.RecordErrors()), []int{0, 1, 2}) {
+			t.Fatalf("%s: got %v, want an InvalidError at records 0, 1 and 2", c, err)
 		}
 	}
 }

@@ -67,6 +67,7 @@ import (
 
 	"gregor/partition"
 	"gregor/storage"
+	"gregor/storage/record"
 	"gregor/wire"
 )
 
@@ -108,9 +109,9 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 		for pi, rp := range rt.Partitions {
 			sp := &resp.Topics[ti].Partitions[pi]
 			tp := storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
-			msg, err, detail, recIdx := prepareProduce(b, req, tp, rp.Records)
+			msg, err, detail, recErrs := prepareProduce(b, req, tp, rp.Records)
 			if err != nil {
-				setProduceError(sp, req.Version, err, detail, recIdx)
+				setProduceError(sp, req.Version, err, detail, recErrs)
 				continue
 			}
 			h, _ := b.Replicas.Get(tp)
@@ -134,38 +135,38 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 }
 
 // prepareProduce validates one partition's records and builds its Produce
-// message, or returns the error to answer (with detail and the index of the
-// record at fault, -1 for none).
-func prepareProduce(b *Broker, req *kmsg.ProduceRequest, tp storage.TopicPartition, records []byte) (*partition.Produce, *kerr.Error, string, int) {
+// message, or returns the error to answer (with detail and the records at
+// fault, KIP-467).
+func prepareProduce(b *Broker, req *kmsg.ProduceRequest, tp storage.TopicPartition, records []byte) (*partition.Produce, *kerr.Error, string, []record.RecordError) {
 	if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
-		return nil, kerr.InvalidRequiredAcks, "", -1
+		return nil, kerr.InvalidRequiredAcks, "", nil
 	}
 	if req.TransactionID != nil {
-		return nil, kerr.TransactionalIDAuthorizationFailed, "transactions are not supported", -1
+		return nil, kerr.TransactionalIDAuthorizationFailed, "transactions are not supported", nil
 	}
 	h, ok := b.Replicas.Get(tp)
 	if !ok {
-		return nil, notHosted(b, tp), "", -1
+		return nil, notHosted(b, tp), "", nil
 	}
 	v := h.View()
 	if v.Err != nil {
-		return nil, v.Err, "", -1
+		return nil, v.Err, "", nil
 	}
 	if !v.IsLeader() {
-		return nil, kerr.NotLeaderForPartition, "", -1
+		return nil, kerr.NotLeaderForPartition, "", nil
 	}
 	cfg := v.Log.Config()
 	if len(records) > int(cfg.MaxMessageBytes) {
-		return nil, kerr.MessageTooLarge, "", -1
+		return nil, kerr.MessageTooLarge, "", nil
 	}
 	vb, rej := validateProduceBatch(cfg, req.Version, records, time.Now().UnixMilli())
 	if rej != nil {
-		return nil, rej.err, rej.detail, rej.record
+		return nil, rej.err, rej.detail, rej.records
 	}
-	return &partition.Produce{Batch: vb.batch, Header: vb.hdr, Acks: req.Acks, LogAppendTime: vb.logAppendTime}, nil, "", -1
+	return &partition.Produce{Batch: vb.batch, Header: vb.hdr, Acks: req.Acks, LogAppendTime: vb.logAppendTime}, nil, "", nil
 }
 
-func setProduceError(sp *kmsg.ProduceResponseTopicPartition, version int16, err *kerr.Error, detail string, recIdx int) {
+func setProduceError(sp *kmsg.ProduceResponseTopicPartition, version int16, err *kerr.Error, detail string, recErrs []record.RecordError) {
 	sp.ErrorCode = err.Code
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
 	if version < 8 {
@@ -174,10 +175,13 @@ func setProduceError(sp *kmsg.ProduceResponseTopicPartition, version int16, err 
 	if detail != "" {
 		sp.ErrorMessage = &detail
 	}
-	if recIdx >= 0 {
+	if len(recErrs) > 0 {
+		sp.ErrorRecords = make([]kmsg.ProduceResponseTopicPartitionErrorRecord, 0, len(recErrs))
+	}
+	for i := range recErrs {
 		er := kmsg.NewProduceResponseTopicPartitionErrorRecord()
-		er.RelativeOffset = int32(recIdx)
-		er.ErrorMessage = &detail
+		er.RelativeOffset = int32(recErrs[i].Index)
+		er.ErrorMessage = &recErrs[i].Message
 		sp.ErrorRecords = append(sp.ErrorRecords, er)
 	}
 }
@@ -198,7 +202,7 @@ func waitProduce(rc *wire.RequestContext, pending []pendingProduce, version int1
 		if expired {
 			var ok bool
 			if r, ok = afterExpiry(pp); !ok {
-				setProduceError(pp.p, version, kerr.RequestTimedOut, "", -1)
+				setProduceError(pp.p, version, kerr.RequestTimedOut, "", nil)
 				continue
 			}
 		} else {
@@ -212,13 +216,13 @@ func waitProduce(rc *wire.RequestContext, pending []pendingProduce, version int1
 			if expired {
 				var ok bool
 				if r, ok = afterExpiry(pp); !ok {
-					setProduceError(pp.p, version, kerr.RequestTimedOut, "", -1)
+					setProduceError(pp.p, version, kerr.RequestTimedOut, "", nil)
 					continue
 				}
 			}
 		}
 		if r.Err != nil {
-			setProduceError(pp.p, version, r.Err, r.ErrorMessage, -1)
+			setProduceError(pp.p, version, r.Err, r.ErrorMessage, nil)
 			continue
 		}
 		pp.p.ErrorCode = 0

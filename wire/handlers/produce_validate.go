@@ -11,12 +11,16 @@ package handlers
 //     batches → TRANSACTIONAL_ID_AUTHORIZATION_FAILED (no transactions);
 //   - zstd below produce v7 → UNSUPPORTED_COMPRESSION_TYPE (KIP-110);
 //   - every record: count against the header, offset deltas 0..n-1, keys
-//     on compacted topics → INVALID_RECORD with the record's index
-//     (KIP-467); decompression bounded by maxUncompressed → CORRUPT_MESSAGE;
+//     on compacted topics → INVALID_RECORD; decompression bounded by
+//     maxUncompressed → CORRUPT_MESSAGE;
 //   - timestamps: a batch claiming LogAppendTime → INVALID_TIMESTAMP; with
 //     CreateTime, records further than message.timestamp.difference.max.ms
-//     from the broker clock → INVALID_TIMESTAMP; the header's maxTimestamp
-//     is recomputed from the records (Kafka does not trust it);
+//     from the broker clock → INVALID_TIMESTAMP (even if other records
+//     also lack keys, as in Kafka); the header's maxTimestamp is
+//     recomputed from the records (Kafka does not trust it);
+//   - KIP-467: keys and timestamps are checked on every record, and every
+//     record at fault is answered (index and message; Kafka's summary as
+//     the partition's message), not just the first;
 //   - message.timestamp.type=LogAppendTime: the batch is stamped by the
 //     partition actor at append time (Produce.LogAppendTime) and the time
 //     is answered in the produce response;
@@ -40,12 +44,13 @@ import (
 )
 
 // produceRejection is why a partition's records were refused: the Kafka
-// error, its message (ProduceResponse ErrorMessage, v8+) and the index of
-// the record at fault (ErrorRecords, v8+), -1 for the batch as a whole.
+// error, its message (ProduceResponse ErrorMessage, v8+) and the records at
+// fault, each with its own message (ErrorRecords, v8+; KIP-467), none when
+// the batch as a whole is at fault.
 type produceRejection struct {
-	err    *kerr.Error
-	detail string
-	record int
+	err     *kerr.Error
+	detail  string
+	records []record.RecordError
 }
 
 // validatedBatch is a batch ready for the partition actor.
@@ -63,31 +68,31 @@ type validatedBatch struct {
 // corrected in place) or be a recompressed copy.
 func validateProduceBatch(cfg storage.LogConfig, version int16, records []byte, now int64) (validatedBatch, *produceRejection) {
 	if len(records) == 0 {
-		return validatedBatch{}, &produceRejection{kerr.InvalidRecord, "produce requests v3+ must carry exactly one record batch", -1}
+		return validatedBatch{}, &produceRejection{kerr.InvalidRecord, "produce requests v3+ must carry exactly one record batch", nil}
 	}
 	if len(records) > record.OffMagic && records[record.OffMagic] < 2 {
 		// Message formats v0/v1 (produce v2 from old clients): Kafka 3
 		// up-converts them; Gregor stores magic 2 only.
-		return validatedBatch{}, &produceRejection{kerr.UnsupportedForMessageFormat, fmt.Sprintf("message format v%d is not supported: send record batches (magic 2)", records[record.OffMagic]), -1}
+		return validatedBatch{}, &produceRejection{kerr.UnsupportedForMessageFormat, fmt.Sprintf("message format v%d is not supported: send record batches (magic 2)", records[record.OffMagic]), nil}
 	}
 	hdr, batch, err := record.Validate(records)
 	if err != nil {
 		return validatedBatch{}, rejection(err)
 	}
 	if len(batch) != len(records) {
-		return validatedBatch{}, &produceRejection{kerr.InvalidRecord, "produce requests v3+ must carry exactly one record batch", -1}
+		return validatedBatch{}, &produceRejection{kerr.InvalidRecord, "produce requests v3+ must carry exactly one record batch", nil}
 	}
 	if hdr.IsControl() {
-		return validatedBatch{}, &produceRejection{kerr.InvalidRecord, "control batches are not accepted from clients", -1}
+		return validatedBatch{}, &produceRejection{kerr.InvalidRecord, "control batches are not accepted from clients", nil}
 	}
 	if hdr.IsTransactional() {
-		return validatedBatch{}, &produceRejection{kerr.TransactionalIDAuthorizationFailed, "transactions are not supported", -1}
+		return validatedBatch{}, &produceRejection{kerr.TransactionalIDAuthorizationFailed, "transactions are not supported", nil}
 	}
 	if hdr.Codec() == record.CodecZstd && version < 7 {
-		return validatedBatch{}, &produceRejection{kerr.UnsupportedCompressionType, "zstd compression requires produce request version 7 or later", -1}
+		return validatedBatch{}, &produceRejection{kerr.UnsupportedCompressionType, "zstd compression requires produce request version 7 or later", nil}
 	}
 	if hdr.IsLogAppendTime() {
-		return validatedBatch{}, &produceRejection{kerr.InvalidTimestamp, "invalid timestamp type LogAppendTime in a batch from a producer: producers must set CreateTime", -1}
+		return validatedBatch{}, &produceRejection{kerr.InvalidTimestamp, "invalid timestamp type LogAppendTime in a batch from a producer: producers must set CreateTime", nil}
 	}
 	limit := maxUncompressed(cfg.MaxMessageBytes)
 	rules := record.Rules{MaxUncompressed: limit, KeyRequired: cfg.Compact}
@@ -111,7 +116,7 @@ func validateProduceBatch(cfg storage.LogConfig, version int16, records []byte, 
 			return validatedBatch{}, rejection(err)
 		}
 		if len(out) > int(cfg.MaxMessageBytes) {
-			return validatedBatch{}, &produceRejection{kerr.MessageTooLarge, "the batch recompressed with the topic's compression.type exceeds max.message.bytes", -1}
+			return validatedBatch{}, &produceRejection{kerr.MessageTooLarge, "the batch recompressed with the topic's compression.type exceeds max.message.bytes", nil}
 		}
 		h, err := record.ParseHeader(out)
 		if err != nil {
@@ -142,14 +147,25 @@ func targetCodec(compressionType string, source record.Codec) (record.Codec, boo
 }
 
 // rejection maps a storage/record error to the produce error Kafka answers.
+// Per-record rule violations come with every record at fault and Kafka's
+// summary as the message.
 func rejection(err error) *produceRejection {
 	var ie *record.InvalidError
 	if errors.As(err, &ie) {
-		return &produceRejection{kerr.InvalidRecord, ie.Error(), ie.RecordIndex}
+		return &produceRejection{kerr.InvalidRecord, rejectionDetail(ie, ie.Reason, ie.Records), ie.RecordErrors()}
 	}
 	var te *record.TimestampError
 	if errors.As(err, &te) {
-		return &produceRejection{kerr.InvalidTimestamp, te.Error(), te.RecordIndex}
+		return &produceRejection{kerr.InvalidTimestamp, rejectionDetail(te, te.Reason, te.Records), te.RecordErrors()}
 	}
-	return &produceRejection{kerr.CorruptMessage, err.Error(), -1}
+	return &produceRejection{kerr.CorruptMessage, err.Error(), nil}
+}
+
+// rejectionDetail is the ErrorMessage for a record error: Kafka's summary
+// (reason) when it lists records at fault, else the error's text.
+func rejectionDetail(err error, reason string, records []record.RecordError) string {
+	if len(records) > 0 {
+		return reason
+	}
+	return err.Error()
 }

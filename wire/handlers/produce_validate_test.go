@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -113,15 +114,15 @@ func TestValidateTimestamps(t *testing.T) {
 	if _, rej := validateProduceBatch(cfg, 9, codecBatch(t, record.CodecNone, 5, now-2, 10), now); rej != nil {
 		t.Fatalf("in range: %+v", rej)
 	}
-	// now-2 … now+3, now+4: record 6 (now+4) is the first beyond 3 ms.
+	// now-2 … now+5: records 6 (now+4) and 7 (now+5) are beyond 3 ms.
 	for _, c := range []record.Codec{record.CodecNone, record.CodecLZ4} {
 		_, rej := validateProduceBatch(cfg, 9, codecBatch(t, c, 8, now-2, 10), now)
-		if rej == nil || rej.err != kerr.InvalidTimestamp || rej.record != 6 {
-			t.Fatalf("%s: got %+v, want INVALID_TIMESTAMP at record 6", c, rej)
+		if rej == nil || rej.err != kerr.InvalidTimestamp || !slices.Equal(recordIndexes(rej.records), []int{6, 7}) {
+			t.Fatalf("%s: got %+v, want INVALID_TIMESTAMP at records 6 and 7", c, rej)
 		}
 	}
 	// Too old.
-	if _, rej := validateProduceBatch(cfg, 9, codecBatch(t, record.CodecNone, 1, now-4, 10), now); rej == nil || rej.err != kerr.InvalidTimestamp || rej.record != 0 {
+	if _, rej := validateProduceBatch(cfg, 9, codecBatch(t, record.CodecNone, 1, now-4, 10), now); rej == nil || rej.err != kerr.InvalidTimestamp || !slices.Equal(recordIndexes(rej.records), []int{0}) {
 		t.Fatalf("old: got %+v", rej)
 	}
 	// LogAppendTime topics ignore the producer's timestamps.
@@ -182,20 +183,20 @@ func TestValidateRejections(t *testing.T) {
 		version int16
 		in      []byte
 		want    *kerr.Error
-		record  int
+		records []int // indexes of the records at fault
 	}{
-		{"empty", cfg, 9, nil, kerr.InvalidRecord, -1},
-		{"crc", cfg, 9, corrupt, kerr.CorruptMessage, -1},
-		{"magic 1", cfg, 2, magic1, kerr.UnsupportedForMessageFormat, -1},
-		{"two batches", cfg, 9, append(bytes.Clone(good), good...), kerr.InvalidRecord, -1},
-		{"control", cfg, 9, ctl, kerr.InvalidRecord, -1},
-		{"zstd before v7", cfg, 6, codecBatch(t, record.CodecZstd, 1, 1, 10), kerr.UnsupportedCompressionType, -1},
-		{"no key on compacted topic", compact, 9, noKey, kerr.InvalidRecord, 1},
-		{"decompression bomb", small, 9, bomb, kerr.CorruptMessage, -1},
+		{"empty", cfg, 9, nil, kerr.InvalidRecord, nil},
+		{"crc", cfg, 9, corrupt, kerr.CorruptMessage, nil},
+		{"magic 1", cfg, 2, magic1, kerr.UnsupportedForMessageFormat, nil},
+		{"two batches", cfg, 9, append(bytes.Clone(good), good...), kerr.InvalidRecord, nil},
+		{"control", cfg, 9, ctl, kerr.InvalidRecord, nil},
+		{"zstd before v7", cfg, 6, codecBatch(t, record.CodecZstd, 1, 1, 10), kerr.UnsupportedCompressionType, nil},
+		{"no key on compacted topic", compact, 9, noKey, kerr.InvalidRecord, []int{1}},
+		{"decompression bomb", small, 9, bomb, kerr.CorruptMessage, nil},
 	} {
 		_, rej := validateProduceBatch(tc.cfg, tc.version, tc.in, 1)
-		if rej == nil || rej.err != tc.want || rej.record != tc.record || rej.detail == "" {
-			t.Errorf("%s: got %+v, want %s at record %d", tc.name, rej, tc.want.Message, tc.record)
+		if rej == nil || rej.err != tc.want || !slices.Equal(recordIndexes(rej.records), tc.records) || rej.detail == "" {
+			t.Errorf("%s: got %+v, want %s at records %v", tc.name, rej, tc.want.Message, tc.records)
 		}
 	}
 	// A zstd batch at v7 is fine.
@@ -263,13 +264,13 @@ func TestProduceLogAppendTimeAndTopicCodec(t *testing.T) {
 	if off, _ := lookup(p.LogAppendTime + 1); off != -1 {
 		t.Fatalf("lookup after the append time: offset %d, want -1", off)
 	}
-	// Out-of-range timestamps answer INVALID_TIMESTAMP with the record at fault (v8+).
+	// Out-of-range timestamps answer INVALID_TIMESTAMP with the records at fault (v8+).
 	cfg2 := storage.DefaultLogConfig()
 	cfg2.MessageTimestampDifferenceMaxMs = 60_000
 	tpB := storage.TopicPartition{Topic: "ts", Partition: 0}
 	e2 := newDataEnv(t, cfg2, tpB)
 	p = e2.produce(9, 1, tpB, codecBatch(t, record.CodecNone, 2, 1000, 10))
-	if p.ErrorCode != kerr.InvalidTimestamp.Code || len(p.ErrorRecords) != 1 || p.ErrorRecords[0].RelativeOffset != 0 || p.ErrorMessage == nil {
+	if p.ErrorCode != kerr.InvalidTimestamp.Code || len(p.ErrorRecords) != 2 || p.ErrorRecords[0].RelativeOffset != 0 || p.ErrorRecords[1].RelativeOffset != 1 || p.ErrorMessage == nil {
 		t.Fatalf("old timestamps: %+v", p)
 	}
 }
