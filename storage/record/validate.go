@@ -164,6 +164,11 @@ func CheckRecords(h Header, batch []byte, rules Rules) (maxTimestamp int64, err 
 
 // outOfRange reports whether ts lies further than maxDiff ms from now.
 func outOfRange(ts, now, maxDiff int64) bool {
+	if ts == NoTimestamp {
+		// A record without a timestamp (-1) is not judged, as in Kafka's
+		// LogValidator.validateTimestamp.
+		return false
+	}
 	diff := ts - now
 	if diff < 0 {
 		diff = -diff

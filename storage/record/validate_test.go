@@ -293,6 +293,18 @@ func TestCheckRecordsTimestampsAndMax(t *testing.T) {
 		if !errors.As(err, &te) || !slices.Equal(indexes(te.RecordErrors()), []int{1}) {
 			t.Fatalf("%s: got %v, want a TimestampError at record 1", c, err)
 		}
+		// A record without a timestamp (-1) is not judged, however far -1 is from Now.
+		nb, err := BuildBatch(BatchOptions{BaseTimestamp: NoTimestamp, PartitionLeaderEpoch: -1, Codec: c}, []BatchRecord{{Value: []byte("a")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nh, nbatch, err := Validate(nb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := CheckRecords(nh, nbatch, Rules{MaxUncompressed: 1 << 20, Now: 1001, MaxTimestampDiff: 5}); err != nil {
+			t.Fatalf("%s: a record without a timestamp was judged: %v", c, err)
+		}
 		// Keys required: no record has one.
 		var ie *InvalidError
 		if _, err := CheckRecords(h, batch, Rules{MaxUncompressed: 1 << 20, KeyRequired: true}); !errors.As(err, &ie) || !slices.Equal(indexes(ie.RecordErrors()), []int{0, 1, 2}) {
