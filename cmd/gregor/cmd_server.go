@@ -43,9 +43,12 @@ func init() {
 				defer os.Remove(cfg.PidFile)
 			}
 			sig := make(chan os.Signal, 1)
-			signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+			signal.Notify(sig, shutdownSignals...)
 			s := <-sig
 			signal.Stop(sig)
+			if s == syscall.SIGHUP {
+				log.Warn("SIGHUP does not reload the configuration: shutting down as on SIGTERM; start the broker again to apply server.properties changes")
+			}
 			log.Info("shutting down", zap.String("signal", s.String()))
 			if err := b.Close(); err != nil {
 				return fmt.Errorf("shutdown: %w", err)
@@ -55,6 +58,13 @@ func init() {
 		},
 	})
 }
+
+// shutdownSignals make a clean (controlled) shutdown. SIGHUP is one, as for
+// Kafka's broker, whose JVM runs its shutdown hooks on SIGHUP; Go's default
+// would kill the process without them (no controlled shutdown, no final
+// checkpoints, the pid.file left behind). Kafka does not reload its
+// configuration on SIGHUP, and neither does Gregor.
+var shutdownSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}
 
 // newLogger writes to stderr at INFO: human-readable lines, or with
 // jsonLines one JSON object per line (log.format=json, for log collectors

@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"gregor/test/harness"
 )
 
-// pid.file is written while the server runs and removed on a clean stop;
+// pid.file is written while the server runs and removed on a clean stop
+// (SIGHUP stops cleanly, as SIGTERM, and does not reload the config);
 // log.format=json makes every log line a JSON object; `gregor admin`
 // reaches the admin listener.
 func TestDaemonOptionsAndAdminCLI(t *testing.T) {
@@ -52,9 +54,16 @@ func TestDaemonOptionsAndAdminCLI(t *testing.T) {
 		t.Errorf("killing an unknown actor: want an error with 404, got %v\n%s", err, out)
 	}
 
-	b.Stop()
+	if !b.Signal(syscall.SIGHUP) {
+		t.Fatal("no exit within 30 s of SIGHUP")
+	}
 	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
 		t.Errorf("pid.file after a clean stop: %v", err)
+	}
+	for _, want := range []string{"does not reload the configuration", "shut down cleanly"} {
+		if !strings.Contains(b.Log(), want) {
+			t.Errorf("SIGHUP: no %q in the log:\n%s", want, b.Log())
+		}
 	}
 	lines := 0
 	for _, line := range strings.Split(strings.TrimSpace(b.Log()), "\n") {
