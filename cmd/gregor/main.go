@@ -29,7 +29,6 @@ type errPrinted int
 func (e errPrinted) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 func main() {
-	addPending()
 	if err := root.Execute(); err != nil {
 		var printed errPrinted
 		if errors.As(err, &printed) {
