@@ -30,6 +30,10 @@ type pending struct {
 	flexibleHeader bool
 	reply          wire.Reply
 	timing         *RequestTiming // only with a Server.Observer
+	// frame is the request's buffer, recycled by the writer once the
+	// response was written (Produce only, see framepool.go); nil = leave it
+	// to the GC.
+	frame *[]byte
 }
 
 // conn is one client connection: a reader goroutine and a writer goroutine
@@ -108,9 +112,10 @@ func (c *conn) readLoop() {
 			c.closeWithReason(fmt.Sprintf("request size %d outside [0, socket.request.max.bytes=%d]", size, c.s.cfg.SocketRequestMaxBytes))
 			return
 		}
-		// A fresh buffer per frame: decoded requests (Produce's RecordBatches
-		// in particular) alias it until their response is written.
-		frame := make([]byte, size)
+		// Decoded requests (Produce's RecordBatches in particular) alias the
+		// frame until their response is written; Produce frames are then
+		// recycled (framepool.go), the others left to the GC.
+		frame, handle := getFrame(int(size))
 		if _, err := io.ReadFull(br, frame); err != nil {
 			if c.ctx.Err() == nil {
 				c.closeWithReason(fmt.Sprintf("truncated request frame (size %d)", size), zap.Error(err))
@@ -119,7 +124,7 @@ func (c *conn) readLoop() {
 		}
 		c.s.Stats.BytesIn.Add(4 + int64(size))
 		c.s.Stats.Requests.Add(1)
-		if !c.handleFrame(frame, c.s.Observer != nil) {
+		if !c.handleFrame(frame, handle, c.s.Observer != nil) {
 			c.abort()
 			return
 		}
@@ -129,8 +134,9 @@ func (c *conn) readLoop() {
 // handleFrame parses and dispatches one request; false closes the connection
 // (the reason has been logged). Panics while decoding or inside the
 // dispatcher are recovered here: logged with their stack, and only this
-// connection is closed.
-func (c *conn) handleFrame(frame []byte, observe bool) (ok bool) {
+// connection is closed. handle is frame's pool handle (getFrame, may be
+// nil): a Produce's is handed to the writer to recycle after the response.
+func (c *conn) handleFrame(frame []byte, handle *[]byte, observe bool) (ok bool) {
 	var received time.Time
 	if observe {
 		received = time.Now()
@@ -196,14 +202,18 @@ func (c *conn) handleFrame(frame []byte, observe bool) (ok bool) {
 	if timing != nil {
 		timing.Handled = time.Now()
 	}
-	return c.enqueue(&pending{
+	p := &pending{
 		key:            h.key,
 		version:        h.version,
 		correlationID:  h.correlationID,
 		flexibleHeader: req.IsFlexible() && h.key != 18,
 		reply:          reply,
 		timing:         timing,
-	})
+	}
+	if h.key == 0 { // Produce
+		p.frame = handle
+	}
+	return c.enqueue(p)
 }
 
 // enqueue hands p to the writer, blocking while MaxInFlightPerConn

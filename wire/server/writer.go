@@ -92,6 +92,10 @@ func (w *respWriter) run() error {
 			p.timing.Response, p.timing.Request = wire.Response{}, nil
 		}
 		release(resp)
+		// The reply resolved, so the handler is done with the request and
+		// its response has been encoded (or sent): the frame is free.
+		putFrame(p.frame)
+		p.frame = nil
 		c.outstanding.Add(-1)
 		if err == errCloseRequested {
 			if ferr := w.flush(); ferr != nil {
