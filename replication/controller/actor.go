@@ -191,7 +191,7 @@ func (c *Controller) rejoin(reason any) {
 	c.mu.Lock()
 	c.resignLocked("controller actor failed too often")
 	c.deleteOwnControllerZnode()
-	c.active = false
+	c.setActiveLocked(false)
 	c.mu.Unlock()
 	t := time.NewTimer(c.rejoinInterval)
 	defer t.Stop()
@@ -292,6 +292,6 @@ func (c *Controller) recoverLocked() {
 	}
 	c.resignLocked("controller actor restarted")
 	c.deleteOwnControllerZnode()
-	c.active = false
+	c.setActiveLocked(false)
 	c.resyncLocked()
 }

@@ -161,7 +161,7 @@ func (c *Controller) resignLocked(why string) {
 		return
 	}
 	c.log.Warn("resigning as controller", zap.String("reason", why), zap.Int32("controller.epoch", c.epoch))
-	c.active = false
+	c.setActiveLocked(false)
 	for _, id := range c.liveBrokers() {
 		if id != c.cfg.BrokerID {
 			c.peers.RemoveBroker(id)

@@ -38,6 +38,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -81,7 +82,7 @@ type Controller struct {
 
 	mu             sync.Mutex
 	started        bool
-	active         bool  // holds /controller
+	active         bool  // holds /controller; set only through setActiveLocked
 	epoch          int32 // controller epoch (/controller_epoch) won; 0 when standing by
 	epochZkVersion int32 // version of /controller_epoch after the bump (fences state writes)
 	clusterID      string
@@ -117,6 +118,11 @@ type Controller struct {
 	cur            *runner    // the live actor; nil before Start, after Close and after a give-up
 	closing        bool
 	rejoinInterval time.Duration // RejoinInterval; shorter in tests
+
+	// activeEpoch is the controller epoch while active (it holds
+	// /controller and won that epoch), 0 otherwise: read without c.mu (held
+	// for as long as a ZooKeeper operation takes) by ActiveEpoch.
+	activeEpoch atomic.Int32
 
 	// Broker side (broker.go), under bmu, never taken with mu held in the
 	// other order: mu may be held when bmu is taken, not the reverse.
@@ -183,6 +189,24 @@ func (c *Controller) ClusterID() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.clusterID
+}
+
+// ActiveEpoch is the controller epoch while this broker is the active
+// controller (it holds /controller and won that epoch), 0 otherwise. It
+// changes as the controller actor wins or resigns (session expiry, a lost
+// /controller, a failed takeover, Close), so a deposed controller reports
+// 0 as soon as it knows, and never blocks (Kafka's ActiveControllerCount).
+func (c *Controller) ActiveEpoch() int32 { return c.activeEpoch.Load() }
+
+// setActiveLocked records whether this broker is the active controller
+// (c.active and ActiveEpoch). Called under c.mu.
+func (c *Controller) setActiveLocked(active bool) {
+	c.active = active
+	if active && c.epoch > 0 {
+		c.activeEpoch.Store(c.epoch)
+	} else {
+		c.activeEpoch.Store(0)
+	}
 }
 
 // Epoch is the controller epoch this controller won (0 when not active).
@@ -302,7 +326,7 @@ func (c *Controller) elect() error {
 		c.store.Delete(zkmeta.ControllerPath, metastore.AnyVersion) // resign
 		return err
 	}
-	c.active = true
+	c.setActiveLocked(true)
 	c.log.Info("became controller", zap.Int32("controller.epoch", c.epoch))
 	return nil
 }
@@ -325,7 +349,13 @@ func (c *Controller) bumpEpoch() error {
 	}
 	if err != nil {
 		c.epoch = 0
+		if c.active { // a re-election after an actor restart failed
+			c.activeEpoch.Store(0)
+		}
 		return fmt.Errorf("controller: bump %s: %w", zkmeta.ControllerEpochPath, err)
+	}
+	if c.active { // re-elected after an actor restart (recoverLocked)
+		c.activeEpoch.Store(c.epoch)
 	}
 	return nil
 }
@@ -782,7 +812,7 @@ func (c *Controller) Close() {
 	c.mu.Lock()
 	if c.active {
 		c.store.Delete(zkmeta.ControllerPath, metastore.AnyVersion)
-		c.active = false
+		c.setActiveLocked(false)
 	}
 	wasStarted := c.started
 	if c.started {

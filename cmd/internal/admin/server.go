@@ -43,7 +43,12 @@ type Options struct {
 	// Metadata returns the broker's metadata snapshot (active controller,
 	// offline partitions); may be nil.
 	Metadata func() *metadata.Snapshot
-	Log      *zap.Logger
+	// ActiveController reports whether this broker's controller is the
+	// active one (holds /controller with the epoch it won), asked of the
+	// controller itself so a deposed controller reports 0 at once; nil =
+	// the metadata snapshot's controller id decides.
+	ActiveController func() bool
+	Log              *zap.Logger
 }
 
 // Server is a running admin listener. Create with Start, stop with Close.
@@ -72,7 +77,7 @@ func Start(o Options) (*Server, error) {
 		log = zap.NewNop()
 	}
 	s := &Server{brokerID: o.BrokerID, inst: actors.InstrumentsOf(o.System), log: log, done: make(chan struct{})}
-	s.metrics = newMetrics(&stateCollector{brokerID: o.BrokerID, parts: o.Partitions, snapshot: o.Metadata, inst: s.inst})
+	s.metrics = newMetrics(&stateCollector{brokerID: o.BrokerID, parts: o.Partitions, snapshot: o.Metadata, active: o.ActiveController, inst: s.inst})
 	if s.inst != nil {
 		s.inst.OnEvent(s.metrics.event)
 		s.inst.SetTraceBroker(o.BrokerID)

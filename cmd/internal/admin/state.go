@@ -20,6 +20,7 @@ type stateCollector struct {
 	brokerID int32
 	parts    PartitionSource
 	snapshot func() *metadata.Snapshot // nil = no metadata
+	active   func() bool               // is this broker the active controller; nil = the snapshot's controller id
 	inst     *actors.Instruments       // nil = no actor gauges
 }
 
@@ -87,8 +88,11 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if c.snapshot != nil {
 		snap := c.snapshot()
 		active := snap != nil && snap.ControllerID == c.brokerID
+		if c.active != nil {
+			active = c.active()
+		}
 		offline := 0
-		if active {
+		if active && snap != nil { // nil: elected, nothing published yet
 			for _, t := range snap.Topics {
 				for _, p := range t.Partitions {
 					if p.Leader < 0 {

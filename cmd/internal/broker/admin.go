@@ -17,7 +17,8 @@ func (b *Broker) startAdmin(h *handlers.Broker) (wire.Dispatcher, error) {
 		return h, nil
 	}
 	a, err := admin.Start(admin.Options{Addr: b.cfg.AdminListener, BrokerID: b.cfg.BrokerID, System: b.system,
-		Partitions: b.replicas, Metadata: b.ctrl.Snapshot, Log: b.log.Named("admin")})
+		Partitions: b.replicas, Metadata: b.ctrl.Snapshot, Log: b.log.Named("admin"),
+		ActiveController: func() bool { return b.ctrl.ActiveEpoch() > 0 }})
 	if err != nil {
 		return nil, err
 	}
