@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -34,8 +36,10 @@ func controllerEpoch(t *testing.T, c *cluster) int32 {
 
 // TestControllerFailover kills the controller's broker with SIGKILL:
 // another broker wins /controller within the session timeout plus a few
-// seconds with a higher controller epoch, serves topic creation, and
-// requests carrying the old epoch are refused with STALE_CONTROLLER_EPOCH.
+// seconds with a higher controller epoch, serves topic creation, reports
+// itself (alone) in active_controller_count, and UpdateMetadata,
+// LeaderAndIsr and StopReplica carrying the old epoch are refused with
+// STALE_CONTROLLER_EPOCH.
 func TestControllerFailover(t *testing.T) {
 	c := startCluster(t, 3, nil, nil)
 	c.createTopic("before", 3, 3, nil)
@@ -62,33 +66,90 @@ func TestControllerFailover(t *testing.T) {
 	})
 	c.createTopic("after", 2, 2, nil)
 
-	// A zombie controller's request (old epoch) is refused.
-	var live *harness.Broker
+	// Only the new controller reports itself active.
+	if id := c.waitActiveController(20 * time.Second); id == old {
+		t.Fatalf("killed broker %d still named controller", old)
+	}
+
+	// A zombie controller's requests (old epoch) are refused by every live
+	// broker, the new controller included, and change nothing.
 	for id, b := range c.brokers {
-		if id != old {
-			live = b
+		if id == old {
+			continue
+		}
+		for api, code := range staleControllerRequests(t, b.Addr(), old, oldEpoch, "before") {
+			if code != kerr.StaleControllerEpoch.Code {
+				t.Errorf("broker %d: %s with controller epoch %d answered %s, want STALE_CONTROLLER_EPOCH (11)", id, api, oldEpoch, codeName(code))
+			}
+		}
+		d, err := describe(t, b, "before")
+		if err != nil || len(d.Partitions) != 3 {
+			t.Fatalf("broker %d: metadata cache damaged by the stale requests: %v %v", id, d, err)
 		}
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(live.Addr()))
+	for p := int32(0); p < 3; p++ {
+		if l := c.waitServing("before", p, 10*time.Second); l == old {
+			t.Errorf("before-%d led by the killed broker %d after the stale requests", p, old)
+		}
+	}
+}
+
+// staleControllerRequests sends broker addr an UpdateMetadata, a
+// LeaderAndIsr (making the deposed controller ctrl leader of topic-0) and
+// a StopReplica (of topic-0) as controller ctrl with controller epoch
+// epoch, and returns each response's top-level error code by API name.
+func staleControllerRequests(t *testing.T, addr string, ctrl, epoch int32, topic string) map[string]int16 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	req := kmsg.NewPtrUpdateMetadataRequest()
-	req.ControllerID, req.ControllerEpoch = old, oldEpoch
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := req.RequestWith(ctx, cl)
+	out := map[string]int16{}
+
+	um := kmsg.NewPtrUpdateMetadataRequest()
+	um.ControllerID, um.ControllerEpoch = ctrl, epoch
+	umr, err := um.RequestWith(ctx, cl)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("UpdateMetadata to %s: %v", addr, err)
 	}
-	if resp.ErrorCode != kerr.StaleControllerEpoch.Code {
-		t.Fatalf("UpdateMetadata with epoch %d answered %v, want STALE_CONTROLLER_EPOCH", oldEpoch, kerr.ErrorForCode(resp.ErrorCode))
+	out["UpdateMetadata"] = umr.ErrorCode
+
+	// Both layouts are filled: v0-1 encode PartitionStates, v2+ TopicStates.
+	lai := kmsg.NewPtrLeaderAndISRRequest()
+	lai.ControllerID, lai.ControllerEpoch, lai.BrokerEpoch = ctrl, epoch, -1
+	ps := kmsg.NewLeaderAndISRRequestTopicPartition()
+	ps.Topic, ps.Partition, ps.ControllerEpoch = topic, 0, epoch
+	ps.Leader, ps.LeaderEpoch = ctrl, 0
+	ps.ISR, ps.Replicas = []int32{ctrl}, []int32{1, 2, 3}
+	lai.PartitionStates = append(lai.PartitionStates, ps)
+	ts := kmsg.NewLeaderAndISRRequestTopicState()
+	ts.Topic = topic
+	ts.PartitionStates = append(ts.PartitionStates, ps)
+	lai.TopicStates = append(lai.TopicStates, ts)
+	lair, err := lai.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("LeaderAndIsr to %s: %v", addr, err)
 	}
-	d, err := describe(t, live, "before")
-	if err != nil || len(d.Partitions) != 3 {
-		t.Fatalf("metadata cache damaged by the stale request: %v %v", d, err)
+	out["LeaderAndIsr"] = lair.ErrorCode
+
+	// v0-2 encode Partitions (v0 Partition), v3 PartitionStates.
+	sr := kmsg.NewPtrStopReplicaRequest()
+	sr.ControllerID, sr.ControllerEpoch, sr.BrokerEpoch = ctrl, epoch, -1
+	st := kmsg.NewStopReplicaRequestTopic()
+	st.Topic, st.Partition, st.Partitions = topic, 0, []int32{0}
+	sps := kmsg.NewStopReplicaRequestTopicPartitionState()
+	sps.Partition, sps.LeaderEpoch = 0, -1
+	st.PartitionStates = append(st.PartitionStates, sps)
+	sr.Topics = append(sr.Topics, st)
+	srr, err := sr.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("StopReplica to %s: %v", addr, err)
 	}
+	out["StopReplica"] = srr.ErrorCode
+	return out
 }
 
 // TestDuplicateBrokerIDRefused: a second broker with a registered
@@ -116,47 +177,46 @@ func TestDuplicateBrokerIDRefused(t *testing.T) {
 	}
 }
 
-// TestSessionExpiryReregisters cuts broker 3 off from ZooKeeper (through a
-// proxy) for longer than its session timeout: its registration vanishes,
-// it leaves the ISRs; when traffic resumes it registers again on a new
-// session, rejoins the ISRs and serves clients.
+// TestSessionExpiryReregisters cuts a broker that is not the controller
+// off from ZooKeeper (through its proxy; every broker has one, so whichever
+// broker won the controller the test runs) for longer than its session
+// timeout: its registration vanishes, it leaves the ISRs; when traffic
+// resumes it registers again on a new session, rejoins the ISRs and serves
+// clients.
 func TestSessionExpiryReregisters(t *testing.T) {
-	c := startCluster(t, 3, nil, []int32{3})
+	c := startCluster(t, 3, nil, []int32{1, 2, 3})
 	c.createTopic("expiry", 3, 3, nil)
-	if c.controllerID() == 3 {
-		t.Skip("broker 3 won the controller; this test wants a follower broker cut off")
+	ctrl := c.controllerID()
+	var cut int32 = 1
+	for cut == ctrl {
+		cut++
 	}
-	c.proxies[3].Pause()
-	c.waitFor("/brokers/ids/3 to vanish (session expired)", 3*sessionTimeout+10*time.Second, func() (bool, string) {
-		for _, id := range c.registered() {
-			if id == "3" {
-				return false, fmt.Sprint(c.registered())
-			}
-		}
-		return true, ""
+	name := strconv.Itoa(int(cut))
+	t.Logf("controller %d; cutting broker %d off from ZooKeeper", ctrl, cut)
+	c.proxies[cut].Pause()
+	c.waitFor(fmt.Sprintf("/brokers/ids/%d to vanish (session expired)", cut), 3*sessionTimeout+10*time.Second, func() (bool, string) {
+		return !slices.Contains(c.registered(), name), fmt.Sprint(c.registered())
 	})
-	c.waitFor("broker 3 out of every ISR", 30*time.Second, func() (bool, string) {
+	c.waitFor(fmt.Sprintf("broker %d out of every ISR", cut), 30*time.Second, func() (bool, string) {
 		for p := int32(0); p < 3; p++ {
 			s, _ := c.partitionState("expiry", p)
-			if contains(s.ISR, 3) || s.Leader == 3 {
+			if contains(s.ISR, cut) || s.Leader == cut {
 				return false, fmt.Sprintf("p%d %+v", p, s)
 			}
 		}
 		return true, ""
 	})
-	c.proxies[3].Resume()
-	c.waitFor("broker 3 registered again", 3*sessionTimeout+10*time.Second, func() (bool, string) {
-		for _, id := range c.registered() {
-			if id == "3" {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprint(c.registered())
+	if id := c.waitActiveController(10 * time.Second); id != ctrl {
+		t.Fatalf("controller moved %d → %d while a follower was cut off", ctrl, id)
+	}
+	c.proxies[cut].Resume()
+	c.waitFor(fmt.Sprintf("broker %d registered again", cut), 3*sessionTimeout+10*time.Second, func() (bool, string) {
+		return slices.Contains(c.registered(), name), fmt.Sprint(c.registered())
 	})
-	c.waitFor("broker 3 back in every ISR", 60*time.Second, func() (bool, string) {
+	c.waitFor(fmt.Sprintf("broker %d back in every ISR", cut), 60*time.Second, func() (bool, string) {
 		for p := int32(0); p < 3; p++ {
 			s, _ := c.partitionState("expiry", p)
-			if !contains(s.ISR, 3) {
+			if !contains(s.ISR, cut) {
 				return false, fmt.Sprintf("p%d %+v", p, s)
 			}
 		}
@@ -164,6 +224,13 @@ func TestSessionExpiryReregisters(t *testing.T) {
 	})
 	prod := c.client(kgo.RequiredAcks(kgo.AllISRAcks()))
 	produce(t, prod, "expiry", "x", 50)
+	// Served by the broker that was cut off too.
+	cl := c.client(kgo.SeedBrokers(c.brokers[cut].Addr()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "expiry", Value: []byte("through-" + name)}).FirstErr(); err != nil {
+		t.Fatalf("produce through broker %d: %v", cut, err)
+	}
 }
 
 // TestAcksAllFailover runs a continuous acks=all producer with

@@ -39,18 +39,21 @@ type cluster struct {
 	brokers map[int32]*harness.Broker
 	store   metastore.Store // the test's own ZooKeeper session (reads only)
 	proxies map[int32]*zkharness.Proxy
+	admins  map[int32]string // admin listener URL (http://host:port) of each broker startCluster started
 }
 
 // startCluster starts ZooKeeper and n brokers (ids 1..n) under the chroot
 // /gregor; extra properties apply to every broker. The brokers in proxied
 // connect to ZooKeeper through their own pausable proxy (c.proxies).
+// Every broker has an admin listener (c.admins, for /metrics) unless extra
+// sets admin.listener.
 func startCluster(t *testing.T, n int, extra map[string]string, proxied []int32) *cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("cluster tests start ZooKeeper and broker processes")
 	}
 	zk := zkharness.Start(t, zkharness.Options{})
-	c := &cluster{t: t, zk: zk, connect: zk.Addr() + "/gregor", brokers: map[int32]*harness.Broker{}, proxies: map[int32]*zkharness.Proxy{}}
+	c := &cluster{t: t, zk: zk, connect: zk.Addr() + "/gregor", brokers: map[int32]*harness.Broker{}, proxies: map[int32]*zkharness.Proxy{}, admins: map[int32]string{}}
 	for _, id := range proxied {
 		c.proxies[id] = zkharness.NewProxy(t, zk.Addr())
 	}
@@ -68,6 +71,11 @@ func startCluster(t *testing.T, n int, extra map[string]string, proxied []int32)
 		}
 		if px := c.proxies[id]; px != nil {
 			props["zookeeper.connect"] = px.Addr() + "/gregor"
+		}
+		if _, ok := extra["admin.listener"]; !ok {
+			addr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
+			props["admin.listener"] = addr
+			c.admins[id] = "http://" + addr
 		}
 		for k, v := range extra {
 			props[k] = v

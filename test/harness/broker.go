@@ -168,7 +168,19 @@ func (b *Broker) Stop() {
 // Kill terminates the broker with SIGKILL (an unclean shutdown).
 func (b *Broker) Kill() { b.Signal(syscall.SIGKILL) }
 
-// ExitCode is the process exit status after it stopped (-1 while running).
+// Running reports whether the process is running (ExitCode cannot tell:
+// it is -1 for a process killed by a signal too).
+func (b *Broker) Running() bool {
+	select {
+	case <-b.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// ExitCode is the process exit status after it stopped (-1 while running,
+// and after a kill by a signal).
 func (b *Broker) ExitCode() int {
 	select {
 	case <-b.done:
