@@ -24,11 +24,18 @@ import (
 // returns its exit status, stdout and stderr (bounded to 60 s).
 func script(t *testing.T, name string, args ...string) (int, string, string) {
 	t.Helper()
+	return scriptInput(t, "", name, args...)
+}
+
+// scriptInput is script with stdin (lines for a console producer).
+func scriptInput(t *testing.T, stdin, name string, args ...string) (int, string, string) {
+	t.Helper()
 	bin := harness.Binary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(harness.RepoRoot(), "bin", name), args...)
 	cmd.Env = append(os.Environ(), "GREGOR_BIN="+bin)
+	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
