@@ -94,8 +94,9 @@ func (r *Replica) UpdateFollower(replica int32, fetchOffset int64) (hwAdvanced b
 	before := r.HighWatermark
 	r.maybeAdvanceHW()
 	if !slices.Contains(r.ISR, replica) && fetchOffset >= r.HighWatermark {
+		// Appended, not sorted: Kafka's expandIsr adds the caught-up
+		// follower at the end, so describe prints a rejoined broker last.
 		expand = append(slices.Clone(r.ISR), replica)
-		slices.Sort(expand)
 	}
 	return r.HighWatermark > before, expand, true
 }

@@ -74,6 +74,12 @@ func TestIsrShrinkAfterLagAndExpandAtHW(t *testing.T) {
 	if _, expand, _ := r.UpdateFollower(3, 20); !slices.Equal(expand, []int32{1, 2, 3}) {
 		t.Fatalf("expansion %v, want [1 2 3]", expand)
 	}
+	// A rejoining follower is appended, not sorted in (Kafka's expandIsr):
+	// ISR [1 3] plus 2 is [1 3 2].
+	r.SetISR([]int32{1, 3}, 6)
+	if _, expand, _ := r.UpdateFollower(2, 20); !slices.Equal(expand, []int32{1, 3, 2}) {
+		t.Fatalf("expansion %v, want [1 3 2]", expand)
+	}
 }
 
 func TestFollowerHWIsMinOfLeaderHWAndOwnLEO(t *testing.T) {
