@@ -303,7 +303,11 @@ func (c *Controller) registerBroker() error {
 		Endpoints: endpoints(c.cfg), Rack: strings.TrimSpace(c.cfg.Raw["broker.rack"])}
 	err := c.store.Create(zkmeta.BrokerPath(c.cfg.BrokerID), c.self.Encode(), true)
 	if errors.Is(err, metastore.ErrNodeExists) {
-		return fmt.Errorf("controller: broker.id %d is already registered at %s by another live broker (Kafka: \"Error while creating ephemeral at %s, node already exists\"); give this broker another broker.id", c.cfg.BrokerID, zkmeta.BrokerPath(c.cfg.BrokerID), zkmeta.BrokerPath(c.cfg.BrokerID))
+		// Kafka: "Error while creating ephemeral at /brokers/ids/<id>, node
+		// already exists". The holder is either another live broker with
+		// this id or this broker's own previous process, whose ZooKeeper
+		// session has not expired yet (after a kill -9).
+		return fmt.Errorf("broker.id %d is already registered at %s (Error while creating ephemeral at %s, node already exists): another live broker uses this broker.id, or this broker's previous session has not expired yet (wait zookeeper.session.timeout.ms and start again)", c.cfg.BrokerID, zkmeta.BrokerPath(c.cfg.BrokerID), zkmeta.BrokerPath(c.cfg.BrokerID))
 	}
 	if err != nil {
 		return fmt.Errorf("controller: register broker: %w", err)
