@@ -22,6 +22,8 @@ type dataEnv struct {
 	t testing.TB
 	b *Broker
 	m *partition.Manager
+	// in is the actor system's instruments (per-actor received counts).
+	in *actors.Instruments
 }
 
 func newDataEnv(t testing.TB, cfg storage.LogConfig, tps ...storage.TopicPartition) *dataEnv {
@@ -56,7 +58,7 @@ func newDataEnv(t testing.TB, cfg storage.LogConfig, tps ...storage.TopicPartiti
 	if errs := m.ApplyLeaderAndIsr(states); len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	return &dataEnv{t: t, b: &Broker{Log: zap.NewNop(), Replicas: m}, m: m}
+	return &dataEnv{t: t, b: &Broker{Log: zap.NewNop(), Replicas: m}, m: m, in: actors.InstrumentsOf(sys)}
 }
 
 func (e *dataEnv) call(key, version int16, req kmsg.Request) wire.Response {
