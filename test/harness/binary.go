@@ -16,14 +16,36 @@ import (
 
 var (
 	buildOnce sync.Once
+	buildDir  string // the temporary directory holding buildPath ("" until built)
 	buildPath string
 	buildErr  error
 	buildOut  []byte
 )
 
+// Main runs a test package's tests and then removes the binary Binary
+// built (its /tmp/gregor-bin-* directory), so nothing outlives the test
+// binary. Every package that uses the harness calls it from its TestMain:
+//
+//	func TestMain(m *testing.M) { harness.Main(m) }
+func Main(m *testing.M) {
+	code := m.Run()
+	removeBuild()
+	os.Exit(code)
+}
+
+// removeBuild deletes the directory Binary built into, if it built one.
+// The brokers the tests started were stopped by their cleanups already
+// (and a running process keeps its executable open anyway).
+func removeBuild() {
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+}
+
 // Binary returns the path of a gregor binary built from this checkout (with
-// the race detector when the tests run with it), building it on first use.
-// GREGOR_BIN overrides it with a prebuilt binary.
+// the race detector when the tests run with it), building it on first use
+// into a temporary directory that Main removes when the tests end.
+// GREGOR_BIN overrides it with a prebuilt binary (nothing is built).
 func Binary(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("GREGOR_BIN"); p != "" {
@@ -35,6 +57,7 @@ func Binary(t testing.TB) string {
 			buildErr = err
 			return
 		}
+		buildDir = dir
 		buildPath = filepath.Join(dir, "gregor")
 		args := []string{"build", "-o", buildPath}
 		if raceEnabled {
