@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"gregor/storage/record"
 )
 
@@ -210,36 +208,6 @@ func TestDumpIndexMismatches(t *testing.T) {
 	} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
-		}
-	}
-}
-
-func TestOffsetsDecoder(t *testing.T) {
-	dir := t.TempDir()
-	ck := kmsg.OffsetCommitKey{Version: 1, Group: "g1", Topic: "orders", Partition: 3}
-	cv := kmsg.OffsetCommitValue{Version: 3, Offset: 42, LeaderEpoch: 5, Metadata: "m", CommitTimestamp: ts0}
-	gk := kmsg.GroupMetadataKey{Version: 2, Group: "g1"}
-	gv := kmsg.GroupMetadataValue{Version: 3, ProtocolType: "consumer", Generation: 7}
-	b := mustBatch(t, record.BatchOptions{BaseOffset: 100, BaseTimestamp: ts0}, []record.BatchRecord{
-		{Key: ck.AppendTo(nil), Value: cv.AppendTo(nil)},
-		{Key: gk.AppendTo(nil), Value: gv.AppendTo(nil)},
-		{Key: ck.AppendTo(nil), Value: nil},
-	})
-	path := filepath.Join(dir, "00000000000000000100.log")
-	write(t, path, b)
-	out, _, err := run(t, Options{Files: []string{path}, OffsetsDecoder: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"Log starting offset: 100",
-		`key: {"data":{"Version":1,"Group":"g1","Topic":"orders","Partition":3},"type":"offset_commit"} payload: {"data":{"Version":3,"Offset":42,"LeaderEpoch":5,"Metadata":"m","CommitTimestamp":1700000000000`,
-		`key: {"data":{"Version":2,"Group":"g1"},"type":"group_metadata"} payload: {"data":{"Version":3,"ProtocolType":"consumer","Generation":7`,
-		`| offset: 102 `,
-		`payload: <DELETE>`,
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 }

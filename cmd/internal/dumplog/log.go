@@ -163,7 +163,7 @@ func dumpRecords(out io.Writer, h *record.Header, b []byte, opts Options) error 
 		case h.IsControl():
 			writeControl(&line, r)
 		case opts.OffsetsDecoder:
-			writeOffsetsRecord(&line, r)
+			writeOffsetsRecord(&line, r, r.Offset(h))
 		case opts.PrintDataLog:
 			if r.Key != nil {
 				line.WriteString(" key: ")

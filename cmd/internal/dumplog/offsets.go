@@ -2,8 +2,8 @@ package dumplog
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -11,59 +11,239 @@ import (
 	"gregor/storage/record"
 )
 
-// writeOffsetsRecord decodes a __consumer_offsets record (--offsets-decoder):
-// key versions 0 and 1 are offset commits (OffsetCommitKey / Value), version
-// 2 is group metadata (GroupMetadataKey / Value). A null value is a
-// tombstone, printed as <DELETE> like Kafka's tool. Output is JSON in the
-// shape of Kafka's OffsetsMessageParser: key: {"type":…,"data":…}
-// payload: {"version":…,"data":…}.
-func writeOffsetsRecord(w *strings.Builder, r *record.Record) {
-	if len(r.Key) < 2 {
-		fmt.Fprintf(w, " key: unparsable (%d bytes)", len(r.Key))
-		return
+// writeOffsetsRecord decodes a __consumer_offsets record (--offsets-decoder)
+// the way Kafka 3.8+'s DumpLogSegments.OffsetsMessageParser does, so the
+// line reads the same as kafka-dump-log.sh's:
+//
+//	key: {"type":"1","data":{"group":"g1","topic":"t","partition":0}} payload: {"version":"3","data":{"offset":2,"leaderEpoch":0,"metadata":"","commitTimestamp":1700000000000}}
+//
+// "type" is the key's leading int16 (the record type: 0 and 1 offset
+// commits, 2 group metadata) and "version" the value's, both as strings;
+// "data" is the message as its generated JsonConverter writes it: the
+// schema's camelCase field names in schema order, only the fields of that
+// version, no tagged fields (the schemas define none). For a "consumer"
+// protocol group each member's subscription and assignment are decoded
+// (ConsumerProtocolSubscription / ConsumerProtocolAssignment) when they
+// parse, else kept as base64. A tombstone prints "payload: <DELETE>". A
+// record that does not decode prints Kafka's "Error at offset N, skipping.
+// …" or "Unknown record type T at offset N, skipping." as its key and no
+// payload.
+func writeOffsetsRecord(w *strings.Builder, r *record.Record, offset int64) {
+	key, payload := formatOffsetsRecord(r.Key, r.Value, offset)
+	w.WriteString(" key: ")
+	w.WriteString(key)
+	if payload != "" {
+		w.WriteString(" payload: ")
+		w.WriteString(payload)
 	}
-	kv := int16(binary.BigEndian.Uint16(r.Key))
-	var key, val any
-	var kind string
-	var kerr, verr error
-	switch kv {
+}
+
+// formatOffsetsRecord returns the key and payload texts of one
+// __consumer_offsets record at offset; payload is "" when Kafka prints
+// none (a record it could not decode).
+func formatOffsetsRecord(key, value []byte, offset int64) (string, string) {
+	if key == nil {
+		// Kafka's tool stops here with this exception; printing it
+		// lets the rest of the segment be dumped.
+		return fmt.Sprintf("Failed to decode message at offset %d using offset topic decoder (message had a missing key)", offset), ""
+	}
+	skip := func(format string, args ...any) (string, string) {
+		return fmt.Sprintf("Error at offset %d, skipping. ", offset) + fmt.Sprintf(format, args...), ""
+	}
+	// Kafka's messages for a record that does not read; the cause is
+	// ours (Java's depends on where its reader stopped).
+	unreadable := func(version int16, what string) (string, string) {
+		return skip("Could not read record with version %d from %s's buffer due to: not enough data.", version, what)
+	}
+	if len(key) < 2 {
+		return skip("Could not read version from key's buffer.")
+	}
+	typ := int16(binary.BigEndian.Uint16(key))
+	var kj []byte
+	switch typ {
 	case 0, 1:
-		kind = "offset_commit"
-		k := new(kmsg.OffsetCommitKey)
-		kerr, key = k.ReadFrom(r.Key), k
-		if r.Value != nil {
-			v := new(kmsg.OffsetCommitValue)
-			verr, val = v.ReadFrom(r.Value), v
+		var k kmsg.OffsetCommitKey
+		if err := k.ReadFrom(key); err != nil {
+			return unreadable(typ, "key")
 		}
+		kj = offsetCommitKeyJSON(&k)
 	case 2:
-		kind = "group_metadata"
-		k := new(kmsg.GroupMetadataKey)
-		kerr, key = k.ReadFrom(r.Key), k
-		if r.Value != nil {
-			v := new(kmsg.GroupMetadataValue)
-			verr, val = v.ReadFrom(r.Value), v
+		var k kmsg.GroupMetadataKey
+		if err := k.ReadFrom(key); err != nil {
+			return unreadable(typ, "key")
 		}
+		kj = groupMetadataKeyJSON(&k)
 	default:
-		fmt.Fprintf(w, " key: unknown key version %d", kv)
-		return
+		// Types 3–8 are KIP-848 consumer group records, which Gregor
+		// does not write.
+		return fmt.Sprintf("Unknown record type %d at offset %d, skipping.", typ, offset), ""
 	}
-	if kerr != nil {
-		fmt.Fprintf(w, " key: unparsable %s key (%v)", kind, kerr)
-		return
+	var kw jsonObject
+	kw.str("type", strconv.Itoa(int(typ)))
+	kw.raw("data", kj)
+	keyText := string(kw.done())
+	if value == nil {
+		return keyText, "<DELETE>"
 	}
-	kj, _ := json.Marshal(map[string]any{"type": kind, "data": key})
-	fmt.Fprintf(w, " key: %s", kj)
-	switch {
-	case r.Value == nil:
-		w.WriteString(" payload: <DELETE>")
-	case verr != nil:
-		fmt.Fprintf(w, " payload: unparsable (%v)", verr)
-	default:
-		var version int16
-		if len(r.Value) >= 2 {
-			version = int16(binary.BigEndian.Uint16(r.Value))
+	if len(value) < 2 {
+		return skip("Could not read version from value's buffer.")
+	}
+	version := int16(binary.BigEndian.Uint16(value))
+	var vj []byte
+	switch typ {
+	case 0, 1:
+		v := kmsg.NewOffsetCommitValue()
+		if err := v.ReadFrom(value); err != nil {
+			return unreadable(version, "value")
 		}
-		vj, _ := json.Marshal(map[string]any{"version": version, "data": val})
-		fmt.Fprintf(w, " payload: %s", vj)
+		vj = offsetCommitValueJSON(&v)
+	case 2:
+		v := kmsg.NewGroupMetadataValue()
+		if err := v.ReadFrom(value); err != nil {
+			return unreadable(version, "value")
+		}
+		vj = groupMetadataValueJSON(&v)
 	}
+	var vw jsonObject
+	vw.str("version", strconv.Itoa(int(version)))
+	vw.raw("data", vj)
+	return keyText, string(vw.done())
+}
+
+// offsetCommitKeyJSON is OffsetCommitKeyJsonConverter.write (versions 0-1
+// have the same fields).
+func offsetCommitKeyJSON(k *kmsg.OffsetCommitKey) []byte {
+	var o jsonObject
+	o.str("group", k.Group)
+	o.str("topic", k.Topic)
+	o.int("partition", int64(k.Partition))
+	return o.done()
+}
+
+// offsetCommitValueJSON is OffsetCommitValueJsonConverter.write:
+// leaderEpoch from v3, expireTimestamp in v1 only. A version past the
+// schema's (0-4) is written as the highest, as Kafka's generated code does.
+func offsetCommitValueJSON(v *kmsg.OffsetCommitValue) []byte {
+	var o jsonObject
+	o.int("offset", v.Offset)
+	if v.Version >= 3 {
+		o.int("leaderEpoch", int64(v.LeaderEpoch))
+	}
+	o.str("metadata", v.Metadata)
+	o.int("commitTimestamp", v.CommitTimestamp)
+	if v.Version == 1 {
+		o.int("expireTimestamp", v.ExpireTimestamp)
+	}
+	return o.done()
+}
+
+// groupMetadataKeyJSON is GroupMetadataKeyJsonConverter.write.
+func groupMetadataKeyJSON(k *kmsg.GroupMetadataKey) []byte {
+	var o jsonObject
+	o.str("group", k.Group)
+	return o.done()
+}
+
+// consumerProtocolType is the protocol type of groups using the consumer
+// embedded protocol (ConsumerProtocol.PROTOCOL_TYPE).
+const consumerProtocolType = "consumer"
+
+// groupMetadataValueJSON is GroupMetadataValueJsonConverter.write
+// (currentStateTimestamp from v2; a member's groupInstanceId from v3 and
+// rebalanceTimeout from v1), with the subscription and assignment of a
+// "consumer" group's members replaced by their decoded JSON as
+// OffsetsMessageParser does.
+func groupMetadataValueJSON(v *kmsg.GroupMetadataValue) []byte {
+	var o jsonObject
+	o.str("protocolType", v.ProtocolType)
+	o.int("generation", int64(v.Generation))
+	o.nullableStr("protocol", v.Protocol)
+	o.nullableStr("leader", v.Leader)
+	if v.Version >= 2 {
+		o.int("currentStateTimestamp", v.CurrentStateTimestamp)
+	}
+	consumer := v.ProtocolType == consumerProtocolType
+	o.raw("members", appendJSONArray(nil, len(v.Members), func(b []byte, i int) []byte {
+		m := &v.Members[i]
+		mo := jsonObject{buf: b}
+		mo.str("memberId", m.MemberID)
+		if v.Version >= 3 {
+			mo.nullableStr("groupInstanceId", m.InstanceID)
+		}
+		mo.str("clientId", m.ClientID)
+		mo.str("clientHost", m.ClientHost)
+		if v.Version >= 1 {
+			mo.int("rebalanceTimeout", int64(m.RebalanceTimeoutMillis))
+		}
+		mo.int("sessionTimeout", int64(m.SessionTimeoutMillis))
+		if sj, ok := subscriptionJSON(m.Subscription, consumer); ok {
+			mo.raw("subscription", sj)
+		} else {
+			mo.bytes("subscription", m.Subscription)
+		}
+		if aj, ok := assignmentJSON(m.Assignment, consumer); ok {
+			mo.raw("assignment", aj)
+		} else {
+			mo.bytes("assignment", m.Assignment)
+		}
+		return mo.done()
+	}))
+	return o.done()
+}
+
+// subscriptionJSON decodes a consumer protocol member's subscription
+// (ConsumerProtocolSubscription, version-prefixed) into
+// ConsumerProtocolSubscriptionJsonConverter's JSON: ownedPartitions from
+// v1, generationId from v2, rackId from v3. ok is false when decode is
+// false or the bytes do not parse (Kafka then keeps them as base64).
+func subscriptionJSON(b []byte, decode bool) ([]byte, bool) {
+	if !decode || len(b) < 2 {
+		return nil, false
+	}
+	s := kmsg.NewConsumerMemberMetadata()
+	if err := s.ReadFrom(b); err != nil {
+		return nil, false
+	}
+	var o jsonObject
+	o.raw("topics", appendStringArray(nil, s.Topics))
+	o.nullableBytes("userData", s.UserData)
+	if s.Version >= 1 {
+		o.raw("ownedPartitions", appendJSONArray(nil, len(s.OwnedPartitions), func(b []byte, i int) []byte {
+			p := &s.OwnedPartitions[i]
+			po := jsonObject{buf: b}
+			po.str("topic", p.Topic)
+			po.raw("partitions", appendInt32Array(nil, p.Partitions))
+			return po.done()
+		}))
+	}
+	if s.Version >= 2 {
+		o.int("generationId", int64(s.Generation))
+	}
+	if s.Version >= 3 {
+		o.nullableStr("rackId", s.Rack)
+	}
+	return o.done(), true
+}
+
+// assignmentJSON decodes a consumer protocol member's assignment
+// (ConsumerProtocolAssignment) into ConsumerProtocolAssignmentJsonConverter's
+// JSON; ok as for subscriptionJSON.
+func assignmentJSON(b []byte, decode bool) ([]byte, bool) {
+	if !decode || len(b) < 2 {
+		return nil, false
+	}
+	a := kmsg.NewConsumerMemberAssignment()
+	if err := a.ReadFrom(b); err != nil {
+		return nil, false
+	}
+	var o jsonObject
+	o.raw("assignedPartitions", appendJSONArray(nil, len(a.Topics), func(b []byte, i int) []byte {
+		t := &a.Topics[i]
+		to := jsonObject{buf: b}
+		to.str("topic", t.Topic)
+		to.raw("partitions", appendInt32Array(nil, t.Partitions))
+		return to.done()
+	}))
+	o.nullableBytes("userData", a.UserData)
+	return o.done(), true
 }
