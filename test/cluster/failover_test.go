@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/replication/zkmeta"
+	"gregor/storage/record"
+	"gregor/test/chaos"
 	"gregor/test/harness"
 )
 
@@ -236,8 +239,16 @@ func TestSessionExpiryReregisters(t *testing.T) {
 // TestAcksAllFailover runs a continuous acks=all producer with
 // min.insync.replicas=2 while the partition leader is killed: every
 // acknowledged record is at its acknowledged offset on the new leader and
-// then, after that one is killed too, on the remaining in-sync replica;
-// no offset holds two different records.
+// then, after that one is killed too, on the remaining in-sync replica.
+// Then both killed brokers come back, every ISR is full again (per
+// ZooKeeper), and the chaos checker reads every replica's segment files:
+// each acknowledged record at its offset on every replica, no offset below
+// the high watermark holding two different records across replicas. The
+// first leader's log gets, while it is down, one more batch of its own
+// epoch that no follower ever fetched (what a leader killed between its
+// append and the followers' fetch leaves behind): after its restart it
+// must have truncated that suffix, and anything else the new leader did
+// not have, and hold the leader's records there instead.
 func TestAcksAllFailover(t *testing.T) {
 	c := startCluster(t, 3, map[string]string{"min.insync.replicas": "2"}, nil)
 	const topic = "acked"
@@ -281,6 +292,9 @@ func TestAcksAllFailover(t *testing.T) {
 	first := s.Leader
 	c.brokers[first].Kill()
 	t.Logf("killed leader %d after %d acks", first, count())
+	firstDir := chaos.PartitionDir(c.brokers[first].DataDir, topic, 0)
+	atKill := readReplica(t, firstDir)
+	injected := appendUnreplicated(t, firstDir)
 	before := count()
 	c.waitFor("acks after the kill", 60*time.Second, func() (bool, string) { return count() >= before+200, fmt.Sprint(count()) })
 	close(stop)
@@ -331,4 +345,165 @@ func TestAcksAllFailover(t *testing.T) {
 	})
 	verify("last in-sync replica")
 	t.Logf("%d records acknowledged, %d produce errors", len(acked), len(failed))
+
+	// Both killed brokers back; every replica's log checked on disk.
+	for _, id := range []int32{first, second} {
+		c.waitUnregistered(id)
+		c.brokers[id].Start()
+	}
+	c.waitFor("a full ISR", 60*time.Second, func() (bool, string) {
+		s, _ := c.partitionState(topic, 0)
+		return len(s.ISR) == 3, fmt.Sprintf("%+v", s)
+	})
+	var list []chaos.Acked
+	for o, v := range acked {
+		list = append(list, chaos.Acked{Partition: 0, Offset: o, Value: v})
+	}
+	leader, hw, logs := c.settledReplicas(topic, 0, 30*time.Second)
+	res := chaos.CheckPartition(chaos.PartitionInput{Topic: topic, Partition: 0, HighWatermark: hw,
+		Leader: leader, Replicas: logs, Acked: list})
+	for _, d := range res.Details {
+		t.Error(d)
+	}
+	if !res.OK() {
+		t.Fatalf("replicas at high watermark %d (leader %d): %+v", hw, leader, res)
+	}
+
+	// The first leader's unreplicated suffix is gone: the injected batch
+	// and every record the new leader did not have at the same offset.
+	restarted, lead := logs[first], index(logs[leader])
+	for id, l := range logs {
+		for _, e := range l.Entries {
+			if e.Value == injected.Value {
+				t.Errorf("broker %d still holds the never-replicated record %q (offset %d)", id, e.Value, e.Offset)
+			}
+		}
+	}
+	if e, ok := index(restarted)[injected.Offset]; !ok || e != lead[injected.Offset] {
+		t.Errorf("broker %d at offset %d (the injected record's): %+v, leader %d has %+v", first, injected.Offset, e, leader, lead[injected.Offset])
+	}
+	replaced := 0
+	for _, e := range atKill.Entries {
+		if lead[e.Offset] != e {
+			replaced++
+		}
+	}
+	t.Logf("leader %d at high watermark %d; broker %d's log end at its kill was %d, %d of its records (plus the injected one at %d) replaced by the leader's",
+		leader, hw, first, atKill.LogEndOffset(), replaced, injected.Offset)
+}
+
+// readReplica reads a partition directory's segment files (test/chaos's
+// reader), failing t on any undecodable batch.
+func readReplica(t *testing.T, dir string) *chaos.ReplicaLog {
+	t.Helper()
+	l, err := chaos.ReadReplicaLog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Problems) > 0 {
+		t.Fatalf("%s: %v", dir, l.Problems)
+	}
+	return l
+}
+
+// index maps a replica log's offsets to their entries.
+func index(l *chaos.ReplicaLog) map[int64]chaos.Entry {
+	m := make(map[int64]chaos.Entry, len(l.Entries))
+	for _, e := range l.Entries {
+		m[e.Offset] = e
+	}
+	return m
+}
+
+// appendUnreplicated appends to the last segment of the stopped broker's
+// partition directory dir one record batch at the log end offset, stamped
+// with the epoch of the log's last batch: a record its leader appended and
+// no follower fetched. A torn tail (SIGKILL mid-write) is cut first, as
+// recovery would. It returns the record as the checker reads it.
+func appendUnreplicated(t *testing.T, dir string) chaos.Entry {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.log"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("segments of %s: %v %v", dir, names, err)
+	}
+	slices.Sort(names) // 20-digit zero-padded base offsets
+	last := names[len(names)-1]
+	data, err := os.ReadFile(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos, next, epoch := 0, int64(-1), int32(-1)
+	for pos+record.HeaderSize <= len(data) {
+		h, batch, err := record.ValidateIntegrity(data[pos:])
+		if err != nil {
+			break
+		}
+		pos, next, epoch = pos+len(batch), h.LastOffset()+1, h.PartitionLeaderEpoch
+	}
+	if next < 0 {
+		t.Fatalf("%s: no complete batch in the last segment", last)
+	}
+	value := fmt.Sprintf("never-replicated-%d", next)
+	batch, err := record.BuildBatch(record.BatchOptions{BaseOffset: next, PartitionLeaderEpoch: epoch, BaseTimestamp: time.Now().UnixMilli()},
+		[]record.BatchRecord{{Value: []byte(value)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(last, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(int64(pos)); err == nil {
+		_, err = f.WriteAt(batch, int64(pos))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := readReplica(t, dir)
+	if e := l.Entries[len(l.Entries)-1]; e.Offset == next && e.Value == value {
+		return e
+	}
+	t.Fatalf("%s: the appended batch does not read back at offset %d", dir, next)
+	return chaos.Entry{}
+}
+
+// settledReplicas waits (at most d) until the leader of topic-p answers
+// ListOffsets and every broker's log of the partition, read from its
+// segment files, ends exactly at the leader's high watermark, and returns
+// the leader, the high watermark and the logs by broker id.
+func (c *cluster) settledReplicas(topic string, p int32, d time.Duration) (int32, int64, map[int32]*chaos.ReplicaLog) {
+	c.t.Helper()
+	var (
+		leader int32
+		hw     int64
+		logs   map[int32]*chaos.ReplicaLog
+	)
+	c.waitFor(fmt.Sprintf("every replica of %s-%d at the high watermark", topic, p), d, func() (bool, string) {
+		s, ok := c.partitionState(topic, p)
+		b := c.brokers[s.Leader]
+		if !ok || b == nil {
+			return false, fmt.Sprintf("%+v", s)
+		}
+		o, code, err := tryEndOffset(b.Addr(), topic, p)
+		if err != nil || code != 0 {
+			return false, fmt.Sprintf("leader %d: %s %v", s.Leader, codeName(code), err)
+		}
+		leader, hw, logs = s.Leader, o, map[int32]*chaos.ReplicaLog{}
+		var off []string
+		for _, id := range sortedIDs(slices.Collect(maps.Keys(c.brokers))) {
+			l, err := chaos.ReadReplicaLog(chaos.PartitionDir(c.brokers[id].DataDir, topic, p))
+			if err != nil {
+				return false, err.Error()
+			}
+			logs[id] = l
+			if l.LogEndOffset() != hw {
+				off = append(off, fmt.Sprintf("broker %d at %d", id, l.LogEndOffset()))
+			}
+		}
+		return len(off) == 0, fmt.Sprintf("high watermark %d on leader %d; %s", hw, leader, strings.Join(off, ", "))
+	})
+	return leader, hw, logs
 }
