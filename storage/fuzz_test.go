@@ -1,15 +1,22 @@
 package storage
 
 import (
+	"bytes"
 	"path/filepath"
 	"testing"
 
+	"gregor/storage/internal/kgocapture"
 	"gregor/storage/record"
 )
 
 // FuzzAppend: arbitrary bytes given to Append and AppendAsFollower never
-// panic, and a rejected input leaves the log unchanged.
+// panic, and a rejected input leaves the log unchanged. Seeds: batches a
+// real kgo producer sent to kfake (every codec, idempotent; kgocapture) and
+// kmsg-encoded batches, whole, cut short and with a flipped bit.
 func FuzzAppend(f *testing.F) {
+	for _, b := range kgocapture.Batches(f) {
+		f.Add(bytes.Clone(b.Bytes))
+	}
 	good := makeBatch(f, batchSpec{n: 3, valueSize: 8})
 	f.Add(good)
 	f.Add(good[:40])

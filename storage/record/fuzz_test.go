@@ -3,17 +3,24 @@ package record
 import (
 	"bytes"
 	"testing"
+
+	"gregor/storage/internal/kgocapture"
 )
 
 // FuzzValidate feeds random and mutated batches through every entry point
 // of the package: none may panic, and a batch that passes Validate and
 // ValidateRecords must iterate to exactly RecordCount records. Each input
 // is also tried with batchLength and the CRC repaired, so the fuzzer gets
-// past the checksum into the record parser. Seeds: franz-go-encoded
-// batches with each codec, plus batches from our builder.
+// past the checksum into the record parser. Seeds: batches a real kgo
+// producer sent to kfake (every codec, idempotent, captured at test time by
+// kgocapture), franz-go-encoded batches with each codec, plus batches from
+// our builder.
 //
 //	go test ./storage/record -run '^$' -fuzz FuzzValidate -fuzztime 60s
 func FuzzValidate(f *testing.F) {
+	for _, b := range kgocapture.Batches(f) {
+		f.Add(bytes.Clone(b.Bytes))
+	}
 	for _, codec := range allCodecs {
 		f.Add(kmsgBatchBytes(f, codec, goldenRecords(), nil))
 		b, err := BuildBatch(BatchOptions{Codec: codec, Producer: &Producer{ID: 1, BaseSequence: 0}}, sampleRecords())
