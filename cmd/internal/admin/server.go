@@ -5,7 +5,10 @@
 // (/trace) and Go's pprof (/debug/pprof/). It also wraps the broker's
 // request dispatcher (request faults, trace events) and observes every
 // answered request (request metrics). It binds only the configured
-// address.
+// address. It has no authentication: anyone who reaches it can kill
+// actors and fail requests, so Start warns once when the bound address is
+// not loopback (it does not refuse: a deployment may put it behind its
+// own network policy).
 package admin
 
 import (
@@ -111,7 +114,19 @@ func Start(o Options) (*Server, error) {
 		}
 	}()
 	log.Info("admin listener started", zap.Stringer("addr", ln.Addr()))
+	if !loopback(ln.Addr()) {
+		log.Warn("admin listener is reachable beyond loopback and has no authentication: anyone who can connect can kill actors, inject request faults, trace and profile the broker; bind admin.listener to 127.0.0.1 or restrict access to it",
+			zap.Stringer("addr", ln.Addr()))
+	}
 	return s, nil
+}
+
+// loopback reports whether a bound address accepts loopback connections
+// only. The unspecified address (0.0.0.0, ::, an empty host) listens on
+// every interface, so it is not loopback.
+func loopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
 }
 
 // Addr is the bound address.
