@@ -126,11 +126,11 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 		return wire.Now(wire.Response{Msg: resp, None: none})
 	}
 	ch := make(chan wire.Response, 1)
-	go func() {
+	b.spawn(func() { // ends with rc.Ctx, cancelled by the server's Close before the handlers' Close
 		timeout := time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond
 		waitProduce(rc, pending, req.Version, timeout)
 		ch <- wire.Response{Msg: resp, None: none}
-	}()
+	})
 	return wire.Later(ch)
 }
 

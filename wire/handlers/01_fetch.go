@@ -133,7 +133,7 @@ func handleFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Rep
 		return wire.Now(s.respond(rc.Version))
 	}
 	ch := make(chan wire.Response, 1)
-	go s.longPoll(rc, ch)
+	b.spawn(func() { s.longPoll(rc, ch) }) // ends with rc.Ctx, as produce's wait
 	return wire.Later(ch)
 }
 

@@ -60,16 +60,14 @@ func handleMetadata(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.
 	if len(create) == 0 {
 		return wire.Now(wire.Response{Msg: buildMetadata(req, rc.Listener, snap, nil)})
 	}
-	ch := make(chan wire.Response, 1)
-	go func() {
+	return b.later(func() wire.Response {
 		errs := b.Topics.AutoCreateTopics(create)
 		created := map[string]error{}
 		for _, n := range create {
 			created[n] = errs[n] // nil = created now
 		}
-		ch <- wire.Response{Msg: buildMetadata(req, rc.Listener, snap, created)}
-	}()
-	return wire.Later(ch)
+		return wire.Response{Msg: buildMetadata(req, rc.Listener, snap, created)}
+	})
 }
 
 // buildMetadata answers from snap; created lists names this request tried

@@ -35,5 +35,5 @@ func handleLeaderAndIsr(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 		resp.ErrorCode = kerr.StaleControllerEpoch.Code
 		return wire.Now(wire.Response{Msg: resp})
 	}
-	return async(func() kmsg.Response { return b.Cluster.HandleLeaderAndIsr(req) })
+	return b.async(func() kmsg.Response { return b.Cluster.HandleLeaderAndIsr(req) })
 }

@@ -28,5 +28,5 @@ func handleStopReplica(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wi
 		resp.ErrorCode = kerr.StaleControllerEpoch.Code
 		return wire.Now(wire.Response{Msg: resp})
 	}
-	return async(func() kmsg.Response { return b.Cluster.HandleStopReplica(req) })
+	return b.async(func() kmsg.Response { return b.Cluster.HandleStopReplica(req) })
 }

@@ -31,5 +31,5 @@ func handleUpdateMetadata(b *Broker, rc *wire.RequestContext, kreq kmsg.Request)
 		resp.ErrorCode = kerr.StaleControllerEpoch.Code
 		return wire.Now(wire.Response{Msg: resp})
 	}
-	return async(func() kmsg.Response { return b.Cluster.HandleUpdateMetadata(req) })
+	return b.async(func() kmsg.Response { return b.Cluster.HandleUpdateMetadata(req) })
 }

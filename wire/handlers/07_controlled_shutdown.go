@@ -28,5 +28,5 @@ func handleControlledShutdown(b *Broker, rc *wire.RequestContext, kreq kmsg.Requ
 		resp.ErrorCode = kerr.NotController.Code
 		return wire.Now(wire.Response{Msg: resp})
 	}
-	return async(func() kmsg.Response { return b.Cluster.HandleControlledShutdown(req) })
+	return b.async(func() kmsg.Response { return b.Cluster.HandleControlledShutdown(req) })
 }

@@ -31,7 +31,7 @@ func init() { register(19, 0, 7, handleCreateTopics) }
 
 func handleCreateTopics(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.CreateTopicsRequest)
-	return async(func() kmsg.Response { return createTopics(b, req) })
+	return b.async(func() kmsg.Response { return createTopics(b, req) })
 }
 
 func createTopics(b *Broker, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {

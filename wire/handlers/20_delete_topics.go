@@ -25,7 +25,7 @@ func init() { register(20, 0, 6, handleDeleteTopics) }
 
 func handleDeleteTopics(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.DeleteTopicsRequest)
-	return async(func() kmsg.Response { return deleteTopics(b, req) })
+	return b.async(func() kmsg.Response { return deleteTopics(b, req) })
 }
 
 func deleteTopics(b *Broker, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {

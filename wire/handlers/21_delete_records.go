@@ -15,12 +15,15 @@ package handlers
 //     REQUEST_TIMED_OUT. LowWatermark is the log start offset afterwards.
 //     With followers Kafka waits until every replica has moved its low
 //     watermark; single node there is nothing to wait for.
+//   - A broker shutting down (handlers' Close) stops between partitions:
+//     the partitions not reached yet answer REQUEST_TIMED_OUT unchanged.
 //
 // Version notes: v1 same as v0; v2 flexible versions.
 
 import (
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/storage"
@@ -32,15 +35,22 @@ func init() { register(21, 0, 2, handleDeleteRecords) }
 func handleDeleteRecords(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.DeleteRecordsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
-	ch := make(chan wire.Response, 1)
-	go func() {
+	return b.later(func() wire.Response {
 		timeout := time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond
+		closing := b.closing()
 		for _, rt := range req.Topics {
 			st := kmsg.NewDeleteRecordsResponseTopic()
 			st.Topic = rt.Topic
 			for _, rp := range rt.Partitions {
 				sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 				sp.Partition = rp.Partition
+				select {
+				case <-closing: // shutting down: leave the rest unchanged
+					sp.ErrorCode, sp.LowWatermark = kerr.RequestTimedOut.Code, -1
+					st.Partitions = append(st.Partitions, sp)
+					continue
+				default:
+				}
 				r := b.Replicas.DeleteRecords(storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}, rp.Offset, timeout)
 				sp.LowWatermark = r.LowWatermark
 				if r.Err != nil {
@@ -50,7 +60,6 @@ func handleDeleteRecords(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) w
 			}
 			resp.Topics = append(resp.Topics, st)
 		}
-		ch <- wire.Response{Msg: resp}
-	}()
-	return wire.Later(ch)
+		return wire.Response{Msg: resp}
+	})
 }

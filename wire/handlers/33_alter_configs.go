@@ -28,7 +28,7 @@ func init() { register(33, 0, 2, handleAlterConfigs) }
 
 func handleAlterConfigs(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.AlterConfigsRequest)
-	return async(func() kmsg.Response {
+	return b.async(func() kmsg.Response {
 		resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
 		dup := duplicateResources(len(req.Resources), func(i int) (kmsg.ConfigResourceType, string) {
 			return req.Resources[i].ResourceType, req.Resources[i].ResourceName

@@ -25,7 +25,7 @@ func init() { register(37, 0, 3, handleCreatePartitions) }
 
 func handleCreatePartitions(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.CreatePartitionsRequest)
-	return async(func() kmsg.Response { return createPartitions(b, req) })
+	return b.async(func() kmsg.Response { return createPartitions(b, req) })
 }
 
 func createPartitions(b *Broker, req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {

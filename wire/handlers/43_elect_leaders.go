@@ -28,7 +28,7 @@ func init() { register(43, 0, 2, handleElectLeaders) }
 
 func handleElectLeaders(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.ElectLeadersRequest)
-	return async(func() kmsg.Response { return electLeaders(b, req) })
+	return b.async(func() kmsg.Response { return electLeaders(b, req) })
 }
 
 func electLeaders(b *Broker, req *kmsg.ElectLeadersRequest) *kmsg.ElectLeadersResponse {

@@ -32,7 +32,7 @@ func init() { register(44, 0, 1, handleIncrementalAlterConfigs) }
 
 func handleIncrementalAlterConfigs(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
-	return async(func() kmsg.Response {
+	return b.async(func() kmsg.Response {
 		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 		dup := duplicateResources(len(req.Resources), func(i int) (kmsg.ConfigResourceType, string) {
 			return req.Resources[i].ResourceType, req.Resources[i].ResourceName

@@ -44,7 +44,7 @@ func init() { register(45, 0, 0, handleAlterPartitionReassignments) }
 
 func handleAlterPartitionReassignments(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.AlterPartitionAssignmentsRequest)
-	return async(func() kmsg.Response { return alterPartitionReassignments(b, req) })
+	return b.async(func() kmsg.Response { return alterPartitionReassignments(b, req) })
 }
 
 func alterPartitionReassignments(b *Broker, req *kmsg.AlterPartitionAssignmentsRequest) *kmsg.AlterPartitionAssignmentsResponse {

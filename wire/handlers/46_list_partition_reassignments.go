@@ -22,7 +22,7 @@ func init() { register(46, 0, 0, handleListPartitionReassignments) }
 
 func handleListPartitionReassignments(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.ListPartitionReassignmentsRequest)
-	return async(func() kmsg.Response { return listPartitionReassignments(b, req) })
+	return b.async(func() kmsg.Response { return listPartitionReassignments(b, req) })
 }
 
 func listPartitionReassignments(b *Broker, req *kmsg.ListPartitionReassignmentsRequest) *kmsg.ListPartitionReassignmentsResponse {

@@ -36,9 +36,8 @@ var _ TopicSource = (*controller.Controller)(nil)
 
 // async runs an admin operation (which writes and fsyncs metadata) off the
 // connection's reader goroutine and answers when it is done. The goroutine
-// ends when fn returns; fn's controller calls are bounded by disk writes.
-func async(fn func() kmsg.Response) wire.Reply {
-	ch := make(chan wire.Response, 1)
-	go func() { ch <- wire.Response{Msg: fn()} }()
-	return wire.Later(ch)
+// ends when fn returns (fn's controller calls are bounded by disk writes
+// and ZooKeeper timeouts); b's Close waits for it.
+func (b *Broker) async(fn func() kmsg.Response) wire.Reply {
+	return b.later(func() wire.Response { return wire.Response{Msg: fn()} })
 }

@@ -45,6 +45,9 @@ type Broker struct {
 	Cluster  ClusterSource // controller protocol (deps_cluster.go); nil = inter-broker APIs refused
 	// Metrics counts per-topic fetch traffic (cmd/internal/admin); nil = none.
 	Metrics interface{ FetchBytesOut(topic string, n int64) }
+
+	// tasks owns the goroutines answering requests Later (tasks.go).
+	tasks tasks
 }
 
 // Handle implements wire.Dispatcher.

@@ -157,6 +157,9 @@ func Start(cfg *config.Broker, log *zap.Logger) (_ *Broker, err error) {
 	b.groups.LoadLocal()
 
 	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Cluster: b.ctrl}
+	// After the server (closed first, its connections' contexts cancelled)
+	// and before what the handlers' goroutines call into.
+	b.closers = append(b.closers, func() error { h.Close(); return nil })
 	d, err := b.startAdmin(h) // admin.listener (admin.go)
 	if err != nil {
 		return nil, err
