@@ -173,9 +173,12 @@ func TestCLIConsumerGroupsAgainstBroker(t *testing.T) {
 	if code == 0 || !strings.Contains(errs, "can only be reset if the group '"+group+"' is inactive, but the current state is Stable") {
 		t.Fatalf("reset of an active group: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
+	// Kafka reports a failed deletion on stdout, with the admin client's
+	// exception, and still exits 0.
 	code, out, errs = cliRun(t, nil, "kafka-consumer-groups.sh", "--bootstrap-server", bs, "--delete", "--group", group)
-	if code == 0 || !strings.Contains(out+errs, "NON_EMPTY_GROUP") {
-		t.Fatalf("delete of an active group: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	if want := "\nError: Deletion of some consumer groups failed:\n* Group '" + group +
+		"' could not be deleted due to: org.apache.kafka.common.errors.GroupNotEmptyException: The group is not empty.\n"; code != 0 || out != want || errs != "" {
+		t.Fatalf("delete of an active group: exit %d\nstdout %q\nwant   %q\nstderr:\n%s", code, out, want, errs)
 	}
 	adm := kadm.NewClient(b.Client())
 	committed := func() map[int32]int64 {
@@ -208,11 +211,15 @@ func TestCLIConsumerGroupsAgainstBroker(t *testing.T) {
 	if out := cg("--describe", "--members", "--group", group); strings.TrimSpace(out) != "Consumer group '"+group+"' has no active members." {
 		t.Fatalf("--members of an empty group: %q", out)
 	}
+	// An Empty group has no protocol: Kafka leaves ASSIGNMENT-STRATEGY blank.
 	out = cg("--describe", "--state", "--group", group)
 	rows = tableRows(t, out, "GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS")
-	if len(rows) != 1 || len(rows[0]) < 5 || strings.Join(rows[0][:3], " ") != strings.Join(append([]string{group}, coordinator...), " ") ||
-		strings.Join(rows[0][len(rows[0])-2:], " ") != "Empty 0" {
-		t.Fatalf("--state of an empty group: %q:\n%s", rows, out)
+	if want := append(append([]string{group}, coordinator...), "Empty", "0"); len(rows) != 1 || strings.Join(rows[0], " ") != strings.Join(want, " ") {
+		t.Fatalf("--state of an empty group: %q, want %q:\n%s", rows, want, out)
+	}
+	if lines := strings.Split(strings.Trim(out, "\n"), "\n"); len(lines) != 2 ||
+		strings.TrimSpace(cell(lines[1], lines[0], "ASSIGNMENT-STRATEGY", "STATE")) != "" {
+		t.Fatalf("--state of an empty group: the ASSIGNMENT-STRATEGY cell is not blank:\n%s", out)
 	}
 
 	// --reset-offsets: each plan as a dry run (prints the plan, commits
@@ -225,7 +232,11 @@ func TestCLIConsumerGroupsAgainstBroker(t *testing.T) {
 		if mode != "" {
 			full = append(full, mode)
 		}
-		out := cg(full...)
+		code, out, errs := cliRun(t, nil, "kafka-consumer-groups.sh", append([]string{"--bootstrap-server", bs}, full...)...)
+		// Without --dry-run or --execute Kafka warns, then only shows the plan.
+		if wantErr := map[bool]string{true: warnNoExecute + "\n"}[mode == ""]; code != 0 || errs != wantErr {
+			t.Fatalf("%v %q: exit %d, stderr %q, want %q", args, mode, code, errs, wantErr)
+		}
 		plan := map[int32]int64{}
 		for _, f := range tableRows(t, out, "GROUP TOPIC PARTITION NEW-OFFSET") {
 			if len(f) != 4 || f[0] != group || f[1] != topic {
@@ -301,6 +312,34 @@ func TestCLIConsumerGroupsAgainstBroker(t *testing.T) {
 	if out := cg("--describe", "--group", group); strings.TrimSpace(out) != "Consumer group '"+group+"' does not exist." {
 		t.Fatalf("--describe after --delete: %q", out)
 	}
+
+	// --shift-by needs a committed offset to shift: the deleted group has
+	// none, and Kafka refuses (exit 1) instead of shifting from the log end.
+	code, out, errs = cliRun(t, nil, "kafka-consumer-groups.sh", "--bootstrap-server", bs, "--reset-offsets", "--group", group, "--topic", topic, "--shift-by", "1", "--execute")
+	if want := "Error: Cannot shift offset for partition " + topic + "-0 since there is no current committed offset\n"; code != 1 || errs != want || out != "" {
+		t.Fatalf("--shift-by without committed offsets: exit %d\nstdout %q\nstderr %q, want %q", code, out, errs, want)
+	}
+	if got := committed(); len(got) != 0 {
+		t.Fatalf("offsets after the refused --shift-by: %v", got)
+	}
+}
+
+// warnNoExecute is Kafka's warning for --reset-offsets without --dry-run
+// or --execute (ConsumerGroupCommandOptions.checkArgs), verbatim: its two
+// string literals join without a space after "missing.".
+const warnNoExecute = "WARN: No action will be performed as the --execute option is missing.In a future major release, " +
+	"the default behavior of this command will be to prompt the user before executing the reset rather than doing a dry run. " +
+	"You should add the --dry-run option explicitly if you are scripting this command and want to keep the current default behavior without prompting."
+
+// cell is the text of row under header's column named col, up to the
+// column named next (the table is left-aligned, so columns start where
+// their header names do).
+func cell(row, header, col, next string) string {
+	from, to := strings.Index(header, col), strings.Index(header, next+" ")
+	if from < 0 || to < from || len(row) < to {
+		return "<no such column>"
+	}
+	return row[from:to]
 }
 
 // tableRows returns the fields of the lines after the line whose fields

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // Options are the command's flags (kafka-consumer-groups.sh names).
@@ -149,30 +150,60 @@ func list(ctx context.Context, o Options, adm *kadm.Client, out io.Writer) error
 	return tw.Flush()
 }
 
+// deleteGroups prints Kafka's --delete report on out. As in Kafka's
+// ConsumerGroupCommand.deleteGroups, a group that could not be deleted is
+// reported, not returned: the command still succeeds (Kafka exits 0), and
+// the groups that were deleted are named after the failures.
 func deleteGroups(ctx context.Context, adm *kadm.Client, groups []string, out io.Writer) error {
 	rs, err := adm.DeleteGroups(ctx, groups...)
-	if err != nil {
+	if err != nil && len(rs) == 0 {
 		return err
 	}
-	var ok []string
-	var failed []string
-	for _, r := range rs.Sorted() {
-		if r.Err != nil {
-			failed = append(failed, fmt.Sprintf("Error: Deletion of group '%s' failed due to %v", r.Group, r.Err))
-			continue
+	var ok, failed []string
+	for _, g := range slices.Compact(slices.Sorted(slices.Values(groups))) {
+		r, answered := rs[g]
+		switch {
+		case !answered && err != nil:
+			// The group's coordinator did not answer (a failed shard).
+			failed = append(failed, fmt.Sprintf("* Group '%s' could not be deleted due to: %v", g, err))
+		case r.Err != nil:
+			failed = append(failed, fmt.Sprintf("* Group '%s' could not be deleted due to: %s", g, javaError(r.Err)))
+		default:
+			ok = append(ok, "'"+g+"'")
 		}
-		ok = append(ok, "'"+r.Group+"'")
 	}
-	if len(ok) > 0 {
+	if len(failed) == 0 {
 		fmt.Fprintf(out, "Deletion of requested consumer groups (%s) was successful.\n", strings.Join(ok, ", "))
+		return nil
 	}
+	fmt.Fprintln(out, "\nError: Deletion of some consumer groups failed:")
 	for _, f := range failed {
 		fmt.Fprintln(out, f)
 	}
-	if len(failed) > 0 {
-		return fmt.Errorf("deletion of %d group(s) failed", len(failed))
+	if len(ok) > 0 {
+		fmt.Fprintf(out, "\nThese consumer groups were deleted successfully: %s\n", strings.Join(ok, ", "))
 	}
 	return nil
+}
+
+// javaErrors are the exceptions Kafka's admin client fails a group
+// deletion with, printed as Java's Throwable.toString: class name, ": ",
+// the error's default message.
+var javaErrors = map[int16]string{
+	kerr.NonEmptyGroup.Code:            "org.apache.kafka.common.errors.GroupNotEmptyException: The group is not empty.",
+	kerr.GroupIDNotFound.Code:          "org.apache.kafka.common.errors.GroupIdNotFoundException: The group id does not exist.",
+	kerr.InvalidGroupID.Code:           "org.apache.kafka.common.errors.InvalidGroupIdException: The configured groupId is invalid.",
+	kerr.GroupAuthorizationFailed.Code: "org.apache.kafka.common.errors.GroupAuthorizationException: Group authorization failed.",
+}
+
+// javaError is err as Kafka's tool prints it (javaErrors), else err's text.
+func javaError(err error) string {
+	if ke, ok := errors.AsType[*kerr.Error](err); ok {
+		if s, ok := javaErrors[ke.Code]; ok {
+			return s
+		}
+	}
+	return err.Error()
 }
 
 func dash(s string) string {
@@ -201,9 +232,12 @@ func describe(ctx context.Context, o Options, adm *kadm.Client, group string, ou
 	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
 	switch {
 	case o.State:
+		// ASSIGNMENT-STRATEGY is the protocol DescribeGroups names, printed
+		// as is: a group that is not Stable has none, and Kafka's 2.x/3.x
+		// printStates leaves the column blank (only 4.0's prints "-").
 		fmt.Fprintln(out)
 		fmt.Fprintln(tw, "GROUP\tCOORDINATOR (ID)\tASSIGNMENT-STRATEGY\tSTATE\t#MEMBERS")
-		fmt.Fprintf(tw, "%s\t%s:%d (%d)\t%s\t%s\t%d\n", group, d.Coordinator.Host, d.Coordinator.Port, d.Coordinator.NodeID, dash(d.Protocol), d.State, len(d.Members))
+		fmt.Fprintf(tw, "%s\t%s:%d (%d)\t%s\t%s\t%d\n", group, d.Coordinator.Host, d.Coordinator.Port, d.Coordinator.NodeID, d.Protocol, d.State, len(d.Members))
 		return tw.Flush()
 	case o.Members:
 		if len(d.Members) == 0 {

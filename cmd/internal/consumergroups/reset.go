@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"gregor/cmd/internal/clientutil"
 )
 
 // topicSpec is one --topic value: "t" (all partitions) or "t:0,1,2".
@@ -148,11 +150,13 @@ func resetOffsets(ctx context.Context, o Options, adm *kadm.Client, group string
 			case o.ToOffset != nil:
 				target = clamp(*o.ToOffset)
 			case o.ShiftBy != nil:
-				base := hi
-				if cur >= 0 {
-					base = cur
+				// Kafka's resetByShiftBy has nothing to shift from and
+				// refuses (IllegalArgumentException: usage error, exit 1);
+				// no group is left half reset, since nothing was committed yet.
+				if cur < 0 {
+					return clientutil.Usage("Cannot shift offset for partition %s-%d since there is no current committed offset", s.topic, p)
 				}
-				target = clamp(base + *o.ShiftBy)
+				target = clamp(cur + *o.ShiftBy)
 			default: // datetime / duration
 				target = hi
 				if a, ok := after.Lookup(s.topic, p); ok && a.Err == nil && a.Offset >= 0 {
