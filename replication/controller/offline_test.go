@@ -3,6 +3,7 @@ package controller
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"gregor/partition"
 	"gregor/replication/zkmeta"
@@ -18,6 +19,25 @@ func (f *fakeRM) appliedFor(tp partition.TopicPartition) int {
 		}
 	}
 	return n
+}
+
+// settled waits (at most 5 s) until the controller actor has finished the
+// event it is handling and every message queued before: a no-op call runs
+// on the actor after them, under the same lock. Tests that see an effect
+// in ZooKeeper use it before checking the effects the controller produces
+// later in the same event (requests sent, the published snapshot).
+func (e *env) settled(t *testing.T) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- e.c.call(func() {}) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("controller barrier: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("timed out waiting for the controller to finish its current event")
+	}
 }
 
 func TestOfflineReplicaMovesLeadershipUntilBrokerReturns(t *testing.T) {
@@ -41,6 +61,10 @@ func TestOfflineReplicaMovesLeadershipUntilBrokerReturns(t *testing.T) {
 		st, _ := e.state(t, "t", 0)
 		return st.Leader != 1
 	})
+	// The controller writes the state znode first and then, still in the
+	// same event, sends LeaderAndIsr and publishes the snapshot (Kafka's
+	// order: ZooKeeper, then the requests); let it finish that event.
+	e.settled(t)
 	st, _ := e.state(t, "t", 0)
 	if st.Leader != 0 || st.LeaderEpoch != 1 || !slices.Equal(st.ISR, []int32{0, 2}) {
 		t.Fatalf("after the report: %+v, want leader 0 epoch 1 ISR [0 2]", st)
@@ -63,6 +87,7 @@ func TestOfflineReplicaMovesLeadershipUntilBrokerReturns(t *testing.T) {
 		st, _ := e.state(t, "t", 1)
 		return st.Leader != 0
 	})
+	e.settled(t) // so the check below sees every LeaderAndIsr it sent
 	if st, _ := e.state(t, "t", 1); st.Leader != 1 || !slices.Equal(st.ISR, []int32{1, 2}) {
 		t.Fatalf("t-1 after the self-report: %+v, want leader 1 ISR [1 2]", st)
 	}
