@@ -3,19 +3,28 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"gregor/test/harness"
 )
 
-// owner tracks what one group member owns, from kgo's assignment callbacks.
+// owner tracks what one group member owns, from kgo's assignment callbacks,
+// and the generation of every assignment it got: kgo calls
+// OnPartitionsAssigned once per completed rebalance, even when nothing new
+// is assigned, so gens counts the member's rebalances.
 type owner struct {
 	mu    sync.Mutex
 	parts map[int32]bool
+	gens  []int32
 }
 
 func (o *owner) opts() []kgo.Opt {
@@ -31,9 +40,11 @@ func (o *owner) opts() []kgo.Opt {
 		}
 	}
 	return []kgo.Opt{
-		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+		kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, m map[string][]int32) {
+			_, gen := cl.GroupMetadata()
 			o.mu.Lock()
 			defer o.mu.Unlock()
+			o.gens = append(o.gens, gen)
 			for _, ps := range m {
 				for _, p := range ps {
 					o.parts[p] = true
@@ -49,6 +60,24 @@ func (o *owner) count() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return len(o.parts)
+}
+
+// generations returns the generations of the assignments so far.
+func (o *owner) generations() []int32 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]int32(nil), o.gens...)
+}
+
+// oneMoreRebalance checks that o was assigned exactly once since it had
+// been assigned before times, at the generation after the last of those.
+func oneMoreRebalance(t *testing.T, name string, o *owner, before []int32) {
+	t.Helper()
+	after := o.generations()
+	t.Logf("%s: assigned at generations %v", name, after)
+	if len(before) == 0 || len(after) != len(before)+1 || after[len(after)-1] != before[len(before)-1]+1 {
+		t.Fatalf("%s: assignments at generations %v, then %v; want exactly one rebalance, to the next generation", name, before, after[min(len(before), len(after)):])
+	}
 }
 
 // pollAll keeps every client polling (group members only heartbeat and
@@ -107,34 +136,117 @@ func TestGroupBalancersSplitSixPartitions(t *testing.T) {
 			}
 			stop := pollAll(context.Background(), cls)
 			waitCounts(t, owners, []int{2, 2, 2}, 30*time.Second)
-			// One leaves (Close sends LeaveGroup): the other two own all 6.
+			// One leaves (Close sends LeaveGroup): the other two own all 6
+			// after one rebalance — one more assignment each, at the next
+			// generation (a cooperative balancer needs no second round:
+			// the leaver's partitions are free, nobody must revoke).
 			stop()
+			before := [][]int32{owners[0].generations(), owners[1].generations()}
+			if g0, g1 := before[0], before[1]; len(g0) == 0 || len(g1) == 0 || g0[len(g0)-1] != g1[len(g1)-1] {
+				t.Fatalf("before the leave the members were assigned at generations %v and %v", g0, g1)
+			}
 			cls[2].Close()
 			stop = pollAll(context.Background(), cls[:2])
 			defer stop()
 			waitCounts(t, owners[:2], []int{3, 3}, 30*time.Second)
+			for i := range 2 {
+				oneMoreRebalance(t, fmt.Sprintf("member %d", i), owners[i], before[i])
+			}
 		})
 	}
 }
 
+// TestGroupMemberEvictedAfterSessionTimeout: a kcat balanced consumer
+// (librdkafka, -G) shares a group with a franz-go member and is killed with
+// SIGKILL, so it never sends LeaveGroup and its connection just drops. The
+// coordinator must evict it when its session.timeout.ms (6 s) runs out —
+// not when the connection closes — and then the franz-go member owns
+// every partition after one rebalance.
 func TestGroupMemberEvictedAfterSessionTimeout(t *testing.T) {
-	b := harness.StartBroker(t, map[string]string{"group.min.session.timeout.ms": "1000"})
+	_, err := exec.LookPath("kcat")
+	harness.NeedTool(t, err == nil, "kcat")
+	const session, heartbeat = 6 * time.Second, 500 * time.Millisecond
+	b := harness.StartBroker(t, map[string]string{"group.min.session.timeout.ms": "6000"})
 	createTopic(t, b, "evict", 4, nil)
-	a, z := &owner{}, &owner{}
-	ca := b.Client(append(a.opts(), kgo.ConsumerGroup("ev"), kgo.ConsumeTopics("evict"), kgo.SessionTimeout(2*time.Second), kgo.HeartbeatInterval(500*time.Millisecond))...)
-	// A static member does not send LeaveGroup on Close: closing it is
-	// "killed without LeaveGroup" as far as the coordinator can tell.
-	cz := b.Client(append(z.opts(), kgo.ConsumerGroup("ev"), kgo.ConsumeTopics("evict"), kgo.SessionTimeout(2*time.Second), kgo.HeartbeatInterval(500*time.Millisecond), kgo.InstanceID("doomed"))...)
-	stop := pollAll(context.Background(), []*kgo.Client{ca, cz})
-	waitCounts(t, []*owner{a, z}, []int{2, 2}, 30*time.Second)
-	stop()
-	cz.Close()
-	stop = pollAll(context.Background(), []*kgo.Client{ca})
+	a := &owner{}
+	// Range: the one assignor kgo and librdkafka (range,roundrobin) share.
+	ca := b.Client(append(a.opts(), kgo.ConsumerGroup("ev"), kgo.ConsumeTopics("evict"), kgo.Balancers(kgo.RangeBalancer()),
+		kgo.SessionTimeout(session), kgo.HeartbeatInterval(heartbeat))...)
+	stop := pollAll(context.Background(), []*kgo.Client{ca})
 	defer stop()
-	start := time.Now()
 	waitCounts(t, []*owner{a}, []int{4}, 30*time.Second)
-	if el := time.Since(start); el < time.Second {
-		t.Errorf("evicted after %v, before the 2 s session timeout could pass", el)
+
+	dir := t.TempDir()
+	logf, err := os.Create(filepath.Join(dir, "kcat.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	kc := exec.Command("kcat", "-b", b.Addr(), "-G", "ev", "-X", "client.id=doomed",
+		"-X", fmt.Sprintf("session.timeout.ms=%d", session.Milliseconds()), "-X", fmt.Sprintf("heartbeat.interval.ms=%d", heartbeat.Milliseconds()),
+		"-X", "partition.assignment.strategy=range", "evict")
+	kc.Stdout, kc.Stderr = logf, logf
+	if err := kc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = kc.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = kc.Process.Kill(); <-exited })
+	kcatLog := func() string { out, _ := os.ReadFile(logf.Name()); return string(out) }
+
+	// Both members Stable with two partitions each.
+	adm := kadm.NewClient(b.Client())
+	members := func() map[string]int {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		gs, err := adm.DescribeGroups(ctx, "ev")
+		if err != nil || gs["ev"].Err != nil || gs["ev"].State != "Stable" {
+			return nil
+		}
+		out := map[string]int{}
+		for _, m := range gs["ev"].Members {
+			n := 0
+			if ca, ok := m.Assigned.AsConsumer(); ok {
+				for _, tp := range ca.Topics {
+					n += len(tp.Partitions)
+				}
+			}
+			out[m.ClientID] = n
+		}
+		return out
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for m := members(); m["doomed"] != 2 || a.count() != 2; m = members() {
+		if time.Now().After(deadline) {
+			t.Fatalf("kcat never got half the partitions: members %v, franz-go member owns %d\n--- kcat ---\n%s", m, a.count(), kcatLog())
+		}
+		time.Sleep(50 * time.Millisecond) // polling the group over the admin API
+	}
+	before := a.generations()
+
+	killed := time.Now()
+	if err := kc.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("kcat still running 10 s after SIGKILL")
+	}
+	waitCounts(t, []*owner{a}, []int{4}, 30*time.Second)
+	el := time.Since(killed)
+	t.Logf("franz-go member owned all 4 partitions %v after kcat's SIGKILL (session timeout %v)", el.Round(time.Millisecond), session)
+	// kcat's last heartbeat was at most one interval before the kill, so
+	// its session cannot have run out sooner than session - heartbeat.
+	if lo := session - heartbeat - 500*time.Millisecond; el < lo {
+		t.Fatalf("the killed member was evicted %v after SIGKILL, before its %v session timeout (at least %v) could pass", el, session, lo)
+	}
+	if hi := session + 4*time.Second; el > hi {
+		t.Fatalf("the killed member was evicted %v after SIGKILL: more than %v for a %v session timeout", el, hi, session)
+	}
+	oneMoreRebalance(t, "franz-go member", a, before)
+	if m := members(); len(m) != 1 || m["doomed"] != 0 {
+		t.Fatalf("group members after the eviction: %v", m)
 	}
 }
 
