@@ -1,27 +1,33 @@
 // Package ops tests the admin listener of a real broker process:
 // /metrics moves with traffic, /actors lists the partition actors, a kill
-// through /faults restarts a partition actor that then serves again, a
-// request fault reaches a client, and /trace streams a produce through the
-// partition actor.
+// through /faults restarts a partition actor that then serves again,
+// request faults (error, drop, delay) reach a client as documented, an
+// actor delay backs up the partition actor's mailbox, a random kill
+// restarts whichever actor it hit, and /trace streams a produce through
+// the partition actor.
 package ops
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/test/harness"
 )
@@ -97,6 +103,122 @@ func (a *adminClient) metric(name, labels string) float64 {
 		}
 	}
 	return -1
+}
+
+// metric0 is metric with an absent sample read as 0 (a counter not yet
+// incremented for that label set).
+func (a *adminClient) metric0(name, labels string) float64 {
+	a.t.Helper()
+	return max(a.metric(name, labels), 0)
+}
+
+// rawConn is a bare Kafka connection: requests are written as they are and
+// responses read in order, so a test sees exactly what the broker sends
+// (or does not send), with no client retry in between.
+type rawConn struct {
+	t    *testing.T
+	c    net.Conn
+	fmtr *kmsg.RequestFormatter
+	corr int32
+}
+
+func dialRaw(t *testing.T, b *harness.Broker) *rawConn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", b.Addr(), 5*time.Second)
+	if err != nil {
+		t.Fatalf("dial %s: %v", b.Addr(), err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &rawConn{t: t, c: c, fmtr: kmsg.NewRequestFormatter(kmsg.FormatterClientID("ops-raw"))}
+}
+
+// send writes one request (non-flexible versions only: the response header
+// read back is v0) and returns its correlation id.
+func (r *rawConn) send(req kmsg.Request) int32 {
+	r.t.Helper()
+	if req.IsFlexible() {
+		r.t.Fatalf("rawConn reads v0 response headers; %s v%d is flexible", kmsg.NameForKey(req.Key()), req.GetVersion())
+	}
+	r.corr++
+	if _, err := r.c.Write(r.fmtr.AppendRequest(nil, req, r.corr)); err != nil {
+		r.t.Fatalf("write request: %v", err)
+	}
+	return r.corr
+}
+
+// recv reads the next response frame within d: its correlation id and
+// body, or the read error (io.EOF when the broker closed the connection, a
+// timeout when it sent nothing).
+func (r *rawConn) recv(d time.Duration) (int32, []byte, error) {
+	_ = r.c.SetReadDeadline(time.Now().Add(d))
+	var size [4]byte
+	if _, err := io.ReadFull(r.c, size[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(size[:])
+	if n < 4 || n > 1<<20 {
+		return 0, nil, fmt.Errorf("response frame of %d bytes", n)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r.c, body); err != nil {
+		return 0, nil, err
+	}
+	return int32(binary.BigEndian.Uint32(body[:4])), body[4:], nil
+}
+
+// expect reads the next response and decodes it into resp, failing unless
+// it answers correlation id corr.
+func (r *rawConn) expect(corr int32, resp kmsg.Response) {
+	r.t.Helper()
+	got, body, err := r.recv(10 * time.Second)
+	if err != nil {
+		r.t.Fatalf("response to %d: %v", corr, err)
+	}
+	if got != corr {
+		r.t.Fatalf("response for correlation id %d, want %d", got, corr)
+	}
+	if err := resp.ReadFrom(body); err != nil {
+		r.t.Fatalf("decode %s response: %v", kmsg.NameForKey(resp.Key()), err)
+	}
+}
+
+// ListGroups and ApiVersions at v2: non-flexible (v0 response headers),
+// and no client in the test sends ListGroups on its own, so a request
+// fault armed on it hits only the requests sent here.
+func listGroupsReq() *kmsg.ListGroupsRequest {
+	req := kmsg.NewPtrListGroupsRequest()
+	req.SetVersion(2)
+	return req
+}
+
+func apiVersionsReq() *kmsg.ApiVersionsRequest {
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.SetVersion(2)
+	return req
+}
+
+func listGroupsResp() *kmsg.ListGroupsResponse {
+	resp := kmsg.NewPtrListGroupsResponse()
+	resp.SetVersion(2)
+	return resp
+}
+
+func apiVersionsResp() *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(2)
+	return resp
+}
+
+func armRequestFault(t *testing.T, a *adminClient, body string) {
+	t.Helper()
+	if code, resp := a.post("/faults", body); code != http.StatusOK {
+		t.Fatalf("POST /faults %s: %d %s", body, code, resp)
+	}
+}
+
+// closedConn reports whether err is the peer closing the connection.
+func closedConn(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 func poll(t *testing.T, what string, cond func() bool) {
@@ -202,16 +324,20 @@ func TestAdminListener(t *testing.T) {
 			return
 		}
 		defer resp.Body.Close()
+		// The partition actor's event is published once its Receive
+		// returns, which may be after the reply it sent has already gone
+		// out as "Produce sent": read until both are in (or the stream's
+		// 15 s end).
 		var evs []map[string]any
+		var sent, inActor bool
 		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
+		for !(sent && inActor) && sc.Scan() {
 			var e map[string]any
 			if json.Unmarshal(sc.Bytes(), &e) == nil {
 				evs = append(evs, e)
 			}
-			if e["message"] == "Produce sent" {
-				break
-			}
+			sent = sent || e["message"] == "Produce sent"
+			inActor = inActor || e["actor"] == path && e["message"] == "*partition.Produce"
 		}
 		traceDone <- evs
 	}()
@@ -272,7 +398,183 @@ func TestAdminListener(t *testing.T) {
 		t.Errorf("errors_total{Produce,TOPIC_AUTHORIZATION_FAILED} = %v, want 1", v)
 	}
 	produce(t, cl, topic, 1, "after-fault") // count 1: the fault cleared itself
+	if v := a.metric("gregor_faults_injected_total", `action="request_error"`); v != 1 {
+		t.Errorf("gregor_faults_injected_total{request_error} = %v, want 1", v)
+	}
+
+	// 6. drop: the request is never answered and the broker closes the
+	// connection (RequestDrop: a lost network path). Requests before it on
+	// the connection are answered, those after it are not; a new
+	// connection works at once (count 1 cleared the fault).
+	armRequestFault(t, a, `{"request":"ListGroups","action":"drop","count":1}`)
+	rc := dialRaw(t, b)
+	before := rc.send(apiVersionsReq())
+	dropped := rc.send(listGroupsReq())
+	rc.send(apiVersionsReq())
+	rc.expect(before, apiVersionsResp())
+	if corr, _, err := rc.recv(5 * time.Second); !closedConn(err) {
+		t.Errorf("after a dropped request (correlation id %d): read correlation id %d, error %v; want the connection closed", dropped, corr, err)
+	}
+	rc2 := dialRaw(t, b)
+	lg := listGroupsResp()
+	rc2.expect(rc2.send(listGroupsReq()), lg)
+	if lg.ErrorCode != 0 {
+		t.Errorf("ListGroups after the drop cleared: error %d", lg.ErrorCode)
+	}
+	// A real client sees the connection close and retries the request on
+	// a new one: one drop costs it a retry, not an error.
+	armRequestFault(t, a, `{"request":"ListGroups","action":"drop","count":1}`)
+	lctx, lcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer lcancel()
+	if _, err := adm.ListGroups(lctx); err != nil {
+		t.Errorf("kadm ListGroups through one dropped request: %v (the client should retry)", err)
+	}
+	if v := a.metric("gregor_faults_injected_total", `action="request_drop"`); v != 2 {
+		t.Errorf("gregor_faults_injected_total{request_drop} = %v, want 2", v)
+	}
+
+	// 7. delay: the response comes no sooner than ms later, and the
+	// connection's next request waits behind it (RequestDelay).
+	const delay = 300 * time.Millisecond
+	armRequestFault(t, a, fmt.Sprintf(`{"request":"ListGroups","action":"delay","ms":%d,"count":1}`, delay.Milliseconds()))
+	rc3 := dialRaw(t, b)
+	start := time.Now()
+	slow := rc3.send(listGroupsReq())
+	next := rc3.send(apiVersionsReq())
+	rc3.expect(slow, listGroupsResp())
+	if el := time.Since(start); el < delay {
+		t.Errorf("delayed ListGroups answered after %v, want >= %v", el, delay)
+	}
+	rc3.expect(next, apiVersionsResp())
+	if el := time.Since(start); el < delay {
+		t.Errorf("the request behind the delayed one answered after %v, want >= %v", el, delay)
+	}
+	if v := a.metric("gregor_faults_injected_total", `action="request_delay"`); v != 1 {
+		t.Errorf("gregor_faults_injected_total{request_delay} = %v, want 1", v)
+	}
+	if list := a.get("/faults"); bytes.Contains(list, []byte(`"action"`)) {
+		t.Errorf("request faults still armed after each hit its count: %s", list)
+	}
+
+	// 8. An actor delay holds the partition actor while a produce queues
+	// behind it: the mailbox depth shows it, in /actors and in
+	// gregor_actor_mailbox_depth{kind="partition"}, and drains after.
+	code, body = a.post("/faults", `{"action":"delay","actor":"`+path+`","ms":2000}`)
+	if code != http.StatusOK || !bytes.Contains(body, []byte(path)) {
+		t.Fatalf("POST /faults delay: %d %s", code, body)
+	}
+	produced := make(chan error, 1)
+	pctx, pcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer pcancel()
+	cl.Produce(pctx, &kgo.Record{Topic: topic, Value: []byte("behind-delay")}, func(_ *kgo.Record, err error) { produced <- err })
+	queued := false
+	poll(t, "a queued message in the delayed partition actor's mailbox", func() bool {
+		if i, _ := a.actor(path); i.Mailbox > 0 {
+			queued = true
+		}
+		return queued && a.metric("gregor_actor_mailbox_depth", `kind="partition"`) > 0
+	})
+	select {
+	case err := <-produced:
+		if err != nil {
+			t.Errorf("produce behind the actor delay: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("produce behind the actor delay never completed")
+	}
+	poll(t, "the partition mailboxes drained", func() bool {
+		return a.metric("gregor_actor_mailbox_depth", `kind="partition"`) == 0
+	})
+	if v := a.metric("gregor_faults_injected_total", `action="delay"`); v != 1 {
+		t.Errorf("gregor_faults_injected_total{delay} = %v, want 1", v)
+	}
+
+	// 9. A random kill hits some live actor of any kind; whichever it was
+	// restarts, is counted in /actors and gregor_actor_restarts_total, and
+	// the broker still serves produce and fetch afterwards (but see
+	// TestReplicaManagerKillKeepsPartitions).
+	var live []actorInfo
+	if err := json.Unmarshal(a.get("/actors"), &live); err != nil {
+		t.Fatalf("/actors: %v", err)
+	}
+	kindRestarts := map[string]float64{}
+	for _, x := range live {
+		kindRestarts[x.Kind] = a.metric0("gregor_actor_restarts_total", `kind="`+x.Kind+`"`)
+	}
+	code, body = a.post("/faults", `{"action":"kill","random":true}`)
+	var fresp struct {
+		Injected []struct{ Actor, Kind string }
+	}
+	if code != http.StatusOK || json.Unmarshal(body, &fresp) != nil || len(fresp.Injected) != 1 {
+		t.Fatalf("POST /faults random kill: %d %s", code, body)
+	}
+	victim := fresp.Injected[0]
+	victimRestarts := int64(-1)
+	for _, x := range live {
+		if x.Path == victim.Actor {
+			victimRestarts = x.Restarts
+		}
+	}
+	if victimRestarts < 0 {
+		t.Fatalf("random kill hit %q, which /actors did not list", victim.Actor)
+	}
+	t.Logf("random kill hit %s (%s)", victim.Actor, victim.Kind)
+	poll(t, "restart of "+victim.Actor+" counted in /actors", func() bool {
+		i, ok := a.actor(victim.Actor)
+		return ok && i.Restarts == victimRestarts+1
+	})
+	if v, want := a.metric0("gregor_actor_restarts_total", `kind="`+victim.Kind+`"`), kindRestarts[victim.Kind]+1; v != want {
+		t.Errorf("gregor_actor_restarts_total{%s} = %v after killing %s, want %v", victim.Kind, v, victim.Actor, want)
+	}
+	if v := a.metric("gregor_faults_injected_total", `action="kill"`); v != 2 {
+		t.Errorf("gregor_faults_injected_total{kill} = %v, want 2", v)
+	}
+	if victim.Kind == "replica-manager" {
+		t.Logf("not checking that %s still serves: a replica-manager restart takes its partitions offline (TestReplicaManagerKillKeepsPartitions)", topic)
+	} else {
+		produce(t, cl, topic, 1, "after-random-kill")
+		if got := consumeAll(t, b, topic, 34); got[31] != "after-fault-0" || got[32] != "behind-delay" || got[33] != "after-random-kill-0" {
+			t.Errorf("after the random kill of %s the log ends %v", victim.Actor, got[30:])
+		}
+	}
+
 	if !bytes.Contains(a.get("/debug/pprof/"), []byte("goroutine")) {
 		t.Error("pprof index missing")
+	}
+}
+
+// TestReplicaManagerKillKeepsPartitions: a kill of the replica-manager
+// supervisor should, like any actor kill (README, Supervision policy: "A
+// panic in an actor restarts that actor only; the broker keeps serving
+// everything else"), leave its partitions serving. It does not yet:
+// protoactor restarts a parent by stopping its children first, the
+// manager takes each stopped partition actor for one that stopped for
+// good (partition/offline.go childTerminated), marks the replica offline
+// and reports it to the controller, and a single-replica partition has no
+// leader (LEADER_NOT_AVAILABLE) until the broker restarts.
+func TestReplicaManagerKillKeepsPartitions(t *testing.T) {
+	t.Skip("known bug: killing replica-manager takes every hosted partition offline (see the comment); remove this skip with the fix")
+	adminPort := harness.FreePort(t)
+	b := harness.StartBroker(t, map[string]string{"admin.listener": fmt.Sprintf("127.0.0.1:%d", adminPort)})
+	a := &adminClient{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", adminPort), hc: &http.Client{Timeout: 10 * time.Second}}
+	const topic = "rm"
+	cl := b.Client(kgo.RecordRetries(20), kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }))
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+		t.Fatalf("create topic: %v", err)
+	}
+	produce(t, cl, topic, 1, "before")
+	if code, body := a.post("/faults", `{"action":"kill","actor":"replica-manager"}`); code != http.StatusOK {
+		t.Fatalf("POST /faults kill replica-manager: %d %s", code, body)
+	}
+	poll(t, "replica-manager restart counted", func() bool { i, _ := a.actor("replica-manager"); return i.Restarts == 1 })
+	produce(t, cl, topic, 1, "after")
+	if got := consumeAll(t, b, topic, 2); got[0] != "before-0" || got[1] != "after-0" {
+		t.Errorf("after the replica-manager kill the log reads %v", got)
+	}
+	if v := a.metric("kafka_server_replicamanager_offline_replica_count", ""); v > 0 {
+		t.Errorf("offline_replica_count = %v after a replica-manager restart, want 0", v)
 	}
 }
