@@ -14,7 +14,9 @@ import (
 // implements handlers.GroupSource): each method takes the decoded kmsg
 // request and calls reply exactly once with the response at the request's
 // version — possibly later, from another goroutine (JoinGroup waits for
-// the rebalance). Methods never block.
+// the rebalance). Methods never block. Answers given on a group actor go
+// through the group's outbox (viaOutbox), so they are released only once
+// what the request changed is visible to other requests (publish.go).
 
 // guard makes reply callable once and answers with onTimeout() if nothing
 // else has by d (a request lost to an actor crash).
@@ -153,7 +155,7 @@ func (c *Coordinator) JoinGroup(_ context.Context, clientID, clientHost string, 
 		jr.Protocols = append(jr.Protocols, Protocol{Name: p.Name, Metadata: p.Metadata})
 	}
 	c.send(&GroupRequest{Group: req.Group, API: "JoinGroup",
-		Apply: func(g *Group, now time.Time) { g.Join(now, jr, r) },
+		Apply: func(g *Group, now time.Time) { g.Join(now, jr, viaOutbox(g, r)) },
 		Fail:  func(code int16) { r(joinError(req.MemberID, code)) },
 	})
 }
@@ -175,7 +177,7 @@ func (c *Coordinator) SyncGroup(_ context.Context, req *kmsg.SyncGroupRequest, r
 		sr.Assignments[a.MemberID] = a.MemberAssignment
 	}
 	c.send(&GroupRequest{Group: req.Group, API: "SyncGroup",
-		Apply: func(g *Group, now time.Time) { g.Sync(now, sr, r) },
+		Apply: func(g *Group, now time.Time) { g.Sync(now, sr, viaOutbox(g, r)) },
 		Fail:  func(code int16) { r(syncError(code)) },
 	})
 }
@@ -195,7 +197,7 @@ func (c *Coordinator) Heartbeat(_ context.Context, req *kmsg.HeartbeatRequest, r
 	r := guard(c.opts.RequestTimeout, out, func() int16 { return kerr.CoordinatorNotAvailable.Code })
 	inst := optString(req.InstanceID)
 	c.send(&GroupRequest{Group: req.Group, API: "Heartbeat",
-		Apply: func(g *Group, now time.Time) { r(g.Heartbeat(now, req.MemberID, inst, req.Generation)) },
+		Apply: func(g *Group, now time.Time) { viaOutbox(g, r)(g.Heartbeat(now, req.MemberID, inst, req.Generation)) },
 		Fail:  r,
 	})
 }
@@ -243,7 +245,7 @@ func (c *Coordinator) LeaveGroup(_ context.Context, req *kmsg.LeaveGroupRequest,
 	c.send(&GroupRequest{Group: req.Group, API: "LeaveGroup",
 		Apply: func(g *Group, now time.Time) {
 			top, codes := g.Leave(now, members)
-			r(res{top, codes})
+			viaOutbox(g, r)(res{top, codes})
 		},
 		Fail: func(code int16) { r(res{top: code}) },
 	})
@@ -310,7 +312,7 @@ func (c *Coordinator) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequ
 	r := guard(c.opts.RequestTimeout, out, func() int16 { return kerr.CoordinatorNotAvailable.Code })
 	cr := CommitRequest{MemberID: req.MemberID, InstanceID: optString(req.InstanceID), Generation: gen, Offsets: offs}
 	c.send(&GroupRequest{Group: req.Group, API: "OffsetCommit",
-		Apply: func(g *Group, now time.Time) { r(g.Commit(now, cr)) },
+		Apply: func(g *Group, now time.Time) { viaOutbox(g, r)(g.Commit(now, cr)) },
 		Fail:  r,
 	})
 }
@@ -363,7 +365,7 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 		set := func(res fetchResult) { results[i] = res; done() }
 		r := guard(c.opts.RequestTimeout, set, func() fetchResult { return fetchResult{code: kerr.CoordinatorNotAvailable.Code} })
 		c.send(&GroupRequest{Group: fg.group, API: "OffsetFetch",
-			Apply: func(g *Group, _ time.Time) { r(fetchResult{offsets: g.FetchOffsets(fg.tps)}) },
+			Apply: func(g *Group, _ time.Time) { viaOutbox(g, r)(fetchResult{offsets: g.FetchOffsets(fg.tps)}) },
 			Fail:  func(code int16) { r(fetchResult{code: code}) },
 		})
 	})
@@ -487,7 +489,7 @@ func (c *Coordinator) OffsetDelete(_ context.Context, req *kmsg.OffsetDeleteRequ
 	c.send(&GroupRequest{Group: req.Group, API: "OffsetDelete",
 		Apply: func(g *Group, now time.Time) {
 			top, codes := g.DeleteOffsets(now, tps)
-			r(res{top, codes})
+			viaOutbox(g, r)(res{top, codes})
 		},
 		Fail: func(code int16) { r(res{top: code}) },
 	})
@@ -512,7 +514,7 @@ func (c *Coordinator) DescribeGroups(_ context.Context, req *kmsg.DescribeGroups
 		r := guard(c.opts.RequestTimeout, func(d kmsg.DescribeGroupsResponseGroup) { out[i] = d; done() },
 			func() kmsg.DescribeGroupsResponseGroup { return failed(kerr.CoordinatorNotAvailable.Code) })
 		c.send(&GroupRequest{Group: id, API: "DescribeGroups",
-			Apply: func(g *Group, _ time.Time) { r(g.Describe()) },
+			Apply: func(g *Group, _ time.Time) { viaOutbox(g, r)(g.Describe()) },
 			Fail:  func(code int16) { r(failed(code)) },
 		})
 	})
@@ -574,7 +576,7 @@ func (c *Coordinator) DeleteGroups(_ context.Context, req *kmsg.DeleteGroupsRequ
 			done()
 		}, func() int16 { return kerr.CoordinatorNotAvailable.Code })
 		c.send(&GroupRequest{Group: id, API: "DeleteGroups",
-			Apply: func(g *Group, now time.Time) { r(g.Delete(now)) },
+			Apply: func(g *Group, now time.Time) { viaOutbox(g, r)(g.Delete(now)) },
 			Fail:  r,
 		})
 	})

@@ -213,15 +213,17 @@ func (c *Coordinator) send(r *GroupRequest) { c.sys.Root.Send(c.router, r) }
 type (
 	groupTick     struct{}
 	expireOffsets struct{}
-	groupDone     struct {
+	// groupDone tells the router that a group actor handled a message.
+	// The group's ListGroups entry is not in it: the actor has already
+	// published that in its listingSlot (publish.go).
+	groupDone struct {
 		group   string
 		pid     *actor.PID
 		counted bool // answers a GroupRequest (decrements in-flight)
-		// crashed: the counted request panicked; the group's state is
-		// suspect, so removable and listing carry nothing.
-		crashed   bool
+		// removable: the group is unknown (or was Dead and forgotten), so
+		// the actor may be stopped once nothing is in flight. Never set
+		// for a request that panicked (its group's state is suspect).
 		removable bool
-		listing   Listing
 	}
 	partitionLoaded struct {
 		partition int32
@@ -244,6 +246,7 @@ type child struct {
 	pid       *actor.PID
 	partition int32
 	inflight  int
+	listing   *listingSlot // written by the group actor
 }
 
 type partState struct {
@@ -259,8 +262,7 @@ type partState struct {
 // its group's actor (spawning it on demand).
 type router struct {
 	c        *Coordinator
-	children map[string]*child
-	listings map[string]Listing
+	children map[string]*child // ListGroups lists their listing slots
 	parts    map[int32]*partState
 	lists    []func([]Listing)
 	cleanup  *time.Timer
@@ -271,7 +273,7 @@ type router struct {
 }
 
 func newRouter(c *Coordinator) *router {
-	return &router{c: c, children: map[string]*child{}, listings: map[string]Listing{}, parts: map[int32]*partState{}, epochs: map[int32]int32{}}
+	return &router{c: c, children: map[string]*child{}, parts: map[int32]*partState{}, epochs: map[int32]int32{}}
 }
 
 // current records epoch as partition p's newest and reports whether an
@@ -325,23 +327,14 @@ func (r *router) Receive(ctx actor.Context) {
 		if m.counted {
 			ch.inflight--
 		}
-		if m.crashed {
-			return
-		}
-		if m.removable {
-			delete(r.listings, m.group)
-			if ch.inflight <= 0 {
-				ctx.Stop(ch.pid)
-				delete(r.children, m.group)
-			}
-		} else {
-			r.listings[m.group] = m.listing
+		if m.removable && ch.inflight <= 0 {
+			ctx.Stop(ch.pid)
+			delete(r.children, m.group)
 		}
 	case *actor.Terminated:
 		for id, ch := range r.children {
 			if ch.pid.Equal(m.Who) {
 				delete(r.children, id)
-				delete(r.listings, id)
 			}
 		}
 	case *listGroupsReq:
@@ -406,7 +399,15 @@ func (r *router) route(ctx actor.Context, p int32, req *GroupRequest) {
 
 func (r *router) spawn(ctx actor.Context, group string, p int32, l *Loaded) *child {
 	s := &seed{loaded: l}
-	props := actors.Props(r.c.log, func() actor.Actor { return &groupActor{c: r.c, id: group, partition: p, seed: s} })
+	// A loaded group is listed from the start, before its actor has run.
+	slot := &listingSlot{}
+	if l != nil {
+		g := RestoreGroup(group, r.c.opts.Config, nil, l, r.c.opts.Now())
+		slot.set(g.Listing(), !g.Removable())
+	}
+	props := actors.Props(r.c.log, func() actor.Actor {
+		return &groupActor{c: r.c, id: group, partition: p, seed: s, listing: slot}
+	})
 	// The sequence number keeps names unique: a stopped actor may still
 	// be registered when its group is recreated.
 	r.seq++
@@ -415,7 +416,7 @@ func (r *router) spawn(ctx actor.Context, group string, p int32, l *Loaded) *chi
 		r.c.log.Error("spawn group actor", zap.String("group", group), zap.Error(err))
 		return nil
 	}
-	ch := &child{pid: pid, partition: p}
+	ch := &child{pid: pid, partition: p, listing: slot}
 	r.children[group] = ch
 	return ch
 }
@@ -468,10 +469,7 @@ func (r *router) loaded(ctx actor.Context, m *partitionLoaded) {
 		if r.children[id] != nil {
 			continue
 		}
-		if ch := r.spawn(ctx, id, m.partition, l); ch != nil {
-			g := RestoreGroup(id, r.c.opts.Config, nil, l, r.c.opts.Now())
-			r.listings[id] = g.Listing()
-		}
+		r.spawn(ctx, id, m.partition, l)
 	}
 	r.c.log.Info("loaded __consumer_offsets partition", zap.Int32("partition", m.partition), zap.Int("groups", len(m.loader.Groups)))
 	if len(ps.deleted) > 0 {
@@ -510,9 +508,11 @@ func (r *router) answerLists(force bool) {
 			}
 		}
 	}
-	out := make([]Listing, 0, len(r.listings))
-	for _, l := range r.listings {
-		out = append(out, l)
+	out := make([]Listing, 0, len(r.children))
+	for _, ch := range r.children {
+		if l, ok := ch.listing.get(); ok {
+			out = append(out, l)
+		}
 	}
 	for _, f := range r.lists {
 		f(out)
@@ -527,7 +527,6 @@ func (r *router) resign(ctx actor.Context, p int32) {
 			// answered (their writes fail: no longer leader) before it stops.
 			ctx.Poison(ch.pid)
 			delete(r.children, id)
-			delete(r.listings, id)
 		}
 	}
 	if ps := r.parts[p]; ps != nil {
@@ -580,6 +579,9 @@ type groupActor struct {
 	// after has sent its groupDone, so on Restarting (or Stopping, when
 	// the supervisor gives up) it is the request that panicked.
 	applying *GroupRequest
+	// listing is where the actor publishes the group's ListGroups entry;
+	// shared by the actor's incarnations (a restart keeps it).
+	listing *listingSlot
 }
 
 func (a *groupActor) Receive(ctx actor.Context) {
@@ -589,31 +591,29 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		a.after(ctx, false)
 	case *actor.Restarting:
 		a.stopTimer()
-		a.failApplying(ctx)
-		if a.g != nil {
-			a.g.Shutdown(kerr.CoordinatorNotAvailable.Code)
-		}
+		a.abandon(ctx, kerr.CoordinatorNotAvailable.Code)
 	case *actor.Stopping:
 		a.stopTimer()
-		a.failApplying(ctx)
-		if a.g != nil {
-			a.g.Shutdown(kerr.NotCoordinator.Code)
-		}
+		a.abandon(ctx, kerr.NotCoordinator.Code)
 	case *GroupRequest:
 		a.applying = m
+		a.g.hold()
 		m.Apply(a.g, a.c.opts.Now())
 		a.after(ctx, true)
 		a.applying = nil
 	case groupTick:
 		a.timerAt = time.Time{}
+		a.g.hold()
 		a.g.Tick(a.c.opts.Now())
 		a.after(ctx, false)
 	case expireOffsets:
+		a.g.hold()
 		if n := a.g.ExpireOffsets(a.c.opts.Now()); n > 0 {
 			a.c.log.Info("expired offsets", zap.String("group", a.id), zap.Int("count", n))
 		}
 		a.after(ctx, false)
 	case *deleteTopics:
+		a.g.hold()
 		n, err := a.g.RemoveTopicOffsets(a.c.opts.Now(), m.topics)
 		if err != nil {
 			a.c.log.Warn("writing tombstones for offsets of deleted topics", zap.String("group", a.id), zap.Error(err))
@@ -622,6 +622,21 @@ func (a *groupActor) Receive(ctx actor.Context) {
 			a.c.log.Info("removed offsets of deleted topics", zap.String("group", a.id), zap.Int("count", n), zap.String("state", a.g.State().String()))
 		}
 		a.after(ctx, false)
+	}
+}
+
+// abandon answers what the group still owes when the actor restarts
+// (after a panic) or stops: first the answers the message that panicked had
+// already given (held in the outbox; publishing its listing is skipped,
+// since the state is suspect and a restart republishes), then the request
+// that panicked, then the pending JoinGroup and SyncGroup with code.
+func (a *groupActor) abandon(ctx actor.Context, code int16) {
+	if a.g != nil {
+		a.g.release()
+	}
+	a.failApplying(ctx)
+	if a.g != nil {
+		a.g.Shutdown(code)
 	}
 }
 
@@ -639,7 +654,7 @@ func (a *groupActor) failApplying(ctx actor.Context) {
 	a.applying = nil
 	a.c.log.Warn("group request panicked; answering COORDINATOR_NOT_AVAILABLE", zap.String("group", a.id), zap.String("api", req.API))
 	req.Fail(kerr.CoordinatorNotAvailable.Code)
-	ctx.Send(ctx.Parent(), &groupDone{group: a.id, pid: ctx.Self(), counted: true, crashed: true})
+	ctx.Send(ctx.Parent(), &groupDone{group: a.id, pid: ctx.Self(), counted: true})
 }
 
 func (a *groupActor) start() {
@@ -665,9 +680,15 @@ func (a *groupActor) start() {
 	a.c.log.Info("group actor restarted and reloaded", zap.String("group", a.id), zap.String("state", a.g.State().String()), zap.Int32("generation", a.g.Generation()))
 }
 
-// after re-arms the timer for the group's next deadline and reports the
-// group's listing to the router.
+// after ends the handling of a message: it forgets a group that became
+// Dead, re-arms the timer for the group's next deadline, publishes the
+// group's listing, tells the router, and only then releases the answers
+// held in the group's outbox, so a client acting on one sees the change.
 func (a *groupActor) after(ctx actor.Context, counted bool) {
+	now := a.c.opts.Now()
+	if a.g.Exists() && a.g.State() == Dead {
+		a.g.forget(now)
+	}
 	if p := a.g.State() == PreparingRebalance; p != a.preparing {
 		if a.preparing = p; p {
 			actors.Emit(a.c.sys, actors.EventGroupRebalance, a.id, "")
@@ -677,7 +698,7 @@ func (a *groupActor) after(ctx actor.Context, counted bool) {
 	if !next.Equal(a.timerAt) {
 		a.stopTimer()
 		if !next.IsZero() {
-			d := next.Sub(a.c.opts.Now())
+			d := next.Sub(now)
 			if d < 0 {
 				d = 0
 			}
@@ -686,7 +707,10 @@ func (a *groupActor) after(ctx actor.Context, counted bool) {
 			a.timerAt = next
 		}
 	}
-	ctx.Send(ctx.Parent(), &groupDone{group: a.id, pid: ctx.Self(), counted: counted, removable: a.g.Removable(), listing: a.g.Listing()})
+	removable := a.g.Removable()
+	a.listing.set(a.g.Listing(), !removable)
+	ctx.Send(ctx.Parent(), &groupDone{group: a.id, pid: ctx.Self(), counted: counted, removable: removable})
+	a.g.release()
 }
 
 func (a *groupActor) stopTimer() {

@@ -16,12 +16,15 @@
 //   - records.go encodes and decodes the __consumer_offsets records
 //     (OffsetCommitKey/Value, GroupMetadataKey/Value, see kmsg) and load.go
 //     rebuilds groups from a partition's records.
-//   - groupActor (actor.go) is one protoactor actor per group, owning one
-//     Group; Coordinator (coordinator.go) is the group-coordinator
+//   - groupActor (coordinator.go) is one protoactor actor per group, owning
+//     one Group; Coordinator (coordinator.go) is the group-coordinator
 //     supervisor that routes requests to group actors, loads
 //     __consumer_offsets partitions, and answers NOT_COORDINATOR /
 //     COORDINATOR_LOAD_IN_PROGRESS. Requests come in over channels (never
-//     RequestFuture, ARCHITECTURE-NOTES §1.7).
+//     RequestFuture, ARCHITECTURE-NOTES §1.7). A group actor publishes
+//     what a message changed (the group's ListGroups entry; a Dead group
+//     is forgotten) before it releases that message's answers
+//     (publish.go), so no client sees a state older than its answer.
 //
 // The coordinator of a group is the leader of partition
 // abs(javaStringHashCode(group)) % offsets.topic.num.partitions of

@@ -58,6 +58,10 @@ type Group struct {
 	syncDeadline time.Time
 
 	offsets map[TopicPartition]OffsetAndMetadata
+
+	// held are answers waiting for release while holding (publish.go).
+	held    []func()
+	holding bool
 }
 
 // NewGroup returns a Group for id that does not exist yet (see exists).

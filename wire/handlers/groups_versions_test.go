@@ -6,7 +6,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -511,17 +510,10 @@ func groupLifeAt(t *testing.T, vs map[int16]int16) {
 	if c := deleteGroups(group, "nobody"); c[group] != 0 || c["nobody"] != kerr.GroupIDNotFound.Code {
 		t.Fatalf("DeleteGroups v%d: %v", dgv, c)
 	}
-	// The group actor answers DeleteGroups before it tells the router,
-	// which serves ListGroups, that the group is gone, so a ListGroups
-	// right after may still list it (Kafka's would not); bounded wait.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		l := list()
-		if len(l) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ListGroups v%d after DeleteGroups: %+v", lgv, l)
-		}
+	// As in Kafka, a group is gone from ListGroups once its DeleteGroups
+	// is answered.
+	if l := list(); len(l) != 0 {
+		t.Fatalf("ListGroups v%d after DeleteGroups: %+v", lgv, l)
 	}
 
 	// A static member (v5+ group.instance.id) gets its id at once; before
