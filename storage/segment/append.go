@@ -33,7 +33,7 @@ func (s *Segment) Append(batch []byte, h record.Header) error {
 }
 
 // indexBatch updates the in-memory state and indexes for a batch written at
-// pos, then publishes the new size and next offset.
+// pos, then publishes the new next offset and size, in that order.
 func (s *Segment) indexBatch(pos int64, h record.Header) error {
 	if h.MaxTimestamp > s.maxTs.Load() {
 		s.maxTs.Store(h.MaxTimestamp)
@@ -51,7 +51,14 @@ func (s *Segment) indexBatch(pos int64, h record.Header) error {
 		s.bytesSinceIndex = 0
 	}
 	s.bytesSinceIndex += int64(h.Size())
-	s.size.Store(pos + int64(h.Size()))
+	// The next offset goes out before the size that covers the batch: a
+	// reader that loads Size and then NextOffset (Read) must never see the
+	// new batch below its size with the old next offset, or it would skip
+	// excluding batches at or past its upper bound and hand a consumer the
+	// batch being appended, above the high watermark. (The other order a
+	// reader may see, the new next offset with the old size, only costs
+	// Read a header scan that finds nothing.)
 	s.next.Store(h.NextOffset())
+	s.size.Store(pos + int64(h.Size()))
 	return err
 }

@@ -78,6 +78,9 @@ func (s *Segment) Read(offset, upperBound, maxBytes int64, minOne bool) (Slice, 
 	}
 	out := Slice{Pos: pos, FirstOffset: first.BaseOffset}
 	end := limit
+	// NextOffset is loaded after limit: Append publishes a batch's next
+	// offset before the size that covers it, so this next offset is at
+	// least that of every batch below limit.
 	if upperBound < s.NextOffset() {
 		// The batch containing upperBound is excluded, with all after it.
 		// It lies past the first batch (whose last offset is below
