@@ -2,7 +2,7 @@
 #   make run    single node on 127.0.0.1:9092, embedded metadata, data under ./data
 #   make test   installs what the tests need if it is missing, then runs every test with -race
 #   make bench  benchmarks (loopback only, bounded)
-#   make bench-compare  Gregor vs kfake, throughput, CPU per GB and p99
+#   make bench-compare  Gregor vs kfake, throughput, CPU per GB and end-to-end p99
 #   make chaos DURATION=10m  faults against a 3-broker cluster, then a loss check
 
 GO        ?= go
@@ -30,8 +30,9 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
 # bench-compare: Gregor vs franz-go's kfake (as a process), A B A B, medians
-# and ratios of produce/consume records/s and broker CPU s/GB, then acks=all
-# p99 at 10,000 records/s (test/bench/compare).
+# and ratios of produce/consume records/s and broker CPU s/GB, then the
+# end-to-end (producer send to consumer receive) acks=all p99 at 10,000
+# records/s, A B A B; PASS/FAIL against each bar (test/bench/compare).
 bench-compare: build
 	$(GO) build -o $${TMPDIR:-/tmp}/gregor-bench-kfakeserver ./test/bench/kfakeserver
 	$(GO) run ./test/bench/compare -gregor ./$(BIN) -kfake $${TMPDIR:-/tmp}/gregor-bench-kfakeserver $(BENCHFLAGS)

@@ -3,19 +3,30 @@
 // machine, single broker, a 3-partition topic, 1 KiB records, acks=1,
 // clients on loopback. Runs alternate A B A B; for each side it prints the
 // median producer and consumer records/s and the broker's CPU seconds
-// (utime+stime from /proc/<pid>/stat) per GB produced, then the ratios and
-// the end-to-end produce latency (p99) at 10,000 records/s with acks=all.
+// (utime+stime from /proc/<pid>/stat) per GB produced, then the ratios with
+// PASS/FAIL against the bars, then the end-to-end latency at 10,000
+// records/s with acks=all (runs alternate A B A B too; the median p99 per
+// side and every run are printed).
 //
-// The clients are `gregor producer-perf-test` and `gregor
+// The throughput clients are `gregor producer-perf-test` and `gregor
 // consumer-perf-test`, run as processes; their output lines are parsed.
+// The latency run is end to end and in this process: a franz-go producer
+// (acks=all, no linger, no compression) sends at the paced rate, each
+// record's value starting with its send time, and a franz-go consumer
+// reading the topic takes, for every record, its receive time (when
+// PollFetches returned it) minus that send time. Both use the same
+// monotonic clock.
 //
 //	go run ./test/bench/compare -gregor ./gregor -kfake /tmp/kfakeserver
 package main
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -23,6 +34,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,7 +51,23 @@ type opts struct {
 	size           int
 	latencyRecords int64
 	latencyRate    float64
+	latencyRounds  int
 	props          []string
+}
+
+// The bars of the issue (Gregor against kfake, and Gregor's own p99).
+const (
+	barProduce    = 1.25 // produce records/s ratio, at least
+	barConsume    = 1.25 // consume records/s ratio, at least
+	barCPU        = 0.50 // broker CPU s/GB ratio, at most
+	barLatencyP99 = 1.5  // ms, end-to-end p99 at 10,000 records/s acks=all, at most
+)
+
+func verdict(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
 }
 
 func main() {
@@ -46,16 +75,21 @@ func main() {
 	var props string
 	flag.StringVar(&o.gregor, "gregor", "./gregor", "gregor binary")
 	flag.StringVar(&o.kfake, "kfake", "", "kfakeserver binary (test/bench/kfakeserver)")
-	flag.IntVar(&o.rounds, "rounds", 3, "A/B rounds")
+	flag.IntVar(&o.rounds, "rounds", 3, "A/B rounds of the throughput runs (0: latency only)")
 	flag.Int64Var(&o.records, "records", 300000, "records per throughput run")
 	flag.IntVar(&o.size, "record-size", 1024, "record size in bytes")
-	flag.Int64Var(&o.latencyRecords, "latency-records", 50000, "records in the acks=all latency run")
+	flag.Int64Var(&o.latencyRecords, "latency-records", 50000, "records measured in each acks=all latency run")
 	flag.Float64Var(&o.latencyRate, "latency-rate", 10000, "records/s in the latency run")
+	flag.IntVar(&o.latencyRounds, "latency-rounds", 3, "A/B rounds of the latency run")
 	flag.StringVar(&props, "producer-props", "acks=1 linger.ms=5 batch.size=262144 compression.type=none", "producer properties for the throughput runs")
 	flag.Parse()
 	o.props = strings.Fields(props)
 	if o.kfake == "" {
 		fmt.Fprintln(os.Stderr, "compare: -kfake is required")
+		os.Exit(2)
+	}
+	if o.size < stampSize {
+		fmt.Fprintf(os.Stderr, "compare: -record-size must be at least %d (the latency run stamps values)\n", stampSize)
 		os.Exit(2)
 	}
 	if err := run(o); err != nil {
@@ -92,6 +126,42 @@ func run(o opts) error {
 			return exec.Command(o.kfake, "-port", strconv.Itoa(port), "-topics", "perf", "-partitions", "3"), nil
 		}},
 	}
+	if o.rounds > 0 {
+		if err := throughputRounds(o, sides, tmp); err != nil {
+			return err
+		}
+	}
+	p99s := map[string][]float64{}
+	for r := 1; r <= o.latencyRounds; r++ {
+		for _, s := range sides {
+			l, err := latency(o, s, filepath.Join(tmp, fmt.Sprintf("%s-lat-%d", s.name, r)))
+			if err != nil {
+				return fmt.Errorf("%s latency round %d: %w", s.name, r, err)
+			}
+			fmt.Printf("latency round %d %-6s end-to-end acks=all %.0f records/s of %d B: p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms  (%d records, sent at %.0f records/s)\n",
+				r, s.name, o.latencyRate, o.size, ms(l.p50), ms(l.p99), ms(l.p999), ms(l.max), l.n, l.rate)
+			p99s[s.name] = append(p99s[s.name], ms(l.p99))
+		}
+	}
+	for _, s := range sides {
+		v := p99s[s.name]
+		m := medianOf(v)
+		bar := ""
+		if s.name == "gregor" {
+			bar = fmt.Sprintf("  (bar <= %.1f ms %s)", barLatencyP99, verdict(m <= barLatencyP99))
+		}
+		runs := make([]string, len(v))
+		for i, x := range v {
+			runs[i] = fmt.Sprintf("%.3f", x)
+		}
+		fmt.Printf("latency median %-6s end-to-end acks=all p99 %.3f ms over runs [%s] ms%s\n", s.name, m, strings.Join(runs, " "), bar)
+	}
+	return nil
+}
+
+// throughputRounds runs the produce/consume rounds A B A B and prints each
+// run, the medians and the ratios against the bars.
+func throughputRounds(o opts, sides []side, tmp string) error {
 	res := map[string][]result{}
 	for r := 1; r <= o.rounds; r++ {
 		for _, s := range sides {
@@ -118,22 +188,24 @@ func run(o opts) error {
 			s.name, m.produceRate, m.produceMB, m.consumeRate, m.cpuPerGB)
 	}
 	g, k := med["gregor"], med["kfake"]
-	fmt.Printf("ratio gregor/kfake: produce %.2fx (bar >= 1.25)  consume %.2fx (bar >= 1.25)  CPU per GB %.2fx (bar <= 0.50)\n",
-		g.produceRate/k.produceRate, g.consumeRate/k.consumeRate, g.cpuPerGB/k.cpuPerGB)
-	for _, s := range sides {
-		var p99s []float64
-		for r := 1; r <= 2; r++ {
-			p99, err := latency(o, s, filepath.Join(tmp, fmt.Sprintf("%s-lat-%d", s.name, r)))
-			if err != nil {
-				return fmt.Errorf("%s latency: %w", s.name, err)
-			}
-			p99s = append(p99s, p99)
-		}
-		slices.Sort(p99s)
-		fmt.Printf("latency %-6s acks=all %.0f records/s of %d B: p99 %.3f ms, worst of runs %v µs (bar <= 1.5 ms for gregor)\n",
-			s.name, o.latencyRate, o.size, p99s[len(p99s)-1]/1000, p99s)
-	}
+	pr, cr, cpu := g.produceRate/k.produceRate, g.consumeRate/k.consumeRate, g.cpuPerGB/k.cpuPerGB
+	fmt.Printf("ratio gregor/kfake: produce %.2fx (bar >= %.2f %s)  consume %.2fx (bar >= %.2f %s)  CPU per GB %.2fx (bar <= %.2f %s)\n",
+		pr, barProduce, verdict(pr >= barProduce), cr, barConsume, verdict(cr >= barConsume), cpu, barCPU, verdict(cpu <= barCPU))
 	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func medianOf(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	if len(v) == 0 {
+		return 0
+	}
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 func median(rs []result, f func(result) float64) float64 {
@@ -141,11 +213,7 @@ func median(rs []result, f func(result) float64) float64 {
 	for i, r := range rs {
 		v[i] = f(r)
 	}
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	return medianOf(v)
 }
 
 // broker is one started server process.
@@ -350,20 +418,145 @@ func throughput(o opts, s side, dir string) (result, error) {
 	return result{produceRate: p.rate, produceMB: p.mb, consumeRate: rate, cpuPerGB: (cpu1 - cpu0) / gb}, nil
 }
 
-// latency runs acks=all at o.latencyRate records/s and returns the p99
-// produce latency in µs.
-func latency(o opts, s side, dir string) (float64, error) {
+// latencies is one end-to-end latency run: percentiles over n records and
+// the rate they were actually sent at.
+type latencies struct {
+	n                   int
+	p50, p99, p999, max time.Duration
+	rate                float64
+}
+
+// A latency-run value starts with stampSize bytes: the send time in ns
+// since clock0 (monotonic), then one byte, 1 for warm-up records.
+const stampSize = 9
+
+var clock0 = time.Now()
+
+func now() int64 { return int64(time.Since(clock0)) }
+
+// latency starts a fresh broker and measures end to end: a consumer reads
+// the topic from the start while a producer (acks=all, no linger, no
+// compression, as the perf tool's defaults) sends
+// o.latencyRecords records at o.latencyRate records/s; a record's latency
+// is the time the consumer got it minus the time it was handed to the
+// producer. A few warm-up records go first (connections, metadata, the
+// consumer's first fetch) and are not counted.
+func latency(o opts, s side, dir string) (latencies, error) {
 	b, err := start(s, dir)
 	if err != nil {
-		return 0, err
+		return latencies{}, err
 	}
 	defer b.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	p, err := produce(ctx, o, "--num-records", strconv.FormatInt(o.latencyRecords, 10), "--throughput", strconv.FormatFloat(o.latencyRate, 'f', -1, 64),
-		"--producer-props", "bootstrap.servers="+b.addr, "acks=all", "linger.ms=0")
+
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(b.addr), kgo.ConsumeTopics("perf"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
-		return 0, err
+		return latencies{}, err
 	}
-	return p.p99Mic, nil
+	defer consumer.Close()
+	producer, err := kgo.NewClient(kgo.SeedBrokers(b.addr), kgo.DefaultProduceTopic("perf"),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if err != nil {
+		return latencies{}, err
+	}
+	defer producer.Close()
+
+	const warmup = 10
+	n := int(o.latencyRecords)
+	lat := make([]time.Duration, 0, n)
+	warmedUp := make(chan struct{})
+	consumed := make(chan error, 1)
+	go func() {
+		seenWarm := 0
+		for len(lat) < n {
+			fs := consumer.PollFetches(ctx)
+			got := now()
+			if err := ctx.Err(); err != nil {
+				consumed <- fmt.Errorf("consumer: %d of %d records after %v", len(lat), n, err)
+				return
+			}
+			var ferr error
+			fs.EachError(func(t string, p int32, err error) { ferr = fmt.Errorf("fetch %s/%d: %w", t, p, err) })
+			if ferr != nil {
+				consumed <- ferr
+				return
+			}
+			fs.EachRecord(func(r *kgo.Record) {
+				if len(r.Value) < stampSize {
+					return
+				}
+				if r.Value[8] == 1 {
+					if seenWarm++; seenWarm == warmup {
+						close(warmedUp)
+					}
+					return
+				}
+				lat = append(lat, time.Duration(got-int64(binary.BigEndian.Uint64(r.Value))))
+			})
+		}
+		consumed <- nil
+	}()
+
+	var perr atomic.Pointer[error]
+	var acked sync.WaitGroup
+	send := func(warm bool) {
+		v := make([]byte, o.size)
+		if warm {
+			v[8] = 1
+		}
+		acked.Add(1)
+		binary.BigEndian.PutUint64(v, uint64(now()))
+		producer.Produce(ctx, &kgo.Record{Value: v}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				perr.CompareAndSwap(nil, &err)
+			}
+			acked.Done()
+		})
+	}
+	for range warmup {
+		send(true)
+	}
+	select {
+	case <-warmedUp:
+	case err := <-consumed:
+		return latencies{}, fmt.Errorf("warm-up: %v", err)
+	case <-time.After(30 * time.Second):
+		return latencies{}, errors.New("warm-up records not consumed within 30s")
+	}
+
+	// Paced: record i is due at start + i/rate. Go's timers sleep at least
+	// about a millisecond, so records due meanwhile go out together, each
+	// stamped as it is handed to the producer.
+	interval := time.Duration(float64(time.Second) / o.latencyRate)
+	begin := time.Now()
+	for i := 0; i < n; {
+		due := int(time.Since(begin)/interval) + 1
+		for ; i < n && i < due; i++ {
+			send(false)
+		}
+		if i < n {
+			time.Sleep(time.Until(begin.Add(time.Duration(i) * interval)))
+		}
+	}
+	rate := float64(n) / time.Since(begin).Seconds()
+	acked.Wait()
+	if e := perr.Load(); e != nil {
+		return latencies{}, fmt.Errorf("produce: %w", *e)
+	}
+	select {
+	case err := <-consumed:
+		if err != nil {
+			return latencies{}, err
+		}
+	case <-time.After(60 * time.Second):
+		cancel()
+		return latencies{}, fmt.Errorf("consumer did not get all %d records within 60s of the last ack", n)
+	}
+	slices.Sort(lat)
+	pct := func(p float64) time.Duration { // nearest rank
+		return lat[max(0, int(math.Ceil(p*float64(len(lat))))-1)]
+	}
+	return latencies{n: len(lat), p50: pct(0.50), p99: pct(0.99), p999: pct(0.999), max: lat[len(lat)-1], rate: rate}, nil
 }
