@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,6 +92,15 @@ func main() {
 	if o.size < stampSize {
 		fmt.Fprintf(os.Stderr, "compare: -record-size must be at least %d (the latency run stamps values)\n", stampSize)
 		os.Exit(2)
+	}
+	if os.Getenv("GOGC") == "" {
+		// The latency run's producer and consumer live in this process,
+		// whose live heap is a few MB: at the default GOGC it collected
+		// every ~25 ms (each record's value is a fresh 1 KiB), and those
+		// cycles stalled its own clients by milliseconds, tripling the
+		// measured p99 for both brokers. The measuring side must not
+		// dominate what it measures.
+		debug.SetGCPercent(1000)
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
