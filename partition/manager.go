@@ -15,8 +15,8 @@ import (
 	"gregor/storage"
 )
 
-// ManagerName is the replica manager actor's name; partition actors are its
-// children, named "<ManagerName>/<topic>-<partition>".
+// ManagerName is the replica manager actor's name; the partition actors it
+// spawns and watches are named "<ManagerName>/<topic>-<partition>".
 const ManagerName = "replica-manager"
 
 // askTimeout bounds the replica manager's waits on its actors (spawn,
@@ -60,15 +60,27 @@ type ManagerConfig struct {
 }
 
 // Manager is the replica manager: it hosts one partition actor per
-// partition replica on this broker, under a supervisor actor with the
-// backoff strategy, and hands out the partitions' Handles to the request
-// handlers. Safe for concurrent use.
+// partition replica on this broker and hands out the partitions' Handles
+// to the request handlers. Safe for concurrent use.
+//
+// The "replica-manager" actor spawns the partition actors (named
+// "replica-manager/<topic>-<partition>") and watches them, but they are
+// not its protoactor children: each is a root actor supervised by the
+// manager's backoff strategy as its guardian. protoactor restarts an
+// actor by stopping all its children first (there is no directive that
+// restarts a parent and keeps them), so as children a panic in the
+// replica-manager would have stopped every hosted partition. This way a
+// replica-manager restart restarts that actor only: the partitions keep
+// running, and the registry below (outside the actor) and the watches
+// (held by the partition actors, for the manager's unchanging PID) are
+// kept across it.
 type Manager struct {
 	sys      *actor.ActorSystem
 	store    LogStore
 	brokerID int32
 	log      *zap.Logger
 	sup      *actor.PID
+	strategy *actors.BackoffStrategy // the partition actors' guardian
 	initHW   map[TopicPartition]int64
 	pids     *ProducerIDs
 	isr      IsrWriter
@@ -89,7 +101,8 @@ type Manager struct {
 	closed       bool
 }
 
-// spawnChild asks the supervisor actor to spawn a partition actor.
+// spawnChild asks the replica-manager actor to spawn (and watch) a
+// partition actor.
 type spawnChild struct {
 	h     *Handle
 	name  string
@@ -133,23 +146,19 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 			userRestart(child, reason, d)
 		}
 	}
+	m.strategy = &strategy
+	// The actor keeps no state of its own (the registry is the Manager's),
+	// so a fresh instance after a restart carries on where the old one was.
 	props := actors.Props(lg, func() actor.Actor {
 		return actor.ReceiveFunc(func(ctx actor.Context) {
 			switch msg := ctx.Message().(type) {
 			case *spawnChild:
-				pid, err := ctx.SpawnNamed(msg.props, msg.name)
-				if err == nil {
-					// Registered here, before any Terminated of it can be handled.
-					m.mu.Lock()
-					m.incarnations[pid] = msg.h
-					m.mu.Unlock()
-				}
-				msg.reply <- spawnResult{pid, err}
+				m.spawnWatched(ctx, msg)
 			case *actor.Terminated:
-				m.childTerminated(msg.Who) // a parent hears of its children's ends
+				m.childTerminated(msg.Who) // a watched partition actor stopped for good
 			}
 		})
-	}, actor.WithSupervisor(&strategy))
+	}, actor.WithGuardian(managerSupervision))
 	pid, err := cfg.System.Root.SpawnNamed(props, ManagerName)
 	if err != nil {
 		return nil, fmt.Errorf("partition: spawn %s: %w", ManagerName, err)
@@ -159,6 +168,55 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		m.SetFetchers(cfg.Fetchers)
 	}
 	return m, nil
+}
+
+// managerSupervision restarts the replica-manager actor after a panic,
+// always: it is stateless (a restart loses nothing) and a stopped one
+// would leave the broker unable to host a new partition. Its partition
+// actors run on through its restarts (see Manager).
+var managerSupervision = &actors.BackoffStrategy{Initial: 10 * time.Millisecond, Max: time.Second, MaxRetries: actors.NeverGiveUp, Window: time.Minute}
+
+// spawnWatched runs on the replica-manager actor: it spawns the partition
+// actor as a root actor under the manager's strategy, registers the
+// incarnation and watches it, so childTerminated hears when it stops for
+// good (a restart under its strategy is no Terminated).
+func (m *Manager) spawnWatched(ctx actor.Context, msg *spawnChild) {
+	replied := false
+	defer func() {
+		if r := recover(); r != nil {
+			if !replied {
+				msg.reply <- spawnResult{err: fmt.Errorf("partition: spawn %s: replica-manager panicked: %v", msg.name, r)}
+			}
+			panic(r) // the manager restarts; the spawner is not left waiting
+		}
+	}()
+	pid, err := m.spawnRegistered(ctx, msg)
+	if err == nil {
+		// A watch on an actor that already stopped answers Terminated at
+		// once (protoactor: the watched actor, or dead letters once it
+		// is gone), so no end is missed.
+		ctx.Watch(pid)
+	}
+	replied = true
+	msg.reply <- spawnResult{pid, err}
+}
+
+// spawnRegistered spawns the partition actor and registers the
+// incarnation, under mu with Close's closed flag: Close stops every
+// incarnation it finds registered, so none may be spawned after it looked.
+// Registered here, before any Terminated of it can be handled (they are
+// handled on the manager actor too, after this message).
+func (m *Manager) spawnRegistered(ctx actor.Context, msg *spawnChild) (*actor.PID, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, storage.ErrLogClosed
+	}
+	pid, err := ctx.ActorSystem().Root.SpawnNamed(msg.props, ManagerName+"/"+msg.name)
+	if err == nil {
+		m.incarnations[pid] = msg.h
+	}
+	return pid, err
 }
 
 type fetcherBox struct{ f FetcherControl }
@@ -175,10 +233,11 @@ func (m *Manager) fetcherControl() FetcherControl {
 	return nil
 }
 
-// onGiveUp runs on the supervisor's goroutine when a partition actor failed
-// too often: the partition goes offline (KAFKA_STORAGE_ERROR) and the
-// broker keeps serving the others. The supervisor then stops the actor,
-// and its Terminated reports the offline replica (offline.go).
+// onGiveUp runs when a partition actor failed too often (in its guardian's
+// strategy, on the failed actor's goroutine, before that actor handles the
+// Stop the strategy just sent): the partition goes offline
+// (KAFKA_STORAGE_ERROR) and the broker keeps serving the others. The
+// actor's Terminated then reports the offline replica (offline.go).
 func (m *Manager) onGiveUp(child *actor.PID, reason any) {
 	m.mu.Lock()
 	h := m.byID[child.GetId()]
@@ -221,7 +280,7 @@ func (m *Manager) applyOne(s LeaderAndIsr) error {
 	m.mu.Unlock()
 
 	if h.PID() != nil && h.View().Err == kerr.KafkaStorageError {
-		// The supervisor gave up on this partition and is stopping its
+		// The strategy gave up on this partition and is stopping its
 		// actor: wait until it is gone (its name free) before reviving it.
 		if g := h.gone.Load(); g != nil {
 			select {
@@ -276,7 +335,7 @@ func (m *Manager) spawn(h *Handle) error {
 	}
 	props := actors.Props(m.log, func() actor.Actor {
 		return &partitionActor{h: h, store: m.store, brokerID: m.brokerID, log: m.log, initialHW: initHW, isr: m.isr, lag: m.lag}
-	})
+	}, actor.WithGuardian(m.strategy))
 	reply := make(chan spawnResult, 1)
 	m.sys.Root.Send(m.sup, &spawnChild{h: h, name: h.tp.String(), props: props, reply: reply})
 	select {
@@ -418,19 +477,35 @@ func (m *Manager) DeleteRecords(tp TopicPartition, offset int64, timeout time.Du
 	}
 }
 
-// Close stops every partition actor and the supervisor, and returns once
-// they have stopped (ActorSystem.Shutdown would not stop them). Logs stay
-// open: the LogManager owns and closes them.
+// Close stops every partition actor and the replica-manager actor, and
+// returns once they have stopped (ActorSystem.Shutdown would not stop
+// them). Logs stay open: the LogManager owns and closes them.
 func (m *Manager) Close() {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		return
 	}
-	m.closed = true
+	m.closed = true // from now on no partition actor is spawned (spawnWatched)
+	running := make([]*actor.PID, 0, len(m.incarnations))
+	for pid := range m.incarnations {
+		// One already gone from the registry has stopped (its Terminated
+		// is on the way to the manager actor): a Stop would be a dead letter.
+		if _, ok := m.sys.ProcessRegistry.GetLocal(pid.Id); ok {
+			running = append(running, pid)
+		}
+	}
+	clear(m.incarnations) // stops asked for, not outages
 	m.mu.Unlock()
-	// Stopping the supervisor stops its children first and finishes only
-	// when they have terminated.
+	// The partition actors are not the manager actor's children (see
+	// Manager): stop them all, then wait for each.
+	futures := make([]*actor.Future, 0, len(running))
+	for _, pid := range running {
+		futures = append(futures, m.sys.Root.StopFuture(pid))
+	}
+	for _, f := range futures {
+		_ = f.Wait()
+	}
 	_ = m.sys.Root.StopFuture(m.sup).Wait()
 	m.wg.Wait() // offline reports under way
 	for _, h := range m.Partitions() {

@@ -31,10 +31,12 @@ type reporterBox struct{ f OfflineReporter }
 // Replicas that go offline before it is set are only marked offline here.
 func (m *Manager) SetOfflineReporter(f OfflineReporter) { m.reporter.Store(&reporterBox{f}) }
 
-// childTerminated runs on the supervisor's goroutine when a partition
-// actor has stopped for good. Stops the Manager asked for (StopReplicas,
-// Close) unregistered the incarnation first; any other stop takes the
-// replica offline.
+// childTerminated runs on the replica-manager actor when a partition actor
+// it watches has stopped for good. Stops the Manager asked for
+// (StopReplicas, Close) unregistered the incarnation first; any other stop
+// takes the replica offline. A restart of the replica-manager actor itself
+// stops no partition actor (they are not its protoactor children, see
+// Manager), so it brings no Terminated here.
 func (m *Manager) childTerminated(who *actor.PID) {
 	m.mu.Lock()
 	h, ok := m.incarnations[who]
@@ -55,7 +57,7 @@ func (m *Manager) childTerminated(who *actor.PID) {
 	m.log.Error("partition actor stopped for good: replica offline, reporting it to the controller",
 		zap.String("actor", who.GetId()), zap.Stringer("partition", h.tp))
 	// Unfollow waits on the fetcher manager and the reporter on the
-	// metadata store: neither may block the supervisor.
+	// metadata store: neither may block the replica-manager actor.
 	go func() {
 		defer m.wg.Done()
 		if f := m.fetcherControl(); f != nil {

@@ -304,6 +304,24 @@ func (r *router) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		r.armCleanup(ctx)
+	case *actor.Restarting:
+		// After a panic: the next instance starts empty (protoactor stops
+		// the group actors first; they reload from __consumer_offsets on
+		// the next request) and arms its own cleanup timer. What this one
+		// holds is answered now with a retriable error, not left to the
+		// RequestTimeout safety net: requests waiting for a partition
+		// load (the client finds the coordinator again and retries), and
+		// pending ListGroups with what is listed.
+		if r.cleanup != nil {
+			r.cleanup.Stop()
+		}
+		for _, ps := range r.parts {
+			for _, q := range ps.queue {
+				q.Fail(kerr.CoordinatorNotAvailable.Code)
+			}
+			ps.queue = nil
+		}
+		r.answerLists(true)
 	case *actor.Stopping:
 		if r.cleanup != nil {
 			r.cleanup.Stop()

@@ -26,6 +26,7 @@ package fetcher
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -35,8 +36,8 @@ import (
 	"gregor/partition"
 )
 
-// ManagerName is the fetcher manager actor's name; fetchers are its
-// children "fetcher-<leader id>-<index>".
+// ManagerName is the fetcher manager actor's name; its fetchers are named
+// "<ManagerName>/fetcher-<leader id>-<index>".
 const ManagerName = "fetcher-manager"
 
 // Replicas is what fetchers need from the replica manager
@@ -93,26 +94,46 @@ func (c *Config) defaults() {
 // Manager is the running fetcher manager; it implements
 // partition.FetcherControl. Safe for concurrent use.
 type Manager struct {
-	sys *actor.ActorSystem
-	pid *actor.PID
+	sys  *actor.ActorSystem
+	pid  *actor.PID
+	live *liveFetchers
+}
+
+// liveFetchers is every fetcher actor spawned and not yet known to have
+// stopped, for Close: the fetchers are not the manager actor's protoactor
+// children (see Start), so stopping the manager does not stop them.
+type liveFetchers struct {
+	mu     sync.Mutex
+	closed bool
+	pids   map[*actor.PID]struct{}
 }
 
 var _ partition.FetcherControl = (*Manager)(nil)
 
 // Start spawns the fetcher manager actor.
+//
+// A panic in the manager actor restarts that actor only. protoactor
+// restarts an actor by stopping all its children first (no directive
+// restarts a parent and keeps them), so the fetchers are not its children:
+// each is a root actor under fetcherSupervision as its guardian, named
+// "fetcher-manager/…" and watched by the manager. And the restarted
+// manager is the same managerActor value (the producer returns it), so it
+// keeps the partition → fetcher assignment: the fetchers fetch on, and
+// later Follow/Unfollow calls find them.
 func Start(cfg Config) (*Manager, error) {
 	if cfg.System == nil || cfg.Replicas == nil || cfg.Endpoints == nil {
 		return nil, errors.New("fetcher: Config needs System, Replicas and Endpoints")
 	}
 	cfg.defaults()
-	props := actors.Props(cfg.Logger, func() actor.Actor {
-		return &managerActor{cfg: cfg, assigned: map[partition.TopicPartition]fetcherKey{}, fetchers: map[fetcherKey]*actor.PID{}}
-	}, actor.WithSupervisor(fetcherSupervision))
+	live := &liveFetchers{pids: map[*actor.PID]struct{}{}}
+	a := &managerActor{cfg: cfg, live: live, assigned: map[partition.TopicPartition]fetcherKey{}, epochs: map[partition.TopicPartition]int32{},
+		fetchers: map[fetcherKey]*actor.PID{}, load: map[fetcherKey]int{}}
+	props := actors.Props(cfg.Logger, func() actor.Actor { return a }, actor.WithGuardian(managerSupervision))
 	pid, err := cfg.System.Root.SpawnNamed(props, ManagerName)
 	if err != nil {
 		return nil, fmt.Errorf("fetcher: spawn %s: %w", ManagerName, err)
 	}
-	return &Manager{sys: cfg.System, pid: pid}, nil
+	return &Manager{sys: cfg.System, pid: pid, live: live}, nil
 }
 
 // Follow implements partition.FetcherControl (non-blocking).
@@ -141,7 +162,23 @@ func (m *Manager) Unfollow(tps ...partition.TopicPartition) {
 
 // Close stops every fetcher (cancelling in-flight requests, closing their
 // connections) and the manager, and waits for them.
-func (m *Manager) Close() { _ = m.sys.Root.StopFuture(m.pid).Wait() }
+func (m *Manager) Close() {
+	m.live.mu.Lock()
+	m.live.closed = true // no fetcher is spawned from now on
+	futures := make([]*actor.Future, 0, len(m.live.pids))
+	for pid := range m.live.pids {
+		// One already gone from the registry has stopped (its Terminated
+		// is on the way to the manager): a Stop would be a dead letter.
+		if _, ok := m.sys.ProcessRegistry.GetLocal(pid.Id); ok {
+			futures = append(futures, m.sys.Root.StopFuture(pid))
+		}
+	}
+	m.live.mu.Unlock()
+	for _, f := range futures {
+		_ = f.Wait()
+	}
+	_ = m.sys.Root.StopFuture(m.pid).Wait()
+}
 
 // Assigned reports which fetcher ("fetcher-<leader>-<index>") replicates
 // tp, "" when none (for tests and diagnostics).
@@ -184,12 +221,20 @@ type whoFetches struct {
 // falling out of the ISR for good.
 var fetcherSupervision = &actors.BackoffStrategy{Initial: 100 * time.Millisecond, Max: 5 * time.Second, MaxRetries: actors.NeverGiveUp, Window: time.Minute}
 
+// managerSupervision restarts the fetcher-manager actor after a panic,
+// always: its fetchers and assignment outlive the restart (see Start), and
+// a stopped manager would leave every follower that a later LeaderAndIsr
+// names without a fetcher.
+var managerSupervision = &actors.BackoffStrategy{Initial: 10 * time.Millisecond, Max: time.Second, MaxRetries: actors.NeverGiveUp, Window: time.Minute}
+
 // managerActor owns the partition → fetcher assignment. Fetchers restart
 // under fetcherSupervision on a panic; their partition set lives in
 // a fetchState that outlives the actor instance, so a restarted fetcher
 // resumes every partition (truncating first, as after a leader change).
+// The manager's own restarts reuse this value, maps and all (Start).
 type managerActor struct {
 	cfg      Config
+	live     *liveFetchers
 	assigned map[partition.TopicPartition]fetcherKey
 	epochs   map[partition.TopicPartition]int32
 	fetchers map[fetcherKey]*actor.PID
@@ -214,11 +259,6 @@ func fetcherIndex(tp partition.TopicPartition, n int) int {
 
 func (a *managerActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
-	case *actor.Started:
-		if a.epochs == nil {
-			a.epochs = map[partition.TopicPartition]int32{}
-			a.load = map[fetcherKey]int{}
-		}
 	case *follow:
 		key := fetcherKey{leader: m.leader, index: fetcherIndex(m.tp, a.cfg.NumFetchers)}
 		if old, ok := a.assigned[m.tp]; ok {
@@ -229,16 +269,8 @@ func (a *managerActor) Receive(ctx actor.Context) {
 		}
 		pid := a.fetchers[key]
 		if pid == nil {
-			parts := map[partition.TopicPartition]*partState{}
-			props := actors.Props(a.cfg.Logger, func() actor.Actor { return newFetcher(a.cfg, key, parts) })
 			var err error
-			pid, err = ctx.SpawnNamed(props, key.name())
-			if errors.Is(err, actor.ErrNameExists) {
-				// The key's previous fetcher is still stopping (Stop is
-				// asynchronous): spawn under a unique suffixed name.
-				pid, err = ctx.SpawnPrefix(props, key.name()+"-"), nil
-			}
-			if err != nil {
+			if pid, err = a.spawn(ctx, key); err != nil {
 				a.cfg.Logger.Error("spawn fetcher", zap.String("fetcher", key.name()), zap.Error(err))
 				return
 			}
@@ -260,13 +292,18 @@ func (a *managerActor) Receive(ctx actor.Context) {
 			m.reply <- ""
 		}
 	case *actor.Terminated:
-		// Identity, not pid.Equal: a fetcher stopped by remove frees its
-		// name in the registry before its Terminated reaches us, so a
-		// follow handled in between may have spawned the key's next
-		// fetcher under the same name (an equal PID). Dropping that one
-		// here orphaned its partitions: nobody fetched them again and the
-		// follower left the ISR for good. The PID of a local child is the
-		// pointer the spawn returned, and Terminated carries it.
+		// A watched fetcher stopped. Identity, not pid.Equal: a fetcher
+		// stopped by remove frees its name in the registry before its
+		// Terminated reaches us, so a follow handled in between may have
+		// spawned the key's next fetcher under the same name (an equal
+		// PID). Dropping that one here orphaned its partitions: nobody
+		// fetched them again and the follower left the ISR for good. The
+		// PID of a local actor is the pointer the spawn returned, and
+		// Terminated carries it (a watch of one already gone: the PID
+		// watched).
+		a.live.mu.Lock()
+		delete(a.live.pids, m.Who)
+		a.live.mu.Unlock()
 		for k, pid := range a.fetchers {
 			if pid == m.Who {
 				delete(a.fetchers, k)
@@ -274,6 +311,36 @@ func (a *managerActor) Receive(ctx actor.Context) {
 			}
 		}
 	}
+}
+
+// spawn starts the fetcher for key as a root actor under
+// fetcherSupervision (not a child: see Start) and watches it.
+func (a *managerActor) spawn(ctx actor.Context, key fetcherKey) (*actor.PID, error) {
+	parts := map[partition.TopicPartition]*partState{}
+	props := actors.Props(a.cfg.Logger, func() actor.Actor { return newFetcher(a.cfg, key, parts) }, actor.WithGuardian(fetcherSupervision))
+	root := ctx.ActorSystem().Root
+	name := ManagerName + "/" + key.name()
+	a.live.mu.Lock()
+	if a.live.closed {
+		a.live.mu.Unlock()
+		return nil, errors.New("fetcher manager closed")
+	}
+	pid, err := root.SpawnNamed(props, name)
+	if errors.Is(err, actor.ErrNameExists) {
+		// The key's previous fetcher is still stopping (Stop is
+		// asynchronous): spawn under a unique suffixed name.
+		pid, err = root.SpawnPrefix(props, name+"-"), nil
+	}
+	if err == nil {
+		a.live.pids[pid] = struct{}{}
+	}
+	a.live.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	// A watch of an actor already stopped answers Terminated at once.
+	ctx.Watch(pid)
+	return pid, nil
 }
 
 // remove takes tp off its fetcher; a fetcher left without partitions is

@@ -491,7 +491,7 @@ func TestAdminListener(t *testing.T) {
 
 	// 9. A random kill hits some live actor of any kind; whichever it was
 	// restarts, is counted in /actors and gregor_actor_restarts_total, and
-	// the broker still serves produce and fetch afterwards (but see
+	// the broker still serves produce and fetch afterwards (a parent too:
 	// TestReplicaManagerKillKeepsPartitions).
 	var live []actorInfo
 	if err := json.Unmarshal(a.get("/actors"), &live); err != nil {
@@ -529,13 +529,9 @@ func TestAdminListener(t *testing.T) {
 	if v := a.metric("gregor_faults_injected_total", `action="kill"`); v != 2 {
 		t.Errorf("gregor_faults_injected_total{kill} = %v, want 2", v)
 	}
-	if victim.Kind == "replica-manager" {
-		t.Logf("not checking that %s still serves: a replica-manager restart takes its partitions offline (TestReplicaManagerKillKeepsPartitions)", topic)
-	} else {
-		produce(t, cl, topic, 1, "after-random-kill")
-		if got := consumeAll(t, b, topic, 34); got[31] != "after-fault-0" || got[32] != "behind-delay" || got[33] != "after-random-kill-0" {
-			t.Errorf("after the random kill of %s the log ends %v", victim.Actor, got[30:])
-		}
+	produce(t, cl, topic, 1, "after-random-kill")
+	if got := consumeAll(t, b, topic, 34); got[31] != "after-fault-0" || got[32] != "behind-delay" || got[33] != "after-random-kill-0" {
+		t.Errorf("after the random kill of %s the log ends %v", victim.Actor, got[30:])
 	}
 
 	if !bytes.Contains(a.get("/debug/pprof/"), []byte("goroutine")) {
@@ -544,16 +540,17 @@ func TestAdminListener(t *testing.T) {
 }
 
 // TestReplicaManagerKillKeepsPartitions: a kill of the replica-manager
-// supervisor should, like any actor kill (README, Supervision policy: "A
-// panic in an actor restarts that actor only; the broker keeps serving
-// everything else"), leave its partitions serving. It does not yet:
-// protoactor restarts a parent by stopping its children first, the
-// manager takes each stopped partition actor for one that stopped for
-// good (partition/offline.go childTerminated), marks the replica offline
-// and reports it to the controller, and a single-replica partition has no
-// leader (LEADER_NOT_AVAILABLE) until the broker restarts.
+// actor, like any actor kill (README, Supervision policy: "A panic in an
+// actor restarts that actor only; the broker keeps serving everything
+// else"), leaves its partitions serving. protoactor restarts an actor by
+// stopping its children first; when the partition actors were the
+// manager's children, the manager took each of those stops for an outage
+// (partition/offline.go childTerminated), marked the replica offline and
+// reported it to the controller, and a single-replica partition had no
+// leader (LEADER_NOT_AVAILABLE) until the broker restarted. The partition
+// actors are now root actors the manager watches, so its restart stops
+// none of them.
 func TestReplicaManagerKillKeepsPartitions(t *testing.T) {
-	t.Skip("known bug: killing replica-manager takes every hosted partition offline (see the comment); remove this skip with the fix")
 	adminPort := harness.FreePort(t)
 	b := harness.StartBroker(t, map[string]string{"admin.listener": fmt.Sprintf("127.0.0.1:%d", adminPort)})
 	a := &adminClient{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", adminPort), hc: &http.Client{Timeout: 10 * time.Second}}
@@ -570,6 +567,9 @@ func TestReplicaManagerKillKeepsPartitions(t *testing.T) {
 		t.Fatalf("POST /faults kill replica-manager: %d %s", code, body)
 	}
 	poll(t, "replica-manager restart counted", func() bool { i, _ := a.actor("replica-manager"); return i.Restarts == 1 })
+	if i, ok := a.actor("replica-manager/" + topic + "-0"); !ok || i.Restarts != 0 {
+		t.Errorf("partition actor after the replica-manager restart: %+v (listed %v), want it running, not restarted", i, ok)
+	}
 	produce(t, cl, topic, 1, "after")
 	if got := consumeAll(t, b, topic, 2); got[0] != "before-0" || got[1] != "after-0" {
 		t.Errorf("after the replica-manager kill the log reads %v", got)

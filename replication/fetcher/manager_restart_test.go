@@ -1,0 +1,69 @@
+package fetcher
+
+import (
+	"testing"
+	"time"
+
+	"gregor/actors"
+	"gregor/partition"
+)
+
+// TestManagerRestartKeepsFetchers: a panic in the fetcher-manager restarts
+// that actor only. protoactor restarts an actor by stopping its children
+// first, and the manager kept its assignment in the instance a restart
+// replaces: every follower stopped fetching until its next LeaderAndIsr.
+// Its fetchers must keep running, with their partitions, and the manager
+// must still know who fetches what.
+func TestManagerRestartKeepsFetchers(t *testing.T) {
+	sys := actors.NewSystem(nil)
+	t.Cleanup(sys.Shutdown)
+	m, err := Start(Config{System: sys, BrokerID: 1, Replicas: noReplicas{}, Endpoints: noEndpoints{}, Backoff: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	tp1 := partition.TopicPartition{Topic: "orders", Partition: 1}
+	tp2 := partition.TopicPartition{Topic: "orders", Partition: 2}
+	m.Follow(tp1, 3, 0)
+	if got := m.Assigned(tp1); got != "fetcher-3-0" {
+		t.Fatalf("assigned %q", got)
+	}
+	in := actors.InstrumentsOf(sys)
+	const path = ManagerName + "/fetcher-3-0"
+	waitFor(t, "fetcher-3-0 started", func() bool { _, ok := in.Actor(path); return ok })
+	before, _ := in.Actor(path)
+
+	if _, err := in.Inject(actors.ActorFault{Action: actors.FaultKill, Actor: ManagerName}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "fetcher-manager restart counted", func() bool { i, _ := in.Actor(ManagerName); return i.Restarts == 1 })
+	if got := m.Assigned(tp1); got != "fetcher-3-0" {
+		t.Fatalf("after the manager restart %v is assigned to %q, want fetcher-3-0", tp1, got)
+	}
+	if i, ok := in.Actor(path); !ok || i.Received < before.Received {
+		t.Fatalf("fetcher-3-0 after the manager restart: %+v (live %v), want the same fetcher running", i, ok)
+	}
+	m.Follow(tp2, 3, 0)
+	if got := m.Assigned(tp2); got != "fetcher-3-0" {
+		t.Fatalf("assigned %q", got)
+	}
+	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if names := fetcherNames(sys); len(names) != 1 || names[0] != path {
+			t.Fatalf("fetchers %v, want the one fetcher-3-0 fetching both partitions", names)
+		}
+	}
+	// The load bookkeeping survived too: the fetcher stops once idle.
+	m.Unfollow(tp1, tp2)
+	waitFor(t, "idle fetcher stopped", func() bool { return len(fetcherNames(sys)) == 0 })
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
