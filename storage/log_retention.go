@@ -112,9 +112,18 @@ func (l *Log) deleteOldSegmentsLocked(now time.Time, pred func(s *segment.Segmen
 	}
 	doomed := sl.segs[:n]
 	keep := append([]*segment.Segment(nil), sl.segs[n:]...)
-	l.publish(keep)
-	if first := keep[0].BaseOffset(); l.start.Load() < first {
+	// The new log start offset goes out before the segment list without
+	// the doomed segments: Read loads the list and then checks the start,
+	// so a reader that already sees the shorter list also sees the start
+	// that makes an offset in a doomed segment OFFSET_OUT_OF_RANGE, and is
+	// not served the first kept segment's records instead.
+	first := keep[0].BaseOffset()
+	advance := l.start.Load() < first
+	if advance {
 		l.start.Store(first)
+	}
+	l.publish(keep)
+	if advance {
 		if err := l.epochs.truncateFromStart(first); err != nil {
 			return n, err
 		}
