@@ -81,7 +81,7 @@ func main() {
 	flag.IntVar(&o.size, "record-size", 1024, "record size in bytes")
 	flag.Int64Var(&o.latencyRecords, "latency-records", 50000, "records measured in each acks=all latency run")
 	flag.Float64Var(&o.latencyRate, "latency-rate", 10000, "records/s in the latency run")
-	flag.IntVar(&o.latencyRounds, "latency-rounds", 3, "A/B rounds of the latency run")
+	flag.IntVar(&o.latencyRounds, "latency-rounds", 3, "A/B rounds of the latency run (0: none)")
 	flag.StringVar(&props, "producer-props", "acks=1 linger.ms=5 batch.size=262144 compression.type=none", "producer properties for the throughput runs")
 	flag.Parse()
 	o.props = strings.Fields(props)
@@ -155,6 +155,9 @@ func run(o opts) error {
 	}
 	for _, s := range sides {
 		v := p99s[s.name]
+		if len(v) == 0 {
+			break // -latency-rounds 0
+		}
 		m := medianOf(v)
 		bar := ""
 		if s.name == "gregor" {
