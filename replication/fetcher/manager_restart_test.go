@@ -15,19 +15,10 @@ import (
 // Its fetchers must keep running, with their partitions, and the manager
 // must still know who fetches what.
 func TestManagerRestartKeepsFetchers(t *testing.T) {
-	sys := actors.NewSystem(nil)
-	t.Cleanup(sys.Shutdown)
-	m, err := Start(Config{System: sys, BrokerID: 1, Replicas: noReplicas{}, Endpoints: noEndpoints{}, Backoff: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
+	sys, m := startUnwiredManager(t)
 	tp1 := partition.TopicPartition{Topic: "orders", Partition: 1}
 	tp2 := partition.TopicPartition{Topic: "orders", Partition: 2}
-	m.Follow(tp1, 3, 0)
-	if got := m.Assigned(tp1); got != "fetcher-3-0" {
-		t.Fatalf("assigned %q", got)
-	}
+	followLeader3(t, m, tp1)
 	in := actors.InstrumentsOf(sys)
 	const path = ManagerName + "/fetcher-3-0"
 	waitFor(t, "fetcher-3-0 started", func() bool { _, ok := in.Actor(path); return ok })
@@ -43,15 +34,8 @@ func TestManagerRestartKeepsFetchers(t *testing.T) {
 	if i, ok := in.Actor(path); !ok || i.Received < before.Received {
 		t.Fatalf("fetcher-3-0 after the manager restart: %+v (live %v), want the same fetcher running", i, ok)
 	}
-	m.Follow(tp2, 3, 0)
-	if got := m.Assigned(tp2); got != "fetcher-3-0" {
-		t.Fatalf("assigned %q", got)
-	}
-	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if names := fetcherNames(sys); len(names) != 1 || names[0] != path {
-			t.Fatalf("fetchers %v, want the one fetcher-3-0 fetching both partitions", names)
-		}
-	}
+	followLeader3(t, m, tp2)
+	onlyFetcher30For(t, sys, 300*time.Millisecond)
 	// The load bookkeeping survived too: the fetcher stops once idle.
 	m.Unfollow(tp1, tp2)
 	waitFor(t, "idle fetcher stopped", func() bool { return len(fetcherNames(sys)) == 0 })
