@@ -300,6 +300,28 @@ func (r *router) part(p int32) *partState {
 	return ps
 }
 
+// failQueue answers the requests waiting for the partition's load with
+// code.
+func (ps *partState) failQueue(code int16) {
+	for _, q := range ps.queue {
+		q.Fail(code)
+	}
+	ps.queue = nil
+}
+
+// abandon is the router's last word before it restarts or stops: its
+// cleanup timer stops, the requests waiting for a partition load are
+// answered with code, and pending ListGroups with what is listed.
+func (r *router) abandon(code int16) {
+	if r.cleanup != nil {
+		r.cleanup.Stop()
+	}
+	for _, ps := range r.parts {
+		ps.failQueue(code)
+	}
+	r.answerLists(true)
+}
+
 func (r *router) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
@@ -312,27 +334,9 @@ func (r *router) Receive(ctx actor.Context) {
 		// RequestTimeout safety net: requests waiting for a partition
 		// load (the client finds the coordinator again and retries), and
 		// pending ListGroups with what is listed.
-		if r.cleanup != nil {
-			r.cleanup.Stop()
-		}
-		for _, ps := range r.parts {
-			for _, q := range ps.queue {
-				q.Fail(kerr.CoordinatorNotAvailable.Code)
-			}
-			ps.queue = nil
-		}
-		r.answerLists(true)
+		r.abandon(kerr.CoordinatorNotAvailable.Code)
 	case *actor.Stopping:
-		if r.cleanup != nil {
-			r.cleanup.Stop()
-		}
-		for _, ps := range r.parts {
-			for _, q := range ps.queue {
-				q.Fail(kerr.NotCoordinator.Code)
-			}
-			ps.queue = nil
-		}
-		r.answerLists(true)
+		r.abandon(kerr.NotCoordinator.Code)
 	case *GroupRequest:
 		r.handle(ctx, m)
 	case *partitionLoaded:
@@ -548,10 +552,7 @@ func (r *router) resign(ctx actor.Context, p int32) {
 		}
 	}
 	if ps := r.parts[p]; ps != nil {
-		for _, q := range ps.queue {
-			q.Fail(kerr.NotCoordinator.Code)
-		}
-		ps.queue = nil
+		ps.failQueue(kerr.NotCoordinator.Code)
 	}
 	delete(r.parts, p)
 	r.answerLists(false) // a ListGroups may have waited for this partition's load
