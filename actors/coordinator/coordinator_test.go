@@ -121,6 +121,17 @@ func heartbeat(t *testing.T, c *Coordinator, group, member string, gen int32) in
 	return wait(t, ch).ErrorCode
 }
 
+// leave sends a v0 LeaveGroup (its error on the top level) for member and
+// returns the error code.
+func leave(t *testing.T, c *Coordinator, group, member string) int16 {
+	t.Helper()
+	r := kmsg.NewPtrLeaveGroupRequest()
+	r.Version, r.Group, r.MemberID = 0, group, member
+	ch, reply := chanOf[*kmsg.LeaveGroupResponse]()
+	c.LeaveGroup(context.Background(), r, reply)
+	return wait(t, ch).ErrorCode
+}
+
 func TestCommitsSurviveCoordinatorRestart(t *testing.T) {
 	topic := NewMemTopic()
 	c := startCoord(t, topic)
@@ -208,12 +219,8 @@ func TestGroupActorPanicRestartsAndReloads(t *testing.T) {
 	// The router counted the panicked request as done: once the group is
 	// deleted (Dead, nothing in flight) its actor is stopped. A request
 	// still counted in flight would keep the actor alive forever.
-	lch, lreply := chanOf[*kmsg.LeaveGroupResponse]()
-	lr := kmsg.NewPtrLeaveGroupRequest()
-	lr.Version, lr.Group, lr.MemberID = 0, "g", member
-	c.LeaveGroup(context.Background(), lr, lreply)
-	if r := wait(t, lch); r.ErrorCode != 0 {
-		t.Fatalf("leave %d", r.ErrorCode)
+	if code := leave(t, c, "g", member); code != 0 {
+		t.Fatalf("leave %d", code)
 	}
 	delch, delreply := chanOf[*kmsg.DeleteGroupsResponse]()
 	del := kmsg.NewPtrDeleteGroupsRequest()
@@ -288,16 +295,11 @@ func TestDescribeDeleteAndSessionExpiry(t *testing.T) {
 		t.Fatalf("delete %+v", r.Groups)
 	}
 	// Leave (v0: error on top level), then delete succeeds.
-	lch, lreply := chanOf[*kmsg.LeaveGroupResponse]()
-	lr := kmsg.NewPtrLeaveGroupRequest()
-	lr.Version, lr.Group, lr.MemberID = 0, "g", member
-	c.LeaveGroup(context.Background(), lr, lreply)
-	if r := wait(t, lch); r.ErrorCode != 0 {
-		t.Fatalf("leave %d", r.ErrorCode)
+	if code := leave(t, c, "g", member); code != 0 {
+		t.Fatalf("leave %d", code)
 	}
-	c.LeaveGroup(context.Background(), lr, lreply)
-	if r := wait(t, lch); r.ErrorCode != kerr.UnknownMemberID.Code {
-		t.Fatalf("second leave %d", r.ErrorCode)
+	if code := leave(t, c, "g", member); code != kerr.UnknownMemberID.Code {
+		t.Fatalf("second leave %d", code)
 	}
 	c.DeleteGroups(context.Background(), del, delreply)
 	if r := wait(t, delch); r.Groups[0].ErrorCode != 0 {

@@ -218,12 +218,8 @@ func TestDeletedGroupIsUnknownAtOnce(t *testing.T) {
 	for i := 0; i < visibilityRounds; i++ {
 		group := fmt.Sprintf("gone-%d", i)
 		member, _ := joinAndSync(t, c, group)
-		lch, lreply := chanOf[*kmsg.LeaveGroupResponse]()
-		lr := kmsg.NewPtrLeaveGroupRequest()
-		lr.Version, lr.Group, lr.MemberID = 0, group, member
-		c.LeaveGroup(context.Background(), lr, lreply)
-		if r := wait(t, lch); r.ErrorCode != 0 {
-			t.Fatalf("leave %d", r.ErrorCode)
+		if code := leave(t, c, group, member); code != 0 {
+			t.Fatalf("leave %d", code)
 		}
 		type res struct {
 			code     int16
