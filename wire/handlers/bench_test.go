@@ -90,11 +90,7 @@ func BenchmarkFetchBelowHighWatermark(b *testing.B) {
 	e := newDataEnv(b, cfg, tpA)
 	proto := codecBatch(b, record.CodecNone, 16, time.Now().UnixMilli(), 1024)
 	const batches = 256
-	for i := 0; i < batches; i++ {
-		if p := e.produce(9, 1, tpA, append([]byte(nil), proto...)); p.ErrorCode != 0 {
-			b.Fatalf("produce: %d", p.ErrorCode)
-		}
-	}
+	e.produceCopies(tpA, proto, batches)
 	req := fetchReq(tpA, 0, 0, 0)
 	req.Topics[0].Partitions[0].PartitionMaxBytes = 1 << 20
 	b.ReportAllocs()

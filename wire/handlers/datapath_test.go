@@ -115,6 +115,18 @@ func (e *dataEnv) produce(version, acks int16, tp storage.TopicPartition, record
 	return pr.Topics[0].Partitions[0]
 }
 
+// produceCopies produces n copies of the batch proto to tp (v9, acks 1),
+// a fresh copy each time (the partition actor rewrites the header in
+// place), failing on any error.
+func (e *dataEnv) produceCopies(tp storage.TopicPartition, proto []byte, n int) {
+	e.t.Helper()
+	for i := 0; i < n; i++ {
+		if p := e.produce(9, 1, tp, append([]byte(nil), proto...)); p.ErrorCode != 0 {
+			e.t.Fatalf("produce %d of %d: error %d", i+1, n, p.ErrorCode)
+		}
+	}
+}
+
 func fetchReq(tp storage.TopicPartition, offset int64, maxWait, minBytes int32) *kmsg.FetchRequest {
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = -1, maxWait, minBytes, 50<<20

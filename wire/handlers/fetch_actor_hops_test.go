@@ -41,11 +41,7 @@ func TestFetchBelowHighWatermarkSkipsPartitionActor(t *testing.T) {
 	proto := codecBatch(t, record.CodecNone, 16, time.Now().UnixMilli(), 64)
 	const batches = 8
 	r0, _ := e.partitionReceived()
-	for i := 0; i < batches; i++ {
-		if p := e.produce(9, 1, tpA, append([]byte(nil), proto...)); p.ErrorCode != 0 {
-			t.Fatalf("produce: error %d", p.ErrorCode)
-		}
-	}
+	e.produceCopies(tpA, proto, batches)
 	r1, _ := e.partitionReceived()
 	if r1 < r0+batches {
 		t.Fatalf("%d produces: the partition actor's received count went %d → %d; is it counting?", batches, r0, r1)
