@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -249,32 +248,8 @@ func (c *cluster) kill(id int32, path string, count int) (bool, error) {
 // metric sums the samples of one counter family in broker id's /metrics
 // (ok false when the broker is down or did not answer).
 func (c *cluster) metric(id int32, name string) (float64, bool) {
-	resp, err := c.http.Get(c.nodes[id].admin + "/metrics")
-	if err != nil {
-		return 0, false
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, false
-	}
-	var sum float64
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name) {
-			continue
-		}
-		rest := line[len(name):]
-		if rest == "" || (rest[0] != ' ' && rest[0] != '{') {
-			continue // a longer name sharing the prefix
-		}
-		f := strings.Fields(line)
-		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
-			sum += v
-		}
-	}
-	return sum, sc.Err() == nil
+	sum, _, err := harness.MetricSum(c.http, c.nodes[id].admin, name)
+	return sum, err == nil
 }
 
 // keepLogsOnFailure copies each broker's broker.log to a directory under

@@ -1,12 +1,12 @@
 package cluster
 
 import (
-	"bufio"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
+
+	"gregor/test/harness"
 )
 
 var metricsHTTP = &http.Client{Timeout: 5 * time.Second}
@@ -19,31 +19,8 @@ func (c *cluster) metric(id int32, name string) (float64, bool) {
 	if url == "" {
 		return 0, false
 	}
-	resp, err := metricsHTTP.Get(url + "/metrics")
-	if err != nil {
-		return 0, false
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, false
-	}
-	var sum float64
-	found := false
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, name)
-		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') {
-			continue // a comment, another family, or a longer name sharing the prefix
-		}
-		f := strings.Fields(line)
-		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
-			sum += v
-			found = true
-		}
-	}
-	return sum, found && sc.Err() == nil
+	sum, found, err := harness.MetricSum(metricsHTTP, url, name)
+	return sum, found && err == nil
 }
 
 // mustMetric is metric failing the test when the value cannot be read.
