@@ -97,7 +97,7 @@ func TestGroupSurvivesCoordinatorKill(t *testing.T) {
 		n += before.add(a.PollFetches(ctx))
 		cancel()
 	}
-	commitAll(t, a)
+	harness.CommitUncommitted(t, a, "consumer a before the kill")
 
 	adm := c.admin()
 	committed := fetchCommitted(t, adm, group)
@@ -197,7 +197,7 @@ func TestGroupSurvivesCoordinatorKill(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			after.add(cl.PollFetches(ctx))
 			cancel()
-			commitAll(t, cl)
+			harness.CommitUncommitted(t, cl, "after the kill")
 		}
 		got := fetchCommitted(t, adm, group)
 		if len(got) == 3 {
@@ -287,26 +287,6 @@ func (c *consumed) union(o *consumed) *consumed {
 		}
 	}
 	return u
-}
-
-// commitAll commits what cl polled, retrying while the group rebalances or
-// its coordinator moves.
-func commitAll(t *testing.T, cl *kgo.Client) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := cl.CommitUncommittedOffsets(ctx)
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("commit: %v", err)
-		}
-		t.Logf("commit: %v (retrying)", err)
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // fetchCommitted is the group's committed offset per partition.

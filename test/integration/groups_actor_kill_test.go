@@ -98,25 +98,6 @@ func TestGroupActorKillKeepsConsumerGroup(t *testing.T) {
 		}
 		return got
 	}
-	// commit commits what cl has polled; commits may fail while the
-	// coordinator recovers (retriable errors), so it retries until one
-	// succeeds, bounded in time.
-	commit := func(cl *kgo.Client, what string) {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			err := cl.CommitUncommittedOffsets(ctx)
-			cancel()
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: commit: %v", what, err)
-			}
-			t.Logf("%s: commit failed, retrying: %v", what, err)
-		}
-	}
 	values := func(prefix string, from, to int) map[string]bool {
 		m := map[string]bool{}
 		for i := from; i < to; i++ {
@@ -148,7 +129,7 @@ func TestGroupActorKillKeepsConsumerGroup(t *testing.T) {
 
 	cl := consumer()
 	readUntil(cl, "before the kill", values("a", 0, 30))
-	commit(cl, "before the kill")
+	harness.CommitUncommitted(t, cl, "before the kill")
 	if n := committed(); n != 30 {
 		t.Fatalf("committed %d records before the kill, want 30", n)
 	}
@@ -183,7 +164,7 @@ func TestGroupActorKillKeepsConsumerGroup(t *testing.T) {
 			t.Fatalf("after the kill the consumer re-read %s, consumed and committed before it", v)
 		}
 	}
-	commit(cl, "after the kill")
+	harness.CommitUncommitted(t, cl, "after the kill")
 	if n := committed(); n != 50 {
 		t.Fatalf("committed %d records after the kill, want 50", n)
 	}
