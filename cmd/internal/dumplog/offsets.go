@@ -209,11 +209,7 @@ func subscriptionJSON(b []byte, decode bool) ([]byte, bool) {
 	o.nullableBytes("userData", s.UserData)
 	if s.Version >= 1 {
 		o.raw("ownedPartitions", appendJSONArray(nil, len(s.OwnedPartitions), func(b []byte, i int) []byte {
-			p := &s.OwnedPartitions[i]
-			po := jsonObject{buf: b}
-			po.str("topic", p.Topic)
-			po.raw("partitions", appendInt32Array(nil, p.Partitions))
-			return po.done()
+			return appendTopicPartitions(b, s.OwnedPartitions[i].Topic, s.OwnedPartitions[i].Partitions)
 		}))
 	}
 	if s.Version >= 2 {
@@ -238,12 +234,18 @@ func assignmentJSON(b []byte, decode bool) ([]byte, bool) {
 	}
 	var o jsonObject
 	o.raw("assignedPartitions", appendJSONArray(nil, len(a.Topics), func(b []byte, i int) []byte {
-		t := &a.Topics[i]
-		to := jsonObject{buf: b}
-		to.str("topic", t.Topic)
-		to.raw("partitions", appendInt32Array(nil, t.Partitions))
-		return to.done()
+		return appendTopicPartitions(b, a.Topics[i].Topic, a.Topics[i].Partitions)
 	}))
 	o.nullableBytes("userData", a.UserData)
 	return o.done(), true
+}
+
+// appendTopicPartitions appends the consumer protocol's topic-partitions
+// object, {"topic":…,"partitions":[…]}, to b (ownedPartitions and
+// assignedPartitions entries alike).
+func appendTopicPartitions(b []byte, topic string, partitions []int32) []byte {
+	o := jsonObject{buf: b}
+	o.str("topic", topic)
+	o.raw("partitions", appendInt32Array(nil, partitions))
+	return o.done()
 }
