@@ -124,27 +124,7 @@ func TestCLIConsoleConsumerSignalLeavesGroup(t *testing.T) {
 	adm := kadm.NewClient(b.Client())
 	// members returns the group's members and how many partitions each owns.
 	members := func() map[string]int {
-		dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
-		defer dcancel()
-		gs, err := adm.DescribeGroups(dctx, "g")
-		if err != nil {
-			return nil
-		}
-		g := gs["g"]
-		if g.Err != nil || g.State != "Stable" {
-			return nil
-		}
-		out := map[string]int{}
-		for _, m := range g.Members {
-			n := 0
-			if ca, ok := m.Assigned.AsConsumer(); ok {
-				for _, tp := range ca.Topics {
-					n += len(tp.Partitions)
-				}
-			}
-			out[m.MemberID] = n
-		}
-		return out
+		return stableMembers(ctx, adm, "g", func(m kadm.DescribedGroupMember) string { return m.MemberID })
 	}
 	var before map[string]int
 	bproc := startConsole(t, dir, "b", args...)

@@ -197,23 +197,7 @@ func TestGroupMemberEvictedAfterSessionTimeout(t *testing.T) {
 	// Both members Stable with two partitions each.
 	adm := kadm.NewClient(b.Client())
 	members := func() map[string]int {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		gs, err := adm.DescribeGroups(ctx, "ev")
-		if err != nil || gs["ev"].Err != nil || gs["ev"].State != "Stable" {
-			return nil
-		}
-		out := map[string]int{}
-		for _, m := range gs["ev"].Members {
-			n := 0
-			if ca, ok := m.Assigned.AsConsumer(); ok {
-				for _, tp := range ca.Topics {
-					n += len(tp.Partitions)
-				}
-			}
-			out[m.ClientID] = n
-		}
-		return out
+		return stableMembers(context.Background(), adm, "ev", func(m kadm.DescribedGroupMember) string { return m.ClientID })
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for m := members(); m["doomed"] != 2 || a.count() != 2; m = members() {

@@ -54,3 +54,31 @@ func consumeN(t *testing.T, b *harness.Broker, topic string, n int, timeout time
 	}
 	return out
 }
+
+// stableMembers describes group and, when it is Stable, returns how many
+// partitions each member owns, keyed by key(member) (its MemberID,
+// ClientID…); nil when the group is not Stable or was not described
+// within 5 s (and ctx).
+func stableMembers(ctx context.Context, adm *kadm.Client, group string, key func(kadm.DescribedGroupMember) string) map[string]int {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	gs, err := adm.DescribeGroups(ctx, group)
+	if err != nil {
+		return nil
+	}
+	g := gs[group]
+	if g.Err != nil || g.State != "Stable" {
+		return nil
+	}
+	out := map[string]int{}
+	for _, m := range g.Members {
+		n := 0
+		if ca, ok := m.Assigned.AsConsumer(); ok {
+			for _, tp := range ca.Topics {
+				n += len(tp.Partitions)
+			}
+		}
+		out[key(m)] = n
+	}
+	return out
+}
