@@ -182,31 +182,13 @@ func (r *rawConn) expect(corr int32, resp kmsg.Response) {
 	}
 }
 
-// ListGroups and ApiVersions at v2: non-flexible (v0 response headers),
-// and no client in the test sends ListGroups on its own, so a request
-// fault armed on it hits only the requests sent here.
-func listGroupsReq() *kmsg.ListGroupsRequest {
-	req := kmsg.NewPtrListGroupsRequest()
-	req.SetVersion(2)
-	return req
-}
-
-func apiVersionsReq() *kmsg.ApiVersionsRequest {
-	req := kmsg.NewPtrApiVersionsRequest()
-	req.SetVersion(2)
-	return req
-}
-
-func listGroupsResp() *kmsg.ListGroupsResponse {
-	resp := kmsg.NewPtrListGroupsResponse()
-	resp.SetVersion(2)
-	return resp
-}
-
-func apiVersionsResp() *kmsg.ApiVersionsResponse {
-	resp := kmsg.NewPtrApiVersionsResponse()
-	resp.SetVersion(2)
-	return resp
+// v2 sets m's version to 2. The raw connection's requests are ListGroups
+// and ApiVersions at v2: non-flexible (v0 response headers), and no
+// client in the test sends ListGroups on its own, so a request fault
+// armed on it hits only the requests sent here.
+func v2[M interface{ SetVersion(int16) }](m M) M {
+	m.SetVersion(2)
+	return m
 }
 
 func armRequestFault(t *testing.T, a *adminClient, body string) {
@@ -408,16 +390,16 @@ func TestAdminListener(t *testing.T) {
 	// connection works at once (count 1 cleared the fault).
 	armRequestFault(t, a, `{"request":"ListGroups","action":"drop","count":1}`)
 	rc := dialRaw(t, b)
-	before := rc.send(apiVersionsReq())
-	dropped := rc.send(listGroupsReq())
-	rc.send(apiVersionsReq())
-	rc.expect(before, apiVersionsResp())
+	before := rc.send(v2(kmsg.NewPtrApiVersionsRequest()))
+	dropped := rc.send(v2(kmsg.NewPtrListGroupsRequest()))
+	rc.send(v2(kmsg.NewPtrApiVersionsRequest()))
+	rc.expect(before, v2(kmsg.NewPtrApiVersionsResponse()))
 	if corr, _, err := rc.recv(5 * time.Second); !closedConn(err) {
 		t.Errorf("after a dropped request (correlation id %d): read correlation id %d, error %v; want the connection closed", dropped, corr, err)
 	}
 	rc2 := dialRaw(t, b)
-	lg := listGroupsResp()
-	rc2.expect(rc2.send(listGroupsReq()), lg)
+	lg := v2(kmsg.NewPtrListGroupsResponse())
+	rc2.expect(rc2.send(v2(kmsg.NewPtrListGroupsRequest())), lg)
 	if lg.ErrorCode != 0 {
 		t.Errorf("ListGroups after the drop cleared: error %d", lg.ErrorCode)
 	}
@@ -439,13 +421,13 @@ func TestAdminListener(t *testing.T) {
 	armRequestFault(t, a, fmt.Sprintf(`{"request":"ListGroups","action":"delay","ms":%d,"count":1}`, delay.Milliseconds()))
 	rc3 := dialRaw(t, b)
 	start := time.Now()
-	slow := rc3.send(listGroupsReq())
-	next := rc3.send(apiVersionsReq())
-	rc3.expect(slow, listGroupsResp())
+	slow := rc3.send(v2(kmsg.NewPtrListGroupsRequest()))
+	next := rc3.send(v2(kmsg.NewPtrApiVersionsRequest()))
+	rc3.expect(slow, v2(kmsg.NewPtrListGroupsResponse()))
 	if el := time.Since(start); el < delay {
 		t.Errorf("delayed ListGroups answered after %v, want >= %v", el, delay)
 	}
-	rc3.expect(next, apiVersionsResp())
+	rc3.expect(next, v2(kmsg.NewPtrApiVersionsResponse()))
 	if el := time.Since(start); el < delay {
 		t.Errorf("the request behind the delayed one answered after %v, want >= %v", el, delay)
 	}
