@@ -68,14 +68,7 @@ func TestCLIConsumerGroupsAgainstBroker(t *testing.T) {
 			default:
 			}
 		}))
-	read := 0
-	for read < 19 {
-		fs := cons.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("group member read %d of 19 records", read)
-		}
-		read += fs.NumRecords()
-	}
+	pollRecords(ctx, t, cons, 19, "group member")
 	select {
 	case <-assigned:
 	case <-ctx.Done():

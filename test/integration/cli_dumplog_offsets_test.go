@@ -28,13 +28,7 @@ func TestCLIDumpLogOffsetsDecoder(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for n := 0; n < 3; {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("group consumer read %d of 3 records", n)
-		}
-		n += fs.NumRecords()
-	}
+	pollRecords(ctx, t, cl, 3, "group consumer")
 	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
 		t.Fatalf("commit: %v", err)
 	}

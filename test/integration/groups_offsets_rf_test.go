@@ -27,14 +27,7 @@ func TestSingleNodeGroupsWithoutOffsetsReplicationFactor(t *testing.T) {
 	cl := b.Client(kgo.ConsumerGroup("norf-group"), kgo.ConsumeTopics("norf"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	n := 0
-	for n < 5 {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("group consumer read %d of 5 records", n)
-		}
-		n += fs.NumRecords()
-	}
+	pollRecords(ctx, t, cl, 5, "group consumer")
 	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
 		t.Fatalf("commit: %v", err)
 	}

@@ -55,6 +55,19 @@ func consumeN(t *testing.T, b *harness.Broker, topic string, n int, timeout time
 	return out
 }
 
+// pollRecords polls cl until it has read n records (counting re-reads),
+// failing when ctx ends first; who names the consumer in the message.
+func pollRecords(ctx context.Context, t *testing.T, cl *kgo.Client, n int, who string) {
+	t.Helper()
+	for read := 0; read < n; {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("%s read %d of %d records", who, read, n)
+		}
+		read += fs.NumRecords()
+	}
+}
+
 // stableMembers describes group and, when it is Stable, returns how many
 // partitions each member owns, keyed by key(member) (its MemberID,
 // ClientID…); nil when the group is not Stable or was not described
