@@ -38,6 +38,19 @@ type adminClient struct {
 	hc   *http.Client
 }
 
+// startAdminBroker starts a broker with an admin listener and returns it,
+// a client of that listener, and a Kafka client of the broker that
+// retries a record 20 times, 50 ms apart (through injected faults and
+// actor restarts), closed at test end.
+func startAdminBroker(t *testing.T) (*harness.Broker, *adminClient, *kgo.Client) {
+	t.Helper()
+	adminPort := harness.FreePort(t)
+	b := harness.StartBroker(t, map[string]string{"admin.listener": fmt.Sprintf("127.0.0.1:%d", adminPort)})
+	a := &adminClient{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", adminPort), hc: &http.Client{Timeout: 10 * time.Second}}
+	cl := b.Client(kgo.RecordRetries(20), kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }))
+	return b, a, cl
+}
+
 func (a *adminClient) get(path string) []byte {
 	a.t.Helper()
 	resp, err := a.hc.Get(a.base + path)
@@ -245,13 +258,9 @@ func consumeAll(t *testing.T, b *harness.Broker, topic string, n int) []string {
 }
 
 func TestAdminListener(t *testing.T) {
-	adminPort := harness.FreePort(t)
-	b := harness.StartBroker(t, map[string]string{"admin.listener": fmt.Sprintf("127.0.0.1:%d", adminPort)})
-	a := &adminClient{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", adminPort), hc: &http.Client{Timeout: 10 * time.Second}}
+	b, a, cl := startAdminBroker(t)
 	const topic = "ops"
 
-	cl := b.Client(kgo.RecordRetries(20), kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }))
-	defer cl.Close()
 	adm := kadm.NewClient(cl)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -533,12 +542,8 @@ func TestAdminListener(t *testing.T) {
 // actors are now root actors the manager watches, so its restart stops
 // none of them.
 func TestReplicaManagerKillKeepsPartitions(t *testing.T) {
-	adminPort := harness.FreePort(t)
-	b := harness.StartBroker(t, map[string]string{"admin.listener": fmt.Sprintf("127.0.0.1:%d", adminPort)})
-	a := &adminClient{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", adminPort), hc: &http.Client{Timeout: 10 * time.Second}}
+	b, a, cl := startAdminBroker(t)
 	const topic = "rm"
-	cl := b.Client(kgo.RecordRetries(20), kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }))
-	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, topic); err != nil {
