@@ -21,13 +21,13 @@ func TestManagerRestartKeepsFetchers(t *testing.T) {
 	followLeader3(t, m, tp1)
 	in := actors.InstrumentsOf(sys)
 	const path = ManagerName + "/fetcher-3-0"
-	waitFor(t, "fetcher-3-0 started", func() bool { _, ok := in.Actor(path); return ok })
+	eventually(t, 5*time.Second, "fetcher-3-0 started", func() bool { _, ok := in.Actor(path); return ok })
 	before, _ := in.Actor(path)
 
 	if _, err := in.Inject(actors.ActorFault{Action: actors.FaultKill, Actor: ManagerName}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "fetcher-manager restart counted", func() bool { i, _ := in.Actor(ManagerName); return i.Restarts == 1 })
+	eventually(t, 5*time.Second, "fetcher-manager restart counted", func() bool { i, _ := in.Actor(ManagerName); return i.Restarts == 1 })
 	if got := m.Assigned(tp1); got != "fetcher-3-0" {
 		t.Fatalf("after the manager restart %v is assigned to %q, want fetcher-3-0", tp1, got)
 	}
@@ -38,16 +38,5 @@ func TestManagerRestartKeepsFetchers(t *testing.T) {
 	onlyFetcher30For(t, sys, 300*time.Millisecond)
 	// The load bookkeeping survived too: the fetcher stops once idle.
 	m.Unfollow(tp1, tp2)
-	waitFor(t, "idle fetcher stopped", func() bool { return len(fetcherNames(sys)) == 0 })
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	eventually(t, 5*time.Second, "idle fetcher stopped", func() bool { return len(fetcherNames(sys)) == 0 })
 }
