@@ -82,6 +82,8 @@ type Broker struct {
 	OffsetsTopicReplicationFactor int16         // offsets.topic.replication.factor, default 3; with ZooKeeper __consumer_offsets waits for that many live brokers, embedded single node caps it at 1
 	OffsetsTopicSegmentBytes      int64         // offsets.topic.segment.bytes, default 104857600
 	OffsetsRetentionMinutes       int64         // offsets.retention.minutes, default 10080
+	OffsetsRetentionCheckInterval time.Duration // offsets.retention.check.interval.ms, default 600000: how often expired offsets are removed
+	OffsetMetadataMaxBytes        int32         // offset.metadata.max.bytes, default 4096: longer commit metadata (in UTF-16 units, as Kafka's String.length) gets OFFSET_METADATA_TOO_LARGE
 	GroupInitialRebalanceDelay    time.Duration // group.initial.rebalance.delay.ms, default 3000
 	GroupMinSessionTimeout        time.Duration // group.min.session.timeout.ms, default 6000
 	GroupMaxSessionTimeout        time.Duration // group.max.session.timeout.ms, default 1800000
@@ -158,6 +160,8 @@ func Defaults() *Broker {
 		OffsetsTopicReplicationFactor: 3,
 		OffsetsTopicSegmentBytes:      104857600,
 		OffsetsRetentionMinutes:       10080,
+		OffsetsRetentionCheckInterval: 600000 * time.Millisecond,
+		OffsetMetadataMaxBytes:        4096,
 		GroupInitialRebalanceDelay:    3000 * time.Millisecond,
 		GroupMinSessionTimeout:        6000 * time.Millisecond,
 		GroupMaxSessionTimeout:        1800000 * time.Millisecond,

@@ -164,6 +164,25 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+// The offsets keys the group coordinator applies (OptionsFromBroker):
+// Kafka's defaults, and the values a file sets.
+func TestOffsetsKeys(t *testing.T) {
+	b, err := Parse(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.OffsetsRetentionCheckInterval != 10*time.Minute || b.OffsetMetadataMaxBytes != 4096 {
+		t.Errorf("defaults: check interval %v, metadata max %d; want 10m0s, 4096", b.OffsetsRetentionCheckInterval, b.OffsetMetadataMaxBytes)
+	}
+	b, err = Parse(map[string]string{"offsets.retention.check.interval.ms": "1500", "offset.metadata.max.bytes": "0"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.OffsetsRetentionCheckInterval != 1500*time.Millisecond || b.OffsetMetadataMaxBytes != 0 {
+		t.Errorf("set: check interval %v, metadata max %d; want 1.5s, 0", b.OffsetsRetentionCheckInterval, b.OffsetMetadataMaxBytes)
+	}
+}
+
 func TestRetentionPrecedence(t *testing.T) {
 	cases := []struct {
 		kv   map[string]string
@@ -229,22 +248,24 @@ func TestListeners(t *testing.T) {
 // A bad value is an error naming the key and the value.
 func TestBadValues(t *testing.T) {
 	cases := map[string]string{
-		"num.partitions":               "lots",
-		"broker.id":                    "-1",
-		"log.segment.bytes":            "10",
-		"listeners":                    "127.0.0.1:9092",
-		"advertised.listeners":         "PLAINTEXT://h:99999",
-		"delete.topic.enable":          "yes",
-		"compression.type":             "brotli",
-		"log.cleanup.policy":           "delete,forever",
-		"socket.request.max.bytes":     "0",
-		"log.retention.hours":          "1.5",
-		"admin.listener":               "nonsense",
-		"num.io.threads":               "0",
-		"default.replication.factor":   "40000",
-		"log.message.timestamp.type":   "Now",
-		"port":                         "70000",
-		"zookeeper.session.timeout.ms": "x",
+		"num.partitions":                      "lots",
+		"broker.id":                           "-1",
+		"log.segment.bytes":                   "10",
+		"listeners":                           "127.0.0.1:9092",
+		"advertised.listeners":                "PLAINTEXT://h:99999",
+		"delete.topic.enable":                 "yes",
+		"compression.type":                    "brotli",
+		"log.cleanup.policy":                  "delete,forever",
+		"socket.request.max.bytes":            "0",
+		"log.retention.hours":                 "1.5",
+		"admin.listener":                      "nonsense",
+		"num.io.threads":                      "0",
+		"default.replication.factor":          "40000",
+		"log.message.timestamp.type":          "Now",
+		"port":                                "70000",
+		"zookeeper.session.timeout.ms":        "x",
+		"offsets.retention.check.interval.ms": "0",
+		"offset.metadata.max.bytes":           "-1",
 	}
 	for k, v := range cases {
 		_, err := Parse(map[string]string{k: v}, nil)

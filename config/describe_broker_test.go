@@ -58,6 +58,8 @@ func TestDescribeBrokerConfigs(t *testing.T) {
 		{"num.partitions", "1", false, def, "DEFAULT_CONFIG:num.partitions=1"},
 		{"log.cleaner.min.cleanable.ratio", "0.5", false, def, "DEFAULT_CONFIG:log.cleaner.min.cleanable.ratio=0.5"},
 		{"group.min.session.timeout.ms", "6000", false, def, "DEFAULT_CONFIG:group.min.session.timeout.ms=6000"},
+		{"offsets.retention.check.interval.ms", "600000", false, def, "DEFAULT_CONFIG:offsets.retention.check.interval.ms=600000"},
+		{"offset.metadata.max.bytes", "4096", false, def, "DEFAULT_CONFIG:offset.metadata.max.bytes=4096"},
 		{"log.cleanup.policy", "delete", false, def, "DEFAULT_CONFIG:log.cleanup.policy=delete"},
 		{"log.format", "console", false, def, "DEFAULT_CONFIG:log.format=console"},
 		{"advertised.listeners", "", true, def, ""},
@@ -75,6 +77,9 @@ func TestDescribeBrokerConfigs(t *testing.T) {
 	}
 	if e := got["log.segment.bytes"]; e.Type != kmsg.ConfigTypeInt {
 		t.Errorf("log.segment.bytes type %v", e.Type)
+	}
+	if a, b := got["offsets.retention.check.interval.ms"].Type, got["offset.metadata.max.bytes"].Type; a != kmsg.ConfigTypeLong || b != kmsg.ConfigTypeInt {
+		t.Errorf("offsets.retention.check.interval.ms type %v, offset.metadata.max.bytes type %v; want LONG, INT as Kafka", a, b)
 	}
 	// An empty file: everything is a default.
 	empty, _ := Parse(nil, nil)

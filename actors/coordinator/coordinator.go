@@ -47,7 +47,9 @@ func OptionsFromBroker(b *config.Broker, topic OffsetsTopic, log *zap.Logger) Op
 	if b.OffsetsRetentionMinutes > 0 {
 		cfg.OffsetsRetention = time.Duration(b.OffsetsRetentionMinutes) * time.Minute
 	}
-	return Options{Config: cfg, Partitions: b.OffsetsTopicNumPartitions, Topic: topic, Log: log}
+	cfg.MaxMetadataSize = int(b.OffsetMetadataMaxBytes)
+	return Options{Config: cfg, Partitions: b.OffsetsTopicNumPartitions, Topic: topic, Log: log,
+		CleanupInterval: b.OffsetsRetentionCheckInterval}
 }
 
 // Coordinator is the group coordinator: a "group-coordinator" supervisor

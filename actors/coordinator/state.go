@@ -83,8 +83,10 @@ type Config struct {
 	// OffsetsRetention is offsets.retention.minutes (7 days): offsets of a
 	// group that has been empty this long are deleted.
 	OffsetsRetention time.Duration
-	// MaxMetadataSize is offset.metadata.max.bytes (4096): longer commit
-	// metadata gets OFFSET_METADATA_TOO_LARGE.
+	// MaxMetadataSize is offset.metadata.max.bytes (4096): commit metadata
+	// longer than this, in UTF-16 code units as Kafka's String.length
+	// counts (bytes only for ASCII), gets OFFSET_METADATA_TOO_LARGE. 0
+	// allows only empty metadata; negative means the default.
 	MaxMetadataSize int
 }
 
@@ -121,7 +123,7 @@ func (c Config) withDefaults() Config {
 	if c.OffsetsRetention <= 0 {
 		c.OffsetsRetention = d.OffsetsRetention
 	}
-	if c.MaxMetadataSize <= 0 {
+	if c.MaxMetadataSize < 0 {
 		c.MaxMetadataSize = d.MaxMetadataSize
 	}
 	return c
