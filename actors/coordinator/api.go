@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"time"
+	"unicode/utf16"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -251,20 +252,24 @@ func (c *Coordinator) LeaveGroup(_ context.Context, req *kmsg.LeaveGroupRequest,
 	})
 }
 
-// OffsetCommit serves OffsetCommit v0–v8. Metadata longer than
-// offset.metadata.max.bytes gets OFFSET_METADATA_TOO_LARGE for its
-// partition; the others are committed together, durably, before the answer.
+// OffsetCommit serves OffsetCommit v0–v8. A partition whose metadata is
+// longer than offset.metadata.max.bytes gets OFFSET_METADATA_TOO_LARGE
+// (Kafka's GroupMetadataManager.storeOffsets); the others are committed
+// together, durably, before the answer. As in Kafka, the group's checks
+// (coordinator, member, generation, state) come first: an error there is
+// every partition's, the oversized ones included, and a request whose
+// partitions are all oversized is still checked (and may create the group).
 func (c *Coordinator) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequest, reply func(*kmsg.OffsetCommitResponse)) {
 	now := c.opts.Now()
-	type slot struct{ t, p int }
 	codes := make([][]int16, len(req.Topics))
 	offs := map[TopicPartition]OffsetAndMetadata{}
-	var slots []slot
+	n := 0
 	for ti, t := range req.Topics {
 		codes[ti] = make([]int16, len(t.Partitions))
 		for pi, p := range t.Partitions {
+			n++
 			md := optString(p.Metadata)
-			if len(md) > c.opts.Config.MaxMetadataSize {
+			if metadataTooLarge(md, c.opts.Config.MaxMetadataSize) {
 				codes[ti][pi] = kerr.OffsetMetadataTooLarge.Code
 				continue
 			}
@@ -279,13 +284,12 @@ func (c *Coordinator) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequ
 				o.ExpireTime = now.Add(time.Duration(req.RetentionTimeMillis) * time.Millisecond)
 			}
 			offs[TopicPartition{t.Topic, p.Partition}] = o
-			slots = append(slots, slot{ti, pi})
 		}
 	}
-	out := func(code int16) {
-		for _, s := range slots {
-			codes[s.t][s.p] = code
-		}
+	// out answers with res.code for every partition, except that the
+	// oversized ones keep OFFSET_METADATA_TOO_LARGE once the group
+	// accepted the commit (res.code is then the write's outcome).
+	out := func(res commitResult) {
 		resp := kmsg.NewPtrOffsetCommitResponse()
 		resp.Version = req.Version
 		for ti, t := range req.Topics {
@@ -294,7 +298,10 @@ func (c *Coordinator) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequ
 			for pi, p := range t.Partitions {
 				rp := kmsg.NewOffsetCommitResponseTopicPartition()
 				rp.Partition = p.Partition
-				rp.ErrorCode = codes[ti][pi]
+				rp.ErrorCode = res.code
+				if res.accepted && codes[ti][pi] != 0 {
+					rp.ErrorCode = codes[ti][pi]
+				}
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			resp.Topics = append(resp.Topics, rt)
@@ -305,16 +312,40 @@ func (c *Coordinator) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequ
 	if req.Version == 0 {
 		gen = -1
 	}
-	if len(offs) == 0 {
-		out(0)
+	if n == 0 {
+		out(commitResult{})
 		return
 	}
-	r := guard(c.opts.RequestTimeout, out, func() int16 { return kerr.CoordinatorNotAvailable.Code })
+	r := guard(c.opts.RequestTimeout, out, func() commitResult { return commitResult{code: kerr.CoordinatorNotAvailable.Code} })
 	cr := CommitRequest{MemberID: req.MemberID, InstanceID: optString(req.InstanceID), Generation: gen, Offsets: offs}
 	c.send(&GroupRequest{Group: req.Group, API: "OffsetCommit",
-		Apply: func(g *Group, now time.Time) { viaOutbox(g, r)(g.Commit(now, cr)) },
-		Fail:  r,
+		Apply: func(g *Group, now time.Time) {
+			code, accepted := g.commit(now, cr)
+			viaOutbox(g, r)(commitResult{code, accepted})
+		},
+		Fail: func(code int16) { r(commitResult{code: code}) },
 	})
+}
+
+// commitResult is a group's answer to an OffsetCommit: accepted when the
+// group's checks passed (code is then the write's outcome).
+type commitResult struct {
+	code     int16
+	accepted bool
+}
+
+// metadataTooLarge is Kafka's !validateOffsetMetadataLength: metadata
+// longer than max in Java String.length units (UTF-16 code units; a byte
+// per character for ASCII). Kafka reads null metadata as "" first.
+func metadataTooLarge(md string, max int) bool {
+	if len(md) <= max { // UTF-16 never needs more units than UTF-8 bytes
+		return false
+	}
+	n := 0
+	for _, r := range md {
+		n += utf16.RuneLen(r)
+	}
+	return n > max
 }
 
 // fetchGroup is one group of an OffsetFetch: its topics (nil = all).

@@ -30,21 +30,29 @@ type CommitRequest struct {
 // PreparingRebalance are accepted: members learn of the rebalance from
 // their heartbeat.
 func (g *Group) Commit(now time.Time, req CommitRequest) int16 {
+	code, _ := g.commit(now, req)
+	return code
+}
+
+// commit is Commit that also reports whether the group's checks passed
+// (accepted): code is then the outcome of writing the offsets, else the
+// check's error.
+func (g *Group) commit(now time.Time, req CommitRequest) (code int16, accepted bool) {
 	created := false
 	if !g.exists {
 		if req.Generation >= 0 {
-			return kerr.IllegalGeneration.Code
+			return kerr.IllegalGeneration.Code, false
 		}
 		g.exists = true
 		g.transition(Empty, now)
 		created = true
 	}
 	if code := g.validateOffsetCommit(req); code != 0 {
-		return code
+		return code, false
 	}
 	switch g.state {
 	case CompletingRebalance:
-		return kerr.RebalanceInProgress.Code
+		return kerr.RebalanceInProgress.Code, false
 	case Stable, PreparingRebalance:
 		g.touch(g.members[req.MemberID], now)
 	}
@@ -52,9 +60,9 @@ func (g *Group) Commit(now time.Time, req CommitRequest) int16 {
 		if created && len(g.offsets) == 0 {
 			g.exists = false
 		}
-		return code
+		return code, true
 	}
-	return 0
+	return 0, true
 }
 
 func (g *Group) validateOffsetCommit(req CommitRequest) int16 {

@@ -12,7 +12,9 @@ package handlers
 //     REBALANCE_IN_PROGRESS in CompletingRebalance (commits are accepted in
 //     PreparingRebalance).
 //   - OFFSET_METADATA_TOO_LARGE per partition beyond
-//     offset.metadata.max.bytes (4096); metadata strings are kept.
+//     offset.metadata.max.bytes (default 4096, counted in UTF-16 units as
+//     Kafka's String.length), the others still committed; an error of the
+//     group's checks above is every partition's. Metadata strings are kept.
 //
 // Version notes: v0 no generation (simple commit); v1 per-partition commit
 // Timestamp; v2–v4 RetentionTimeMillis (an explicit expire time);
