@@ -104,6 +104,16 @@ func TestCLIConsumerGroupsAgainstBroker(t *testing.T) {
 		t.Helper()
 		return binScript(t, "", "kafka-consumer-groups.sh", append([]string{"--bootstrap-server", bs}, args...)...)
 	}
+	// cgStreams is cg with stderr (Kafka's notices go there), exit 0.
+	cgStreams := func(args ...string) (string, string) {
+		t.Helper()
+		code, out, errs := cliRun(t, nil, "kafka-consumer-groups.sh", append([]string{"--bootstrap-server", bs}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, out, errs)
+		}
+		return out, errs
+	}
+	noMembers := "\nConsumer group '" + group + "' has no active members.\n"
 
 	// --list holds just the group; --list --state says it is Stable.
 	if out := cg("--list"); out != group+"\n" {
@@ -113,9 +123,11 @@ func TestCLIConsumerGroupsAgainstBroker(t *testing.T) {
 		t.Fatalf("--list --state rows: %q", rows)
 	}
 
-	// --describe: one row per partition with the member's identity.
-	checkOffsets := func(out string, active bool, cur map[int32]int64) {
+	// --describe: one row per partition with the member's identity. As in
+	// Kafka, an Empty group's "has no active members." is on stderr.
+	checkOffsets := func(args []string, active bool, cur map[int32]int64) {
 		t.Helper()
+		out, errs := cgStreams(args...)
 		rows := tableRows(t, out, "GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID")
 		if len(rows) != 3 {
 			t.Fatalf("describe: %d rows, want 3:\n%s", len(rows), out)
@@ -134,12 +146,13 @@ func TestCLIConsumerGroupsAgainstBroker(t *testing.T) {
 				t.Fatalf("describe row %d of an empty group: consumer columns %q, want - - -", i, f[6:])
 			}
 		}
-		if noMembers := strings.Contains(out, "Consumer group '"+group+"' has no active members."); noMembers == active {
-			t.Fatalf("describe (active %v) no-members line present %v:\n%s", active, noMembers, out)
+		if wantErrs := map[bool]string{false: noMembers}[active]; errs != wantErrs || strings.Contains(out, "no active members") {
+			t.Fatalf("describe (active %v): stderr %q, want %q, and no notice on stdout:\n%s", active, errs, wantErrs, out)
 		}
 	}
-	checkOffsets(cg("--describe", "--group", group), true, commit)
-	checkOffsets(cg("--describe", "--offsets", "--group", group), true, commit)
+	describe := []string{"--describe", "--group", group}
+	checkOffsets(describe, true, commit)
+	checkOffsets([]string{"--describe", "--offsets", "--group", group}, true, commit)
 
 	// --describe --members [--verbose].
 	out := cg("--describe", "--members", "--group", group)
@@ -155,16 +168,19 @@ func TestCLIConsumerGroupsAgainstBroker(t *testing.T) {
 
 	// --describe --state while the member is active.
 	coordinator := []string{fmt.Sprintf("127.0.0.1:%d", b.Port), "(0)"}
-	out = cg("--describe", "--state", "--group", group)
+	out, errs := cgStreams("--describe", "--state", "--group", group)
 	rows = tableRows(t, out, "GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS")
-	if want := append(append([]string{group}, coordinator...), "range", "Stable", "1"); len(rows) != 1 || strings.Join(rows[0], " ") != strings.Join(want, " ") {
-		t.Fatalf("--state rows %q, want %q:\n%s", rows, want, out)
+	if want := append(append([]string{group}, coordinator...), "range", "Stable", "1"); len(rows) != 1 || strings.Join(rows[0], " ") != strings.Join(want, " ") || errs != "" {
+		t.Fatalf("--state rows %q, want %q:\n%s\nstderr %q", rows, want, out, errs)
 	}
 
-	// An active group can be neither reset nor deleted.
+	// An active group can be neither reset nor deleted. Kafka's
+	// resetOffsets reports the refusal with printError (stdout), prints
+	// the header of an empty plan and exits 0.
 	code, out, errs := cliRun(t, nil, "kafka-consumer-groups.sh", "--bootstrap-server", bs, "--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute")
-	if code == 0 || !strings.Contains(errs, "can only be reset if the group '"+group+"' is inactive, but the current state is Stable") {
-		t.Fatalf("reset of an active group: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	if want := "\nError: Assignments can only be reset if the group '" + group + "' is inactive, but the current state is Stable.\n" +
+		"\nGROUP TOPIC PARTITION NEW-OFFSET\n"; code != 0 || out != want || errs != "" {
+		t.Fatalf("reset of an active group: exit %d\nstdout %q\nwant   %q\nstderr %q", code, out, want, errs)
 	}
 	// Kafka reports a failed deletion on stdout, with the admin client's
 	// exception, and still exits 0.
@@ -200,15 +216,16 @@ func TestCLIConsumerGroupsAgainstBroker(t *testing.T) {
 	if rows := tableRows(t, cg("--list", "--state"), "GROUP STATE"); len(rows) != 1 || strings.Join(rows[0], " ") != group+" Empty" {
 		t.Fatalf("--list --state after the member left: %q", rows)
 	}
-	checkOffsets(cg("--describe", "--group", group), false, commit)
-	if out := cg("--describe", "--members", "--group", group); strings.TrimSpace(out) != "Consumer group '"+group+"' has no active members." {
-		t.Fatalf("--members of an empty group: %q", out)
+	checkOffsets(describe, false, commit)
+	if out, errs := cgStreams("--describe", "--members", "--group", group); out != "" || errs != noMembers {
+		t.Fatalf("--members of an empty group: stdout %q, stderr %q, want only %q on stderr", out, errs, noMembers)
 	}
-	// An Empty group has no protocol: Kafka leaves ASSIGNMENT-STRATEGY blank.
-	out = cg("--describe", "--state", "--group", group)
+	// An Empty group has no protocol: Kafka leaves ASSIGNMENT-STRATEGY
+	// blank; its printStates prints the no-members notice too.
+	out, errs = cgStreams("--describe", "--state", "--group", group)
 	rows = tableRows(t, out, "GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS")
-	if want := append(append([]string{group}, coordinator...), "Empty", "0"); len(rows) != 1 || strings.Join(rows[0], " ") != strings.Join(want, " ") {
-		t.Fatalf("--state of an empty group: %q, want %q:\n%s", rows, want, out)
+	if want := append(append([]string{group}, coordinator...), "Empty", "0"); len(rows) != 1 || strings.Join(rows[0], " ") != strings.Join(want, " ") || errs != noMembers {
+		t.Fatalf("--state of an empty group: %q, want %q:\n%s\nstderr %q, want %q", rows, want, out, errs, noMembers)
 	}
 	if lines := strings.Split(strings.Trim(out, "\n"), "\n"); len(lines) != 2 ||
 		strings.TrimSpace(cell(lines[1], lines[0], "ASSIGNMENT-STRATEGY", "STATE")) != "" {
@@ -290,7 +307,7 @@ func TestCLIConsumerGroupsAgainstBroker(t *testing.T) {
 	reset(all(6, 7, 6), dry, whole("--by-duration", "PT30M")...)    // after every record: the log end
 	reset(all(0, 0, 0), dry, whole("--by-duration", "P1D")...)
 	reset(all(6, 6, 6), execute, whole("--shift-by", "3")...) // 7,6,8 clamped → 6,6,6
-	checkOffsets(cg("--describe", "--group", group), false, cur)
+	checkOffsets(describe, false, cur)
 
 	// --delete: the group, its offsets and its --list line are gone.
 	if out := cg("--delete", "--group", group); out != "Deletion of requested consumer groups ('"+group+"') was successful.\n" {
@@ -302,8 +319,12 @@ func TestCLIConsumerGroupsAgainstBroker(t *testing.T) {
 	if got := committed(); len(got) != 0 {
 		t.Fatalf("offsets after --delete: %v", got)
 	}
-	if out := cg("--describe", "--group", group); strings.TrimSpace(out) != "Consumer group '"+group+"' does not exist." {
-		t.Fatalf("--describe after --delete: %q", out)
+	// Kafka's printError (stdout, exit 0) for a group that does not exist.
+	for _, view := range [][]string{nil, {"--members"}, {"--state"}} {
+		out, errs := cgStreams(append(describe, view...)...)
+		if want := "\nError: Consumer group '" + group + "' does not exist.\n"; out != want || errs != "" {
+			t.Fatalf("--describe %v after --delete: stdout %q, want %q; stderr %q", view, out, want, errs)
+		}
 	}
 
 	// --shift-by needs a committed offset to shift: the deleted group has

@@ -91,8 +91,11 @@ func (o *Options) Check() error {
 	return nil
 }
 
-// Run executes the action against adm, printing like Kafka's tool.
-func Run(ctx context.Context, o Options, adm *kadm.Client, out io.Writer) error {
+// Run executes the action against adm, printing like Kafka's tool: tables
+// and the errors Kafka's printError reports (as "\nError: …", after which
+// the command goes on and succeeds) on out, the notices Kafka writes to
+// System.err (a group with no active members, or rebalancing) on errOut.
+func Run(ctx context.Context, o Options, adm *kadm.Client, out, errOut io.Writer) error {
 	if err := o.Check(); err != nil {
 		return err
 	}
@@ -114,20 +117,63 @@ func Run(ctx context.Context, o Options, adm *kadm.Client, out io.Writer) error 
 	case o.Delete:
 		return deleteGroups(ctx, adm, groups, out)
 	case o.ResetOffsets:
+		// Kafka's resetOffsets then printOffsetsToReset: each group is
+		// planned (and with --execute committed) in turn, a group that is
+		// not inactive only gets an error line; then one table holds every
+		// group's new offsets (its header even when no group has any).
+		var plan []plannedOffset
+		seen := map[string]bool{}
 		for _, g := range groups {
-			if err := resetOffsets(ctx, o, adm, g, out); err != nil {
+			if seen[g] {
+				continue
+			}
+			seen[g] = true
+			p, err := resetOffsets(ctx, o, adm, g, out)
+			if err != nil {
 				return err
 			}
+			plan = append(plan, p...)
 		}
-		return nil
+		if len(seen) == 0 {
+			return nil
+		}
+		return printPlan(out, plan)
 	default:
+		// Kafka describes the groups in name order (a TreeMap), once each.
+		if !o.AllGroups {
+			groups = slices.Compact(slices.Sorted(slices.Values(groups)))
+		}
 		for _, g := range groups {
-			if err := describe(ctx, o, adm, g, out); err != nil {
+			if err := describe(ctx, o, adm, g, out, errOut); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
+}
+
+// printError is Kafka's ConsumerGroupCommand.printError: the message,
+// after an empty line and "Error: ", on stdout.
+func printError(out io.Writer, format string, args ...any) {
+	fmt.Fprintf(out, "\nError: "+format+"\n", args...)
+}
+
+// memberState is Kafka's shouldPrintMemberState for a described group in
+// state: a Dead group (one that does not exist) is an error on out and
+// false (nothing else is printed for it); an Empty group's "has no active
+// members." and a rebalancing group's warning go to errOut, and the
+// caller then prints its table if it has rows.
+func memberState(out, errOut io.Writer, group, state string) bool {
+	switch state {
+	case "Dead":
+		printError(out, "Consumer group '%s' does not exist.", group)
+		return false
+	case "Empty":
+		fmt.Fprintf(errOut, "\nConsumer group '%s' has no active members.\n", group)
+	case "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling":
+		fmt.Fprintf(errOut, "\nWarning: Consumer group '%s' is rebalancing.\n", group)
+	}
+	return true
 }
 
 func list(ctx context.Context, o Options, adm *kadm.Client, out io.Writer) error {
@@ -213,7 +259,7 @@ func dash(s string) string {
 	return s
 }
 
-func describe(ctx context.Context, o Options, adm *kadm.Client, group string, out io.Writer) error {
+func describe(ctx context.Context, o Options, adm *kadm.Client, group string, out, errOut io.Writer) error {
 	ds, err := adm.DescribeGroups(ctx, group)
 	if err != nil {
 		return err
@@ -226,7 +272,7 @@ func describe(ctx context.Context, o Options, adm *kadm.Client, group string, ou
 		return fmt.Errorf("describing group '%s': %w", group, d.Err)
 	}
 	if d.State == "Dead" {
-		fmt.Fprintf(out, "Consumer group '%s' does not exist.\n", group)
+		memberState(out, errOut, group, d.State)
 		return nil
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
@@ -235,13 +281,15 @@ func describe(ctx context.Context, o Options, adm *kadm.Client, group string, ou
 		// ASSIGNMENT-STRATEGY is the protocol DescribeGroups names, printed
 		// as is: a group that is not Stable has none, and Kafka's 2.x/3.x
 		// printStates leaves the column blank (only 4.0's prints "-").
+		// Kafka's printStates counts one row, so the table always follows
+		// the notice.
+		memberState(out, errOut, group, d.State)
 		fmt.Fprintln(out)
 		fmt.Fprintln(tw, "GROUP\tCOORDINATOR (ID)\tASSIGNMENT-STRATEGY\tSTATE\t#MEMBERS")
 		fmt.Fprintf(tw, "%s\t%s:%d (%d)\t%s\t%s\t%d\n", group, d.Coordinator.Host, d.Coordinator.Port, d.Coordinator.NodeID, d.Protocol, d.State, len(d.Members))
 		return tw.Flush()
 	case o.Members:
-		if len(d.Members) == 0 {
-			fmt.Fprintf(out, "\nConsumer group '%s' has no active members.\n", group)
+		if memberState(out, errOut, group, d.State); len(d.Members) == 0 {
 			return nil
 		}
 		fmt.Fprintln(out)
@@ -290,9 +338,7 @@ func describe(ctx context.Context, o Options, adm *kadm.Client, group string, ou
 		}
 	}
 	if len(rows) == 0 {
-		if len(d.Members) == 0 {
-			fmt.Fprintf(out, "\nConsumer group '%s' has no active members.\n", group)
-		}
+		memberState(out, errOut, group, d.State)
 		return nil
 	}
 	topics := map[string]bool{}
@@ -303,9 +349,7 @@ func describe(ctx context.Context, o Options, adm *kadm.Client, group string, ou
 	if err != nil {
 		return err
 	}
-	if len(d.Members) == 0 {
-		fmt.Fprintf(out, "\nConsumer group '%s' has no active members.\n", group)
-	}
+	memberState(out, errOut, group, d.State)
 	fmt.Fprintln(out)
 	fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tCURRENT-OFFSET\tLOG-END-OFFSET\tLAG\tCONSUMER-ID\tHOST\tCLIENT-ID")
 	sorted := make([]*row, 0, len(rows))

@@ -24,8 +24,9 @@ var Timeout = 60 * time.Second
 
 // Main runs kafka-consumer-groups.sh with parsed options and returns the
 // exit status: 0 on success, 1 with one "Error: …" line on stderr. As in
-// Kafka, groups --delete could not delete are reported on stdout and the
-// status is still 0.
+// Kafka, what its printError reports goes to stdout and the status is
+// still 0: groups --delete could not delete, a group --describe finds
+// does not exist, a group --reset-offsets may not reset (not inactive).
 // commandConfig holds --command-config client properties (may be nil).
 func Main(ctx context.Context, o Options, commandConfig map[string]string, stdout, stderr io.Writer) int {
 	// Kafka's checkArgs warns before it checks the rest of the options.
@@ -42,5 +43,5 @@ func Main(ctx context.Context, o Options, commandConfig map[string]string, stdou
 	defer adm.Close()
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	return clientutil.Report(stderr, "Error: ", Run(ctx, o, adm, stdout))
+	return clientutil.Report(stderr, "Error: ", Run(ctx, o, adm, stdout, stderr))
 }

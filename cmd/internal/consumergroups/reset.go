@@ -41,20 +41,40 @@ func parseTopicSpec(s string) (topicSpec, error) {
 	return spec, nil
 }
 
-// resetOffsets plans (and with --execute commits) new offsets for group,
-// printing GROUP TOPIC PARTITION NEW-OFFSET. Like Kafka, only an inactive
-// group (Empty or unknown) may be reset.
-func resetOffsets(ctx context.Context, o Options, adm *kadm.Client, group string, out io.Writer) error {
+// plannedOffset is one row of the --reset-offsets table.
+type plannedOffset struct {
+	group string
+	kadm.Offset
+}
+
+// printPlan is Kafka's printOffsetsToReset: GROUP TOPIC PARTITION
+// NEW-OFFSET, one row per planned offset.
+func printPlan(out io.Writer, plan []plannedOffset) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
+	fmt.Fprintln(out)
+	fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tNEW-OFFSET")
+	for _, x := range plan {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", x.group, x.Topic, x.Partition, x.At)
+	}
+	return tw.Flush()
+}
+
+// resetOffsets plans (and with --execute commits) new offsets for group
+// and returns the plan. Like Kafka, only an inactive group (Empty or
+// unknown) may be reset: for another one it prints Kafka's error line on
+// out and returns no plan and no error (Kafka goes on and exits 0).
+func resetOffsets(ctx context.Context, o Options, adm *kadm.Client, group string, out io.Writer) ([]plannedOffset, error) {
 	ds, err := adm.DescribeGroups(ctx, group)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if d, ok := ds[group]; ok && d.Err == nil && d.State != "Empty" && d.State != "Dead" {
-		return fmt.Errorf("assignments can only be reset if the group '%s' is inactive, but the current state is %s", group, d.State)
+		printError(out, "Assignments can only be reset if the group '%s' is inactive, but the current state is %s.", group, d.State)
+		return nil, nil
 	}
 	committed, err := adm.FetchOffsets(ctx, group)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var specs []topicSpec
 	if o.AllTopics {
@@ -65,7 +85,7 @@ func resetOffsets(ctx context.Context, o Options, adm *kadm.Client, group string
 		for _, s := range o.Topics {
 			spec, err := parseTopicSpec(s)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			specs = append(specs, spec)
 		}
@@ -77,32 +97,32 @@ func resetOffsets(ctx context.Context, o Options, adm *kadm.Client, group string
 	names := slices.Sorted(maps.Keys(topics))
 	starts, err := adm.ListStartOffsets(ctx, names...)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ends, err := adm.ListEndOffsets(ctx, names...)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var after kadm.ListedOffsets
 	switch {
 	case o.ToDatetime != "":
 		ts, err := ParseDatetime(o.ToDatetime)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if after, err = adm.ListOffsetsAfterMilli(ctx, ts.UnixMilli(), names...); err != nil {
-			return err
+			return nil, err
 		}
 	case o.ByDuration != "":
 		d, err := ParseISODuration(o.ByDuration)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if after, err = adm.ListOffsetsAfterMilli(ctx, o.Now().Add(-d).UnixMilli(), names...); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	var plan []kadm.Offset
+	var plan []plannedOffset
 	for _, s := range specs {
 		parts := s.partitions
 		if parts == nil {
@@ -112,7 +132,7 @@ func resetOffsets(ctx context.Context, o Options, adm *kadm.Client, group string
 				}
 			}
 			if len(parts) == 0 {
-				return fmt.Errorf("topic '%s' does not exist or has no partitions", s.topic)
+				return nil, fmt.Errorf("topic '%s' does not exist or has no partitions", s.topic)
 			}
 		}
 		sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
@@ -120,7 +140,7 @@ func resetOffsets(ctx context.Context, o Options, adm *kadm.Client, group string
 			start, sok := starts.Lookup(s.topic, p)
 			end, eok := ends.Lookup(s.topic, p)
 			if !sok || !eok || start.Err != nil || end.Err != nil {
-				return fmt.Errorf("partition %s-%d does not exist", s.topic, p)
+				return nil, fmt.Errorf("partition %s-%d does not exist", s.topic, p)
 			}
 			lo, hi := start.Offset, end.Offset
 			clamp := func(x int64) int64 {
@@ -154,7 +174,7 @@ func resetOffsets(ctx context.Context, o Options, adm *kadm.Client, group string
 				// refuses (IllegalArgumentException: usage error, exit 1);
 				// no group is left half reset, since nothing was committed yet.
 				if cur < 0 {
-					return clientutil.Usage("Cannot shift offset for partition %s-%d since there is no current committed offset", s.topic, p)
+					return nil, clientutil.Usage("Cannot shift offset for partition %s-%d since there is no current committed offset", s.topic, p)
 				}
 				target = clamp(cur + *o.ShiftBy)
 			default: // datetime / duration
@@ -163,27 +183,21 @@ func resetOffsets(ctx context.Context, o Options, adm *kadm.Client, group string
 					target = clamp(a.Offset)
 				}
 			}
-			plan = append(plan, kadm.Offset{Topic: s.topic, Partition: p, At: target, LeaderEpoch: -1})
+			plan = append(plan, plannedOffset{group, kadm.Offset{Topic: s.topic, Partition: p, At: target, LeaderEpoch: -1}})
 		}
 	}
 	if o.Execute {
 		os := kadm.Offsets{}
 		for _, x := range plan {
-			os.Add(x)
+			os.Add(x.Offset)
 		}
 		rs, err := adm.CommitOffsets(ctx, group, os)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := rs.Error(); err != nil {
-			return fmt.Errorf("committing new offsets of group '%s': %w", group, err)
+			return nil, fmt.Errorf("committing new offsets of group '%s': %w", group, err)
 		}
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(out)
-	fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tNEW-OFFSET")
-	for _, x := range plan {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", group, x.Topic, x.Partition, x.At)
-	}
-	return tw.Flush()
+	return plan, nil
 }
