@@ -52,14 +52,27 @@ func OptionsFromBroker(b *config.Broker, topic OffsetsTopic, log *zap.Logger) Op
 		CleanupInterval: b.OffsetsRetentionCheckInterval}
 }
 
-// Coordinator is the group coordinator: a "group-coordinator" supervisor
-// actor with one child actor per group. Its methods (api.go) are safe for
-// concurrent use and never block: answers come through reply callbacks.
+// Coordinator is the group coordinator: a "group-coordinator" router actor
+// with one actor per group. Its methods (api.go) are safe for concurrent
+// use and never block: answers come through reply callbacks.
+//
+// The router spawns the group actors (named
+// "group-coordinator/group-<n>-<group>") and watches them, but they are not
+// its protoactor children: each is a root actor supervised by
+// groupSupervision as its guardian. protoactor restarts an actor by
+// stopping all its children first (no directive restarts a parent and
+// keeps them), so as children a panic in the router would have stopped
+// every group actor and dropped the requests queued in their mailboxes
+// (answered only by RequestTimeout). This way a router restart restarts
+// that actor only: the restarted router is the same router value (the
+// producer returns it), so it keeps its registry of group actors, loaded
+// partitions and leader epochs, and the group actors run on.
 type Coordinator struct {
 	opts   Options
 	sys    *actor.ActorSystem
 	router *actor.PID
 	log    *zap.Logger
+	live   *liveGroups // every group actor spawned and not yet seen terminated
 
 	ctx    context.Context // cancelled by Stop; parent of loads and appends
 	cancel context.CancelFunc
@@ -70,7 +83,7 @@ type Coordinator struct {
 	ensureWarned atomic.Int64 // unix nanos of the last warnEnsure log
 }
 
-// New starts the coordinator's supervisor under sys. Stop it with Stop.
+// New starts the coordinator's router actor under sys. Stop it with Stop.
 func New(sys *actor.ActorSystem, opts Options) (*Coordinator, error) {
 	if opts.Topic == nil {
 		return nil, fmt.Errorf("coordinator: Options.Topic is required")
@@ -96,11 +109,9 @@ func New(sys *actor.ActorSystem, opts Options) (*Coordinator, error) {
 	}
 	c := &Coordinator{opts: opts, sys: sys, log: opts.Log}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	// Group actors rebuild their state from __consumer_offsets on restart,
-	// so restarting is always safe; back off a little so a poison request
-	// cannot spin a group.
-	strategy := &actors.BackoffStrategy{Initial: 10 * time.Millisecond, Max: time.Second, MaxRetries: 20, Window: time.Minute}
-	pid, err := sys.Root.SpawnNamed(actors.Props(c.log, func() actor.Actor { return newRouter(c) }, actor.WithSupervisor(strategy)), "group-coordinator")
+	c.live = &liveGroups{pids: map[*actor.PID]struct{}{}}
+	r := newRouter(c)
+	pid, err := sys.Root.SpawnNamed(actors.Props(c.log, func() actor.Actor { return r }, actor.WithGuardian(routerSupervision)), RouterName)
 	if err != nil {
 		c.cancel()
 		return nil, fmt.Errorf("coordinator: spawn: %w", err)
@@ -109,12 +120,67 @@ func New(sys *actor.ActorSystem, opts Options) (*Coordinator, error) {
 	return c, nil
 }
 
-// Stop stops every group actor and the supervisor, pending JoinGroup and
+// Stop stops the router and every group actor, pending JoinGroup and
 // SyncGroup requests get NOT_COORDINATOR, and in-flight loads are cancelled.
+// It returns once they have all stopped (ActorSystem.Shutdown would not stop
+// them).
 func (c *Coordinator) Stop() {
 	c.cancel()
+	// The router first: it spawns no group actor and routes nothing once
+	// stopped, and answers what it holds with NOT_COORDINATOR.
 	_ = c.sys.Root.StopFuture(c.router).Wait()
+	// The group actors are not the router's children (see Coordinator):
+	// stop them all, then wait for each.
+	c.live.mu.Lock()
+	c.live.closed = true // no group actor is spawned from now on
+	futures := make([]*actor.Future, 0, len(c.live.pids))
+	for pid := range c.live.pids {
+		// One already gone from the process registry has stopped: a Stop
+		// would be a dead letter.
+		if _, ok := c.sys.ProcessRegistry.GetLocal(pid.Id); ok {
+			futures = append(futures, c.sys.Root.StopFuture(pid))
+		}
+	}
+	clear(c.live.pids)
+	c.live.mu.Unlock()
+	for _, f := range futures {
+		_ = f.Wait()
+	}
 	c.wg.Wait()
+}
+
+// RouterName is the router actor's name; the group actors it spawns and
+// watches are named "<RouterName>/group-<n>-<group>".
+const RouterName = "group-coordinator"
+
+// routerSupervision restarts the router after a panic, always: its state
+// outlives the restart (the producer returns the same router), and a
+// stopped router would leave the broker unable to coordinate any group.
+var routerSupervision = &actors.BackoffStrategy{Initial: 10 * time.Millisecond, Max: time.Second, MaxRetries: actors.NeverGiveUp, Window: time.Minute}
+
+// groupSupervision is the group actors' guardian. Group actors rebuild
+// their state from __consumer_offsets on restart, so restarting is always
+// safe; back off a little so a poison request cannot spin a group, and
+// stop a group actor failing more than 20 times a minute (the router
+// watches it, forgets it, and spawns a fresh one on the next request).
+var groupSupervision = &actors.BackoffStrategy{Initial: 10 * time.Millisecond, Max: time.Second, MaxRetries: 20, Window: time.Minute}
+
+// liveGroups is every group actor spawned and not yet seen terminated,
+// shared by the router and Stop (which stops them all).
+type liveGroups struct {
+	mu     sync.Mutex
+	closed bool
+	pids   map[*actor.PID]struct{}
+}
+
+func (l *liveGroups) remove(pid *actor.PID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for p := range l.pids {
+		if p.Equal(pid) {
+			delete(l.pids, p)
+		}
+	}
 }
 
 // PartitionFor is the __consumer_offsets partition that holds group.
@@ -259,9 +325,11 @@ type partState struct {
 	deleted map[string]bool
 }
 
-// router is the group-coordinator supervisor: it owns which partitions are
+// router is the group-coordinator actor: it owns which partitions are
 // loaded and which group actors exist, and forwards each GroupRequest to
-// its group's actor (spawning it on demand).
+// its group's actor (spawning and watching it on demand). One router value
+// serves every incarnation of the actor, so a restart keeps this state
+// (only the requests and ListGroups it holds are answered, see Receive).
 type router struct {
 	c        *Coordinator
 	children map[string]*child // ListGroups lists their listing slots
@@ -329,12 +397,13 @@ func (r *router) Receive(ctx actor.Context) {
 	case *actor.Started:
 		r.armCleanup(ctx)
 	case *actor.Restarting:
-		// After a panic: the next instance starts empty (protoactor stops
-		// the group actors first; they reload from __consumer_offsets on
-		// the next request) and arms its own cleanup timer. What this one
-		// holds is answered now with a retriable error, not left to the
-		// RequestTimeout safety net: requests waiting for a partition
-		// load (the client finds the coordinator again and retries), and
+		// After a panic: the restarted actor is this same router (its
+		// registry is kept, and the group actors, not its children, run
+		// on with the requests queued in their mailboxes) and re-arms the
+		// cleanup timer on Started. What it holds is answered now with a
+		// retriable error, not left to the RequestTimeout safety net:
+		// requests waiting for a partition load (the client finds the
+		// coordinator again and retries; the load itself carries on), and
 		// pending ListGroups with what is listed.
 		r.abandon(kerr.CoordinatorNotAvailable.Code)
 	case *actor.Stopping:
@@ -356,6 +425,9 @@ func (r *router) Receive(ctx actor.Context) {
 			delete(r.children, m.group)
 		}
 	case *actor.Terminated:
+		// A watched group actor stopped: asked to (resign, removable), or
+		// its guardian gave up on it; the next request spawns a fresh one.
+		r.c.live.remove(m.Who)
 		for id, ch := range r.children {
 			if ch.pid.Equal(m.Who) {
 				delete(r.children, id)
@@ -429,20 +501,41 @@ func (r *router) spawn(ctx actor.Context, group string, p int32, l *Loaded) *chi
 		g := RestoreGroup(group, r.c.opts.Config, nil, l, r.c.opts.Now())
 		slot.set(g.Listing(), !g.Removable())
 	}
+	self := ctx.Self()
 	props := actors.Props(r.c.log, func() actor.Actor {
-		return &groupActor{c: r.c, id: group, partition: p, seed: s, listing: slot}
-	})
+		return &groupActor{c: r.c, router: self, id: group, partition: p, seed: s, listing: slot}
+	}, actor.WithGuardian(groupSupervision))
 	// The sequence number keeps names unique: a stopped actor may still
 	// be registered when its group is recreated.
 	r.seq++
-	pid, err := ctx.SpawnNamed(props, fmt.Sprintf("group-%d-%s", r.seq, group))
+	pid, err := r.spawnLive(ctx, props, fmt.Sprintf("%s/group-%d-%s", RouterName, r.seq, group))
 	if err != nil {
 		r.c.log.Error("spawn group actor", zap.String("group", group), zap.Error(err))
 		return nil
 	}
+	// A watch of an actor already stopped answers Terminated at once.
+	ctx.Watch(pid)
 	ch := &child{pid: pid, partition: p, listing: slot}
 	r.children[group] = ch
 	return ch
+}
+
+// spawnLive spawns a group actor as a root actor (not the router's child:
+// see Coordinator) and records it in c.live, under its lock with Stop's
+// closed flag: Stop stops every group actor it finds there, so none may be
+// spawned after it looked.
+func (r *router) spawnLive(ctx actor.Context, props *actor.Props, name string) (*actor.PID, error) {
+	live := r.c.live
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	if live.closed {
+		return nil, fmt.Errorf("coordinator stopped")
+	}
+	pid, err := ctx.ActorSystem().Root.SpawnNamed(props, name)
+	if err == nil {
+		live.pids[pid] = struct{}{}
+	}
+	return pid, err
 }
 
 // startLoad reads a partition in the background; requests for its groups
@@ -589,6 +682,7 @@ type seed struct {
 // groupActor owns one Group.
 type groupActor struct {
 	c         *Coordinator
+	router    *actor.PID // the router (not its parent: see Coordinator)
 	id        string
 	partition int32
 	seed      *seed
@@ -598,7 +692,7 @@ type groupActor struct {
 	preparing bool // the group was in PreparingRebalance after the last message (rebalance counter)
 	// applying is the GroupRequest being handled: set from Apply until
 	// after has sent its groupDone, so on Restarting (or Stopping, when
-	// the supervisor gives up) it is the request that panicked.
+	// its guardian gives up) it is the request that panicked.
 	applying *GroupRequest
 	// listing is where the actor publishes the group's ListGroups entry;
 	// shared by the actor's incarnations (a restart keeps it).
@@ -675,7 +769,7 @@ func (a *groupActor) failApplying(ctx actor.Context) {
 	a.applying = nil
 	a.c.log.Warn("group request panicked; answering COORDINATOR_NOT_AVAILABLE", zap.String("group", a.id), zap.String("api", req.API))
 	req.Fail(kerr.CoordinatorNotAvailable.Code)
-	ctx.Send(ctx.Parent(), &groupDone{group: a.id, pid: ctx.Self(), counted: true})
+	ctx.Send(a.router, &groupDone{group: a.id, pid: ctx.Self(), counted: true})
 }
 
 func (a *groupActor) start() {
@@ -730,7 +824,7 @@ func (a *groupActor) after(ctx actor.Context, counted bool) {
 	}
 	removable := a.g.Removable()
 	a.listing.set(a.g.Listing(), !removable)
-	ctx.Send(ctx.Parent(), &groupDone{group: a.id, pid: ctx.Self(), counted: counted, removable: removable})
+	ctx.Send(a.router, &groupDone{group: a.id, pid: ctx.Self(), counted: counted, removable: removable})
 	a.g.release()
 }
 

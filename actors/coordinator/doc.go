@@ -18,7 +18,8 @@
 //     rebuilds groups from a partition's records.
 //   - groupActor (coordinator.go) is one protoactor actor per group, owning
 //     one Group; Coordinator (coordinator.go) is the group-coordinator
-//     supervisor that routes requests to group actors, loads
+//     router actor that routes requests to group actors (root actors it
+//     spawns and watches, so its restart stops none of them), loads
 //     __consumer_offsets partitions, and answers NOT_COORDINATOR /
 //     COORDINATOR_LOAD_IN_PROGRESS. Requests come in over channels (never
 //     RequestFuture, ARCHITECTURE-NOTES §1.7). A group actor publishes
