@@ -125,13 +125,11 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 	if len(pending) == 0 {
 		return wire.Now(wire.Response{Msg: resp, None: none})
 	}
-	ch := make(chan wire.Response, 1)
-	b.spawn(func() { // ends with rc.Ctx, cancelled by the server's Close before the handlers' Close
+	return b.later(func() wire.Response { // ends with rc.Ctx, cancelled by the server's Close before the handlers' Close
 		timeout := time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond
 		waitProduce(rc, pending, req.Version, timeout)
-		ch <- wire.Response{Msg: resp, None: none}
+		return wire.Response{Msg: resp, None: none}
 	})
-	return wire.Later(ch)
 }
 
 // prepareProduce validates one partition's records and builds its Produce
