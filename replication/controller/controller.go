@@ -353,14 +353,10 @@ func (c *Controller) bumpEpoch() error {
 	}
 	if err != nil {
 		c.epoch = 0
-		if c.active { // a re-election after an actor restart failed
-			c.activeEpoch.Store(0)
-		}
+		c.setActiveLocked(c.active) // a failed re-election after an actor restart reports 0
 		return fmt.Errorf("controller: bump %s: %w", zkmeta.ControllerEpochPath, err)
 	}
-	if c.active { // re-elected after an actor restart (recoverLocked)
-		c.activeEpoch.Store(c.epoch)
-	}
+	c.setActiveLocked(c.active) // re-elected after an actor restart (recoverLocked): the new epoch
 	return nil
 }
 
