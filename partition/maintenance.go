@@ -56,17 +56,10 @@ func (c *MaintenanceConfig) defaults() {
 	if c.Cleaner.DedupeBufferSize <= 0 {
 		c.Cleaner = storage.DefaultCleanerConfig()
 	}
-	if c.Backoff.Initial <= 0 {
-		c.Backoff.Initial = 100 * time.Millisecond
-	}
-	if c.Backoff.Max <= 0 {
-		c.Backoff.Max = 10 * time.Second
-	}
+	// Initial, Max and Window default in BackoffStrategy itself (100 ms,
+	// 10 s, 1 min); only the give-up rule differs: never.
 	if c.Backoff.MaxRetries == 0 {
 		c.Backoff.MaxRetries = actors.NeverGiveUp
-	}
-	if c.Backoff.Window <= 0 {
-		c.Backoff.Window = time.Minute
 	}
 }
 
