@@ -132,9 +132,7 @@ func handleFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Rep
 	if s.done() {
 		return wire.Now(s.respond(rc.Version))
 	}
-	ch := make(chan wire.Response, 1)
-	b.spawn(func() { s.longPoll(rc, ch) }) // ends with rc.Ctx, as produce's wait
-	return wire.Later(ch)
+	return b.later(func() wire.Response { return s.longPoll(rc) }) // ends with rc.Ctx, as produce's wait
 }
 
 // done reports whether to answer now rather than wait.
@@ -143,8 +141,8 @@ func (s *fetchState) done() bool {
 }
 
 // longPoll waits for new data (or MaxWaitMillis, or the connection to
-// close) and answers on ch.
-func (s *fetchState) longPoll(rc *wire.RequestContext, ch chan<- wire.Response) {
+// close) and returns the answer.
+func (s *fetchState) longPoll(rc *wire.RequestContext) wire.Response {
 	timer := time.NewTimer(time.Duration(s.req.MaxWaitMillis) * time.Millisecond)
 	defer timer.Stop()
 	var closed <-chan struct{}
@@ -177,8 +175,7 @@ func (s *fetchState) longPoll(rc *wire.RequestContext, ch chan<- wire.Response) 
 		}
 		s.readAll()
 		if expired || s.done() {
-			ch <- s.respond(rc.Version)
-			return
+			return s.respond(rc.Version)
 		}
 	}
 }
