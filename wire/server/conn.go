@@ -114,8 +114,16 @@ func (c *conn) readLoop() {
 		}
 		// Decoded requests (Produce's RecordBatches in particular) alias the
 		// frame until their response is written; Produce frames are then
-		// recycled (framepool.go), the others left to the GC.
-		frame, handle := getFrame(int(size))
+		// recycled (framepool.go), the others allocated at their exact size
+		// and left to the GC. The API key (the frame's first two bytes)
+		// decides which, before the frame is read.
+		var frame []byte
+		var handle *[]byte
+		if key, err := peekKey(br, size); err == nil && key == 0 {
+			frame, handle = getFrame(int(size))
+		} else {
+			frame = make([]byte, size)
+		}
 		if _, err := io.ReadFull(br, frame); err != nil {
 			if c.ctx.Err() == nil {
 				c.closeWithReason(fmt.Sprintf("truncated request frame (size %d)", size), zap.Error(err))
@@ -254,4 +262,18 @@ func release(r wire.Response) {
 		r.Body.Release = nil
 		f()
 	}
+}
+
+// peekKey reads the API key of a frame of size bytes without consuming
+// it; a frame too short to hold one is not peeked into (its bytes past the
+// frame belong to the next request).
+func peekKey(br *bufio.Reader, size int32) (int16, error) {
+	if size < 2 {
+		return -1, io.ErrUnexpectedEOF
+	}
+	b, err := br.Peek(2)
+	if err != nil {
+		return -1, err
+	}
+	return int16(binary.BigEndian.Uint16(b)), nil
 }

@@ -41,7 +41,7 @@ func frameClass(size int) int {
 	return c - minFrameClass
 }
 
-// getFrame returns a buffer of length size (its contents are garbage; the
+// getFrame (used for Produce frames only) returns a buffer of length size (its contents are garbage; the
 // caller overwrites all of it) and, when it belongs to a size class, the
 // handle to give back to putFrame.
 func getFrame(size int) ([]byte, *[]byte) {
