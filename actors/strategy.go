@@ -116,3 +116,11 @@ func (s *BackoffStrategy) HandleFailure(sys *actor.ActorSystem, sup actor.Superv
 		sup.RestartChildren(child)
 	})
 }
+
+// ManagerStrategy supervises the actors that own other actors' lifecycles
+// (replica-manager, fetcher-manager, group-coordinator): 10 ms doubling to
+// 1 s, never giving up, since a stopped manager could host, follow or
+// coordinate nothing new. Their state lives outside the actor value, so a
+// restart only costs the delay. Shared: the strategy keeps no per-child
+// state of its own (protoactor passes the child's RestartStatistics).
+var ManagerStrategy = &BackoffStrategy{Initial: 10 * time.Millisecond, Max: time.Second, MaxRetries: NeverGiveUp, Window: time.Minute}

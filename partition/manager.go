@@ -174,7 +174,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 // always: it is stateless (a restart loses nothing) and a stopped one
 // would leave the broker unable to host a new partition. Its partition
 // actors run on through its restarts (see Manager).
-var managerSupervision = &actors.BackoffStrategy{Initial: 10 * time.Millisecond, Max: time.Second, MaxRetries: actors.NeverGiveUp, Window: time.Minute}
+var managerSupervision = actors.ManagerStrategy
 
 // spawnWatched runs on the replica-manager actor: it spawns the partition
 // actor as a root actor under the manager's strategy, registers the

@@ -156,7 +156,7 @@ const RouterName = "group-coordinator"
 // routerSupervision restarts the router after a panic, always: its state
 // outlives the restart (the producer returns the same router), and a
 // stopped router would leave the broker unable to coordinate any group.
-var routerSupervision = &actors.BackoffStrategy{Initial: 10 * time.Millisecond, Max: time.Second, MaxRetries: actors.NeverGiveUp, Window: time.Minute}
+var routerSupervision = actors.ManagerStrategy
 
 // groupSupervision is the group actors' guardian. Group actors rebuild
 // their state from __consumer_offsets on restart, so restarting is always

@@ -225,7 +225,7 @@ var fetcherSupervision = &actors.BackoffStrategy{Initial: 100 * time.Millisecond
 // always: its fetchers and assignment outlive the restart (see Start), and
 // a stopped manager would leave every follower that a later LeaderAndIsr
 // names without a fetcher.
-var managerSupervision = &actors.BackoffStrategy{Initial: 10 * time.Millisecond, Max: time.Second, MaxRetries: actors.NeverGiveUp, Window: time.Minute}
+var managerSupervision = actors.ManagerStrategy
 
 // managerActor owns the partition → fetcher assignment. Fetchers restart
 // under fetcherSupervision on a panic; their partition set lives in
