@@ -40,8 +40,9 @@ func PanicLogger(log *zap.Logger) actor.ReceiverMiddleware {
 // actor.WithMailbox in opts (then its depth reads -1 and tracing sees no
 // queue time). Always build Props per spawn through this helper:
 // protoactor's Configure appends to a shared *Props, so reusing one value
-// makes middleware chains grow with every spawn (ARCHITECTURE-NOTES §1.6),
-// and the instruments keep one record per Props.
+// makes middleware chains grow with every spawn (protoactor-go's
+// Props.Configure appends to the receiver's middleware slice), and the
+// instruments keep one record per Props.
 func Props(log *zap.Logger, producer actor.Producer, opts ...actor.PropsOption) *actor.Props {
 	c := &cell{}
 	unbounded := actor.Unbounded()

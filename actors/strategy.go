@@ -23,7 +23,8 @@ import (
 // lost) — protoactor suspends it before reporting the failure.
 //
 // Zero fields take the defaults Initial 100ms, Max 10s, MaxRetries 5,
-// Window 60s (the partition policy of ARCHITECTURE-NOTES §4.2). A negative
+// Window 60s (the partition actor's policy in the README's supervision
+// table). A negative
 // MaxRetries (NeverGiveUp) restarts forever: the delay still grows to Max
 // while failures keep coming within Window, and OnGiveUp never runs — the
 // policy of actors that have nothing to fall back on (replica fetchers,

@@ -3,7 +3,8 @@
 //
 // Why not (*net.TCPConn).ReadFrom: on Linux it sends from the file's SHARED
 // offset (and moves it), so concurrent fetches of one segment file corrupt
-// each other (see ARCHITECTURE-NOTES §4.4). SendfileAt passes the offset to
+// each other (Go passes no offset to sendfile(2), so the kernel reads from
+// and advances the file's own offset). SendfileAt passes the offset to
 // sendfile(2) explicitly and never touches the file offset; CopyAt is the
 // pread+write fallback for connections that are not plain TCP (TLS, pipes in
 // tests) and for platforms without sendfile.
