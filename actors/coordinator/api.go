@@ -15,7 +15,7 @@ import (
 // implements handlers.GroupSource): each method takes the decoded kmsg
 // request and calls reply exactly once with the response at the request's
 // version — possibly later, from another goroutine (JoinGroup waits for
-// the rebalance). Methods never block. Answers given on a group actor go
+// the rebalance, a commit for its append). Methods never block. Answers given on a group actor go
 // through the group's outbox (viaOutbox), so they are released only once
 // what the request changed is visible to other requests (publish.go).
 
@@ -255,7 +255,9 @@ func (c *Coordinator) LeaveGroup(_ context.Context, req *kmsg.LeaveGroupRequest,
 // OffsetCommit serves OffsetCommit v0–v8. A partition whose metadata is
 // longer than offset.metadata.max.bytes gets OFFSET_METADATA_TOO_LARGE
 // (Kafka's GroupMetadataManager.storeOffsets); the others are committed
-// together, durably, before the answer. As in Kafka, the group's checks
+// together, durably, before the answer: the group actor appends them off
+// its goroutine and answers when the append completes or fails, serving
+// the group's heartbeats meanwhile. As in Kafka, the group's checks
 // (coordinator, member, generation, state) come first: an error there is
 // every partition's, the oversized ones included, and a request whose
 // partitions are all oversized is still checked (and may create the group).
@@ -319,11 +321,8 @@ func (c *Coordinator) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequ
 	r := guard(c.opts.RequestTimeout, out, func() commitResult { return commitResult{code: kerr.CoordinatorNotAvailable.Code} })
 	cr := CommitRequest{MemberID: req.MemberID, InstanceID: optString(req.InstanceID), Generation: gen, Offsets: offs}
 	c.send(&GroupRequest{Group: req.Group, API: "OffsetCommit",
-		Apply: func(g *Group, now time.Time) {
-			code, accepted := g.commit(now, cr)
-			viaOutbox(g, r)(commitResult{code, accepted})
-		},
-		Fail: func(code int16) { r(commitResult{code: code}) },
+		Apply: func(g *Group, now time.Time) { g.commit(now, cr, viaOutbox(g, r)) },
+		Fail:  func(code int16) { r(commitResult{code: code}) },
 	})
 }
 
@@ -519,8 +518,8 @@ func (c *Coordinator) OffsetDelete(_ context.Context, req *kmsg.OffsetDeleteRequ
 	r := guard(c.opts.RequestTimeout, out, func() res { return res{top: kerr.CoordinatorNotAvailable.Code} })
 	c.send(&GroupRequest{Group: req.Group, API: "OffsetDelete",
 		Apply: func(g *Group, now time.Time) {
-			top, codes := g.DeleteOffsets(now, tps)
-			viaOutbox(g, r)(res{top, codes})
+			out := viaOutbox(g, r)
+			g.deleteOffsets(now, tps, func(top int16, codes []int16) { out(res{top, codes}) })
 		},
 		Fail: func(code int16) { r(res{top: code}) },
 	})
@@ -607,7 +606,7 @@ func (c *Coordinator) DeleteGroups(_ context.Context, req *kmsg.DeleteGroupsRequ
 			done()
 		}, func() int16 { return kerr.CoordinatorNotAvailable.Code })
 		c.send(&GroupRequest{Group: id, API: "DeleteGroups",
-			Apply: func(g *Group, now time.Time) { viaOutbox(g, r)(g.Delete(now)) },
+			Apply: func(g *Group, now time.Time) { g.delete(now, viaOutbox(g, r)) },
 			Fail:  r,
 		})
 	})

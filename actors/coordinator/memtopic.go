@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"gregor/storage/record"
 )
 
@@ -19,6 +21,11 @@ type MemTopic struct {
 	loads    map[int32]int
 	held     int           // Loads waiting at gate
 	gate     chan struct{} // non-nil: Loads wait for it to close
+	// appendGate, if non-nil, holds Appends until it closes; appendOutcome
+	// is then their result (nil: appended). appendsHeld counts the waiting.
+	appendGate    chan struct{}
+	appendOutcome *error
+	appendsHeld   int
 	// AppendErr, if set, fails every Append (e.g. kerr.NotEnoughReplicas).
 	AppendErr error
 	Host      string
@@ -60,10 +67,68 @@ func (m *MemTopic) SetAppendErr(err error) {
 	m.AppendErr = err
 }
 
-// Append implements OffsetsTopic.
-func (m *MemTopic) Append(_ context.Context, p int32, batch []byte) (int64, error) {
+// HoldAppends makes every Append that starts from now on wait (as an
+// acks=-1 produce waits for slow followers) until release(err) is called
+// or the Append's context ends (REQUEST_TIMED_OUT, as the produce path's
+// timeout). release(nil) lets them append; release(err) fails them with
+// err and appends nothing. For tests of what a group does while its
+// writes are in flight.
+func (m *MemTopic) HoldAppends() (release func(err error)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	gate := make(chan struct{})
+	outcome := new(error)
+	m.appendGate, m.appendOutcome = gate, outcome
+	var once sync.Once
+	return func(err error) {
+		once.Do(func() {
+			m.mu.Lock()
+			*outcome = err
+			if m.appendGate == gate {
+				m.appendGate, m.appendOutcome = nil, nil
+			}
+			m.mu.Unlock()
+			close(gate)
+		})
+	}
+}
+
+// AppendsHeld is how many Appends wait for HoldAppends' release.
+func (m *MemTopic) AppendsHeld() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.appendsHeld
+}
+
+// Appended is how many batches partition p holds.
+func (m *MemTopic) Appended(p int32) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.parts[p])
+}
+
+// Append implements OffsetsTopic.
+func (m *MemTopic) Append(ctx context.Context, p int32, batch []byte) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if gate, outcome := m.appendGate, m.appendOutcome; gate != nil {
+		m.appendsHeld++
+		m.mu.Unlock()
+		var err error
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			err = kerr.RequestTimedOut
+		}
+		m.mu.Lock()
+		m.appendsHeld--
+		if err == nil {
+			err = *outcome
+		}
+		if err != nil {
+			return -1, err
+		}
+	}
 	if m.AppendErr != nil {
 		return -1, m.AppendErr
 	}
