@@ -359,8 +359,9 @@ type fetchResult struct {
 }
 
 // OffsetFetch serves OffsetFetch v0–v8 (v8+: several groups at once).
-// require_stable (v7+) never waits: Gregor has no transactional offset
-// commits that could be pending.
+// require_stable (v7+) never waits: a partition whose commit is still
+// being appended is answered UNSTABLE_OFFSET_COMMIT (retriable), as Kafka
+// does (see Group.fetchOffsets); without it the last committed offset.
 func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchRequest, reply func(*kmsg.OffsetFetchResponse)) {
 	var groups []fetchGroup
 	if req.Version < 8 {
@@ -395,8 +396,10 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 		set := func(res fetchResult) { results[i] = res; done() }
 		r := guard(c.opts.RequestTimeout, set, func() fetchResult { return fetchResult{code: kerr.CoordinatorNotAvailable.Code} })
 		c.send(&GroupRequest{Group: fg.group, API: "OffsetFetch",
-			Apply: func(g *Group, _ time.Time) { viaOutbox(g, r)(fetchResult{offsets: g.FetchOffsets(fg.tps)}) },
-			Fail:  func(code int16) { r(fetchResult{code: code}) },
+			Apply: func(g *Group, _ time.Time) {
+				viaOutbox(g, r)(fetchResult{offsets: g.fetchOffsets(fg.tps, req.Version >= 7 && req.RequireStable)})
+			},
+			Fail: func(code int16) { r(fetchResult{code: code}) },
 		})
 	})
 }
@@ -441,6 +444,7 @@ func buildOffsetFetch(req *kmsg.OffsetFetchRequest, groups []fetchGroup, results
 				}
 				p := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 				p.Partition, p.Offset, p.LeaderEpoch, p.Metadata = o.Partition, o.Offset, o.LeaderEpoch, strp(o.Metadata)
+				p.ErrorCode = o.ErrorCode
 				cur.Partitions = append(cur.Partitions, p)
 			}
 			resp.Groups = append(resp.Groups, rg)
@@ -468,6 +472,7 @@ func buildOffsetFetch(req *kmsg.OffsetFetchRequest, groups []fetchGroup, results
 		}
 		p := kmsg.NewOffsetFetchResponseTopicPartition()
 		p.Partition, p.Offset, p.LeaderEpoch, p.Metadata = o.Partition, o.Offset, o.LeaderEpoch, strp(o.Metadata)
+		p.ErrorCode = o.ErrorCode
 		if res.code != 0 && req.Version < 2 {
 			p.ErrorCode = res.code
 		}

@@ -47,6 +47,24 @@ func awaitHeld(t *testing.T, topic *MemTopic, n int) {
 	}
 }
 
+// eventually polls cond (bounded: 10 s) until it holds; for the records a
+// group appends after its answer (tombstones of a cleanup), which no
+// answer announces.
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ok, last := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s", what, last)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // notYet fails if ch already has an answer.
 func notYet[T any](t *testing.T, ch <-chan T, what string) {
 	t.Helper()
@@ -55,6 +73,25 @@ func notYet[T any](t *testing.T, ch <-chan T, what string) {
 		t.Fatalf("%s answered %v while its append is held", what, v)
 	default:
 	}
+}
+
+// fetchStable is an OffsetFetch v7 with require_stable of one partition:
+// the partition's error code and offset.
+func fetchStable(t *testing.T, c *Coordinator, group, topic string, part int32) (int16, int64) {
+	t.Helper()
+	r := kmsg.NewPtrOffsetFetchRequest()
+	r.Version, r.Group, r.RequireStable = 7, group, true
+	rt := kmsg.NewOffsetFetchRequestTopic()
+	rt.Topic, rt.Partitions = topic, []int32{part}
+	r.Topics = append(r.Topics, rt)
+	ch, reply := chanOf[*kmsg.OffsetFetchResponse]()
+	c.OffsetFetch(context.Background(), r, reply)
+	f := wait(t, ch)
+	if f.ErrorCode != 0 || len(f.Topics) != 1 || len(f.Topics[0].Partitions) != 1 {
+		t.Fatalf("fetch %+v", f)
+	}
+	p := f.Topics[0].Partitions[0]
+	return p.ErrorCode, p.Offset
 }
 
 func describe(t *testing.T, c *Coordinator, group string) kmsg.DescribeGroupsResponseGroup {
@@ -88,9 +125,13 @@ func TestHeartbeatsAnsweredWhileCommitAppendIsHeld(t *testing.T) {
 	if d := describe(t, c, "g"); d.State != "Stable" || len(d.Members) != 1 {
 		t.Fatalf("group during the held commit: %s with %d members", d.State, len(d.Members))
 	}
-	// Not visible before the append succeeds (Kafka's pending commits).
+	// Not visible before the append succeeds (Kafka's pending commits);
+	// a fetch that requires stable offsets is told to retry.
 	if off := offsetOf(fetchAll(t, c, "g"), "orders", 0); off != -1 {
 		t.Fatalf("offset %d visible before its append completed", off)
+	}
+	if code, off := fetchStable(t, c, "g", "orders", 0); code != kerr.UnstableOffsetCommit.Code || off != -1 {
+		t.Fatalf("require_stable fetch during the held commit: %d offset %d, want UNSTABLE_OFFSET_COMMIT", code, off)
 	}
 	notYet(t, done, "commit")
 
@@ -100,6 +141,9 @@ func TestHeartbeatsAnsweredWhileCommitAppendIsHeld(t *testing.T) {
 	}
 	if off := offsetOf(fetchAll(t, c, "g"), "orders", 0); off != 42 {
 		t.Fatalf("offset %d after the append, want 42", off)
+	}
+	if code, off := fetchStable(t, c, "g", "orders", 0); code != 0 || off != 42 {
+		t.Fatalf("require_stable fetch after the append: %d offset %d", code, off)
 	}
 	if n := topic.Appended(p); n != before+1 {
 		t.Fatalf("%d batches appended, want 1", n-before)

@@ -119,32 +119,52 @@ func (g *Group) validateOffsetCommit(req CommitRequest) int16 {
 }
 
 // FetchedOffset is one partition's answer to OffsetFetch: Offset -1 and
-// empty metadata when nothing is committed.
+// empty metadata when nothing is committed. ErrorCode is the partition's
+// error (0, or UNSTABLE_OFFSET_COMMIT: see fetchOffsets).
 type FetchedOffset struct {
 	TopicPartition
 	OffsetAndMetadata
+	ErrorCode int16
 }
 
 // FetchOffsets returns the committed offsets of tps, or of every partition
 // with a commit when tps is nil (sorted by topic and partition). Unknown or
-// dead groups have no offsets.
+// dead groups have no offsets. Commits whose append is in flight are not
+// shown (the previous committed offset is).
 func (g *Group) FetchOffsets(tps []TopicPartition) []FetchedOffset {
+	return g.fetchOffsets(tps, false)
+}
+
+// fetchOffsets is FetchOffsets; with requireStable (OffsetFetch v7+,
+// KIP-447) a partition with a commit still being appended is answered
+// UNSTABLE_OFFSET_COMMIT and offset -1 instead, as Kafka's getOffsets does
+// for pending commits, so the client retries rather than reading an
+// offset about to change.
+func (g *Group) fetchOffsets(tps []TopicPartition, requireStable bool) []FetchedOffset {
 	live := g.exists && g.state != Dead
 	if tps == nil {
 		if !live {
 			return nil
 		}
-		out := make([]FetchedOffset, 0, len(g.offsets))
-		for tp, o := range g.offsets {
-			out = append(out, FetchedOffset{tp, o})
+		tps = make([]TopicPartition, 0, len(g.offsets))
+		for tp := range g.offsets {
+			tps = append(tps, tp)
 		}
+		out := g.fetchOffsets(tps, requireStable)
 		sortFetched(out)
 		return out
 	}
 	out := make([]FetchedOffset, len(tps))
 	for i, tp := range tps {
 		out[i] = FetchedOffset{TopicPartition: tp, OffsetAndMetadata: OffsetAndMetadata{Offset: -1, LeaderEpoch: -1}}
-		if o, ok := g.offsets[tp]; ok && live {
+		if !live {
+			continue
+		}
+		if _, pending := g.pendingOffsets[tp]; pending && requireStable {
+			out[i].ErrorCode = kerr.UnstableOffsetCommit.Code
+			continue
+		}
+		if o, ok := g.offsets[tp]; ok {
 			out[i].OffsetAndMetadata = o
 		}
 	}
