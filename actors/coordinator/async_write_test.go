@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -38,13 +39,10 @@ func commitAsync(c *Coordinator, group, member string, gen int32, topic string, 
 // awaitHeld waits until n appends wait at the topic's hold.
 func awaitHeld(t *testing.T, topic *MemTopic, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for topic.AppendsHeld() != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d appends held, want %d", topic.AppendsHeld(), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	eventually(t, "appends held", func() (bool, string) {
+		got := topic.AppendsHeld()
+		return got == n, fmt.Sprintf("%d held, want %d", got, n)
+	})
 }
 
 // eventually polls cond (bounded: 10 s) until it holds; for the records a
