@@ -209,7 +209,7 @@ func TestSessionExpiresWhileCommitAppendIsHeld(t *testing.T) {
 	}
 	ja, jb := joinReq("s", ""), joinReq("s", "")
 	ja.SessionTimeoutMillis, ja.RebalanceTimeoutMillis = 5000, 5000
-	jb.SessionTimeoutMillis, jb.RebalanceTimeoutMillis = 300, 5000
+	jb.SessionTimeoutMillis, jb.RebalanceTimeoutMillis = 1500, 5000
 	ja.MemberID = wait(t, join(ja)).MemberID
 	jb.MemberID = wait(t, join(jb)).MemberID
 	ca, cb := join(ja), join(jb)
@@ -239,8 +239,9 @@ func TestSessionExpiresWhileCommitAppendIsHeld(t *testing.T) {
 	release = topic.HoldAppends()
 	done := commitAsync(c, "s", b.MemberID, 1, "orders", 0, 5)
 	awaitHeld(t, topic, 1)
-	// b's session (300 ms) runs out while its commit is held: the group's
-	// timer still fires and evicts it; a, heartbeating, stays.
+	// b's session (1.5 s: room for its SyncGroup on a loaded machine)
+	// runs out while its commit is held: the group's timer still fires
+	// and evicts it; a, heartbeating, stays.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		code := heartbeat(t, c, "s", a.MemberID, 1)
