@@ -15,7 +15,7 @@ import (
 // implements handlers.GroupSource): each method takes the decoded kmsg
 // request and calls reply exactly once with the response at the request's
 // version — possibly later, from another goroutine (JoinGroup waits for
-// the rebalance). Methods never block. Answers given on a group actor go
+// the rebalance, a commit for its append). Methods never block. Answers given on a group actor go
 // through the group's outbox (viaOutbox), so they are released only once
 // what the request changed is visible to other requests (publish.go).
 
@@ -255,7 +255,9 @@ func (c *Coordinator) LeaveGroup(_ context.Context, req *kmsg.LeaveGroupRequest,
 // OffsetCommit serves OffsetCommit v0–v8. A partition whose metadata is
 // longer than offset.metadata.max.bytes gets OFFSET_METADATA_TOO_LARGE
 // (Kafka's GroupMetadataManager.storeOffsets); the others are committed
-// together, durably, before the answer. As in Kafka, the group's checks
+// together, durably, before the answer: the group actor appends them off
+// its goroutine and answers when the append completes or fails, serving
+// the group's heartbeats meanwhile. As in Kafka, the group's checks
 // (coordinator, member, generation, state) come first: an error there is
 // every partition's, the oversized ones included, and a request whose
 // partitions are all oversized is still checked (and may create the group).
@@ -319,11 +321,8 @@ func (c *Coordinator) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequ
 	r := guard(c.opts.RequestTimeout, out, func() commitResult { return commitResult{code: kerr.CoordinatorNotAvailable.Code} })
 	cr := CommitRequest{MemberID: req.MemberID, InstanceID: optString(req.InstanceID), Generation: gen, Offsets: offs}
 	c.send(&GroupRequest{Group: req.Group, API: "OffsetCommit",
-		Apply: func(g *Group, now time.Time) {
-			code, accepted := g.commit(now, cr)
-			viaOutbox(g, r)(commitResult{code, accepted})
-		},
-		Fail: func(code int16) { r(commitResult{code: code}) },
+		Apply: func(g *Group, now time.Time) { g.commit(now, cr, viaOutbox(g, r)) },
+		Fail:  func(code int16) { r(commitResult{code: code}) },
 	})
 }
 
@@ -360,8 +359,9 @@ type fetchResult struct {
 }
 
 // OffsetFetch serves OffsetFetch v0–v8 (v8+: several groups at once).
-// require_stable (v7+) never waits: Gregor has no transactional offset
-// commits that could be pending.
+// require_stable (v7+) never waits: a partition whose commit is still
+// being appended is answered UNSTABLE_OFFSET_COMMIT (retriable), as Kafka
+// does (see Group.fetchOffsets); without it the last committed offset.
 func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchRequest, reply func(*kmsg.OffsetFetchResponse)) {
 	var groups []fetchGroup
 	if req.Version < 8 {
@@ -396,8 +396,10 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 		set := func(res fetchResult) { results[i] = res; done() }
 		r := guard(c.opts.RequestTimeout, set, func() fetchResult { return fetchResult{code: kerr.CoordinatorNotAvailable.Code} })
 		c.send(&GroupRequest{Group: fg.group, API: "OffsetFetch",
-			Apply: func(g *Group, _ time.Time) { viaOutbox(g, r)(fetchResult{offsets: g.FetchOffsets(fg.tps)}) },
-			Fail:  func(code int16) { r(fetchResult{code: code}) },
+			Apply: func(g *Group, _ time.Time) {
+				viaOutbox(g, r)(fetchResult{offsets: g.fetchOffsets(fg.tps, req.Version >= 7 && req.RequireStable)})
+			},
+			Fail: func(code int16) { r(fetchResult{code: code}) },
 		})
 	})
 }
@@ -442,6 +444,7 @@ func buildOffsetFetch(req *kmsg.OffsetFetchRequest, groups []fetchGroup, results
 				}
 				p := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 				p.Partition, p.Offset, p.LeaderEpoch, p.Metadata = o.Partition, o.Offset, o.LeaderEpoch, strp(o.Metadata)
+				p.ErrorCode = o.ErrorCode
 				cur.Partitions = append(cur.Partitions, p)
 			}
 			resp.Groups = append(resp.Groups, rg)
@@ -469,6 +472,7 @@ func buildOffsetFetch(req *kmsg.OffsetFetchRequest, groups []fetchGroup, results
 		}
 		p := kmsg.NewOffsetFetchResponseTopicPartition()
 		p.Partition, p.Offset, p.LeaderEpoch, p.Metadata = o.Partition, o.Offset, o.LeaderEpoch, strp(o.Metadata)
+		p.ErrorCode = o.ErrorCode
 		if res.code != 0 && req.Version < 2 {
 			p.ErrorCode = res.code
 		}
@@ -519,8 +523,8 @@ func (c *Coordinator) OffsetDelete(_ context.Context, req *kmsg.OffsetDeleteRequ
 	r := guard(c.opts.RequestTimeout, out, func() res { return res{top: kerr.CoordinatorNotAvailable.Code} })
 	c.send(&GroupRequest{Group: req.Group, API: "OffsetDelete",
 		Apply: func(g *Group, now time.Time) {
-			top, codes := g.DeleteOffsets(now, tps)
-			viaOutbox(g, r)(res{top, codes})
+			out := viaOutbox(g, r)
+			g.deleteOffsets(now, tps, func(top int16, codes []int16) { out(res{top, codes}) })
 		},
 		Fail: func(code int16) { r(res{top: code}) },
 	})
@@ -607,7 +611,7 @@ func (c *Coordinator) DeleteGroups(_ context.Context, req *kmsg.DeleteGroupsRequ
 			done()
 		}, func() int16 { return kerr.CoordinatorNotAvailable.Code })
 		c.send(&GroupRequest{Group: id, API: "DeleteGroups",
-			Apply: func(g *Group, now time.Time) { viaOutbox(g, r)(g.Delete(now)) },
+			Apply: func(g *Group, now time.Time) { g.delete(now, viaOutbox(g, r)) },
 			Fail:  r,
 		})
 	})

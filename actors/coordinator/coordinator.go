@@ -697,6 +697,32 @@ type groupActor struct {
 	// listing is where the actor publishes the group's ListGroups entry;
 	// shared by the actor's incarnations (a restart keeps it).
 	listing *listingSlot
+	// writes are the group's appends not yet done, in order; the first is
+	// in flight (performed by a goroutine of the actor's, see
+	// startWrite) when writing is its id.
+	writes  []pendingWrite
+	writing uint64
+}
+
+// writeSeq numbers the appends of every group actor, so an outcome that
+// reaches an incarnation that did not start it (a restart came between)
+// is recognised and dropped.
+var writeSeq atomic.Uint64
+
+// writeDone is the outcome of a group's append, sent by its goroutine.
+type writeDone struct {
+	id  uint64
+	err error
+}
+
+// errAbandoned is the outcome given to the appends of a group actor that
+// stops or restarts before they are done: its requests are answered with
+// code (a write may still land in the log; clients retry, and offsets and
+// group records are idempotent to write again).
+type errAbandoned struct{ code int16 }
+
+func (e errAbandoned) Error() string {
+	return "group actor stopped before the append was done: " + kerr.ErrorForCode(e.code).Error()
 }
 
 func (a *groupActor) Receive(ctx actor.Context) {
@@ -727,6 +753,20 @@ func (a *groupActor) Receive(ctx actor.Context) {
 			a.c.log.Info("expired offsets", zap.String("group", a.id), zap.Int("count", n))
 		}
 		a.after(ctx, false)
+	case *writeDone:
+		if m.id != a.writing {
+			return // started by an earlier incarnation
+		}
+		a.writing = 0
+		w := a.writes[0]
+		a.writes[0] = pendingWrite{}
+		a.writes = a.writes[1:]
+		if m.err != nil {
+			a.c.log.Warn("appending to "+OffsetsTopicName+" failed", zap.String("group", a.id), zap.Int32("partition", a.partition), zap.Int("records", len(w.recs)), zap.Error(m.err))
+		}
+		a.g.hold()
+		w.done(a.c.opts.Now(), m.err)
+		a.after(ctx, false)
 	case *deleteTopics:
 		a.g.hold()
 		n, err := a.g.RemoveTopicOffsets(a.c.opts.Now(), m.topics)
@@ -751,8 +791,46 @@ func (a *groupActor) abandon(ctx actor.Context, code int16) {
 	}
 	a.failApplying(ctx)
 	if a.g != nil {
+		a.failWrites(code)
 		a.g.Shutdown(code)
 	}
+}
+
+// failWrites gives every append not yet done (the one in flight included:
+// its outcome, if it comes, is dropped) the outcome errAbandoned{code},
+// delivering the answers that waited for them.
+func (a *groupActor) failWrites(code int16) {
+	writes := append(a.writes, a.g.takeWrites()...)
+	a.writes, a.writing = nil, 0
+	if len(writes) == 0 {
+		return
+	}
+	now := a.c.opts.Now()
+	a.g.hold()
+	for _, w := range writes {
+		w.done(now, errAbandoned{code})
+	}
+	a.g.release()
+}
+
+// startWrite performs the group's next append, if none is in flight, on a
+// goroutine the actor owns (counted in the coordinator's wait group,
+// bounded by AppendTimeout and ended by Stop): its outcome comes back as
+// a writeDone. One at a time, so the group's records reach the log in the
+// order the group asked for them.
+func (a *groupActor) startWrite(ctx actor.Context) {
+	if a.writing != 0 || len(a.writes) == 0 {
+		return
+	}
+	id := writeSeq.Add(1)
+	a.writing = id
+	recs, store := a.writes[0].recs, a.g.store
+	self, root, c := ctx.Self(), a.c.sys.Root, a.c
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		root.Send(self, &writeDone{id: id, err: store.Append(recs)})
+	}()
 }
 
 // failApplying answers the request whose Apply panicked (if any) with
@@ -778,6 +856,7 @@ func (a *groupActor) start() {
 	if !a.seed.used {
 		a.seed.used = true
 		a.g = RestoreGroup(a.id, a.c.opts.Config, store, a.seed.loaded, now)
+		a.g.deferWrites()
 		a.seed.loaded = nil
 		return
 	}
@@ -792,13 +871,15 @@ func (a *groupActor) start() {
 		a.c.log.Error("reloading group after restart", zap.String("group", a.id), zap.Error(err))
 	}
 	a.g = RestoreGroup(a.id, a.c.opts.Config, store, l.Groups[a.id], now)
+	a.g.deferWrites()
 	a.c.log.Info("group actor restarted and reloaded", zap.String("group", a.id), zap.String("state", a.g.State().String()), zap.Int32("generation", a.g.Generation()))
 }
 
 // after ends the handling of a message: it forgets a group that became
-// Dead, re-arms the timer for the group's next deadline, publishes the
-// group's listing, tells the router, and only then releases the answers
-// held in the group's outbox, so a client acting on one sees the change.
+// Dead, re-arms the timer for the group's next deadline, takes the appends
+// the group queued, publishes the group's listing, tells the router, and
+// only then releases the answers held in the group's outbox, so a client
+// acting on one sees the change; last it starts the next append.
 func (a *groupActor) after(ctx actor.Context, counted bool) {
 	now := a.c.opts.Now()
 	if a.g.Exists() && a.g.State() == Dead {
@@ -822,10 +903,13 @@ func (a *groupActor) after(ctx actor.Context, counted bool) {
 			a.timerAt = next
 		}
 	}
-	removable := a.g.Removable()
-	a.listing.set(a.g.Listing(), !removable)
+	a.writes = append(a.writes, a.g.takeWrites()...)
+	// A group with appends to do is kept: their answers wait for them.
+	removable := a.g.Removable() && len(a.writes) == 0
+	a.listing.set(a.g.Listing(), !a.g.Removable())
 	ctx.Send(a.router, &groupDone{group: a.id, pid: ctx.Self(), counted: counted, removable: removable})
 	a.g.release()
+	a.startWrite(ctx)
 }
 
 func (a *groupActor) stopTimer() {

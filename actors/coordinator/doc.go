@@ -12,7 +12,10 @@
 //     CompletingRebalance, Stable and Dead. It has no goroutines, timers or
 //     actors: every call takes the current time, deferred JoinGroup and
 //     SyncGroup answers are callbacks, timeouts fire when the owner calls
-//     Tick(now) at NextDeadline(), and persistence is a synchronous Store.
+//     Tick(now) at NextDeadline(), and persistence is an effect: the group
+//     asks for records to be appended with what to do with the outcome
+//     (write, publish.go), performed at once with its Store or, when its
+//     owner defers writes, queued in its outbox for the owner.
 //   - records.go encodes and decodes the __consumer_offsets records
 //     (OffsetCommitKey/Value, GroupMetadataKey/Value, see kmsg) and load.go
 //     rebuilds groups from a partition's records.
@@ -25,7 +28,14 @@
 //     RequestFuture, ARCHITECTURE-NOTES §1.7). A group actor publishes
 //     what a message changed (the group's ListGroups entry; a Dead group
 //     is forgotten) before it releases that message's answers
-//     (publish.go), so no client sees a state older than its answer.
+//     (publish.go), so no client sees a state older than its answer. It
+//     performs the group's appends to __consumer_offsets on a goroutine
+//     of its own, one at a time, and feeds each outcome back as a
+//     message: a commit, a rejoin or a SyncGroup waiting for acks=-1
+//     replication holds no heartbeat, leave or session timer of its group.
+//     ProduceWait is the one wait on a partition.Produce (abandon before
+//     the actor starts it, give up after it appended) that the broker's
+//     OffsetsTopic uses.
 //
 // The coordinator of a group is the leader of partition
 // abs(javaStringHashCode(group)) % offsets.topic.num.partitions of

@@ -58,10 +58,18 @@ type Group struct {
 	syncDeadline time.Time
 
 	offsets map[TopicPartition]OffsetAndMetadata
+	// pendingOffsets are commits whose append has not completed (Kafka's
+	// pendingOffsetCommits): not visible to OffsetFetch, but they keep an
+	// Empty group from expiring to Dead.
+	pendingOffsets map[TopicPartition]OffsetAndMetadata
 
 	// held are answers waiting for release while holding (publish.go).
 	held    []func()
 	holding bool
+	// writes are the appends queued for the owner (publish.go); deferred
+	// says the owner performs them (else write performs them at once).
+	writes   []pendingWrite
+	deferred bool
 }
 
 // NewGroup returns a Group for id that does not exist yet (see exists).
@@ -77,8 +85,14 @@ func NewGroup(id string, cfg Config, store Store, now time.Time) *Group {
 		static:    map[string]string{},
 		pending:   map[string]time.Time{},
 		offsets:   map[TopicPartition]OffsetAndMetadata{},
+
+		pendingOffsets: map[TopicPartition]OffsetAndMetadata{},
 	}
 }
+
+// hasOffsets is Kafka's GroupMetadata.hasOffsets: committed offsets or
+// commits still being appended.
+func (g *Group) hasOffsets() bool { return len(g.offsets) > 0 || len(g.pendingOffsets) > 0 }
 
 // ID is the group id.
 func (g *Group) ID() string { return g.id }

@@ -209,30 +209,45 @@ func (g *Group) updateStaticMemberAndRebalance(now time.Time, oldID, newID strin
 		for _, x := range g.members {
 			assignment[x.ID] = x.Assignment
 		}
-		if err := g.persistGroup(now, assignment); err != nil {
-			// Undo: the old member id stays the member.
-			g.updateMember(m, oldProtos, oldReb, oldSess, nil)
-			if m.joinCB != nil {
-				m.joinCB = nil
-				g.numAwaiting--
+		// The answer waits for the new member id to be durable; the
+		// rejoin is undone if the append fails (Kafka's callback of
+		// updateStaticMemberAndRebalance), unless a rebalance has moved
+		// the member on meanwhile.
+		answer := onceJoin(cb)
+		m.joinCB = answer
+		g.persistGroup(now, assignment, func(now time.Time, err error) {
+			if cur, ok := g.members[newID]; !ok || cur != m || g.static[req.InstanceID] != newID {
+				// It left or was fenced meanwhile, which answered it.
+				answer(joinError(newID, kerr.UnknownMemberID.Code))
+				return
 			}
-			old := g.replaceStaticMember(req.InstanceID, newID, oldID)
-			g.touch(old, now)
-			r := joinError("", storeErrorCode(err, false))
-			r.Generation = g.generation
-			r.LeaderID = prevLeader
-			cb(r)
-			return
-		}
-		if req.Version >= 9 {
-			isLeader := g.leader == newID
-			g.invokeJoin(m, g.joinResult(newID, isLeader, g.leader, isLeader))
-		} else {
-			// Older clients: answer with the previous leader id, so a
-			// leader that restarted does not think it must assign (a
-			// Stable group would not propagate that assignment).
-			g.invokeJoin(m, g.joinResult(newID, false, prevLeader, false))
-		}
+			if g.state != Stable || m.joinCB == nil {
+				return // a rebalance took the rejoin over; it answers
+			}
+			if err != nil {
+				if m.joinCB != nil {
+					m.joinCB = nil
+					g.numAwaiting--
+				}
+				g.updateMember(m, oldProtos, oldReb, oldSess, nil)
+				old := g.replaceStaticMember(req.InstanceID, newID, oldID)
+				g.touch(old, now)
+				r := joinError("", storeErrorCode(err, false))
+				r.Generation = g.generation
+				r.LeaderID = prevLeader
+				answer(r)
+				return
+			}
+			if req.Version >= 9 {
+				isLeader := g.leader == newID
+				g.invokeJoin(m, g.joinResult(newID, isLeader, g.leader, isLeader))
+			} else {
+				// Older clients: answer with the previous leader id, so a
+				// leader that restarted does not think it must assign (a
+				// Stable group would not propagate that assignment).
+				g.invokeJoin(m, g.joinResult(newID, false, prevLeader, false))
+			}
+		})
 	case CompletingRebalance:
 		// The leader may be assigning with the old member id: rebalance.
 		g.prepareRebalance(now)
@@ -356,7 +371,7 @@ func (g *Group) completeJoin(now time.Time) {
 		g.transition(Empty, now)
 		// Best effort, as Kafka: the empty generation is recorded; if the
 		// write fails the previous generation reloads with no live members.
-		_ = g.persistGroup(now, nil)
+		g.persistGroup(now, nil, func(time.Time, error) {})
 		return
 	}
 	g.protocol = g.selectProtocol()
@@ -388,4 +403,17 @@ func (g *Group) electJoinedLeader() bool {
 		}
 	}
 	return false
+}
+
+// onceJoin makes a JoinGroup answer callable once: the first answer wins
+// (a rejoin whose append is in flight may be answered by a rebalance
+// first).
+func onceJoin(cb func(*kmsg.JoinGroupResponse)) func(*kmsg.JoinGroupResponse) {
+	done := false
+	return func(r *kmsg.JoinGroupResponse) {
+		if !done {
+			done = true
+			cb(r)
+		}
+	}
 }

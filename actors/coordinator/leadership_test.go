@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -188,33 +189,37 @@ func TestDeleteTopicOffsets(t *testing.T) {
 	if d := wait(t, dch); d.Groups[0].State != "Dead" {
 		t.Fatalf("simple group %s, want Dead (empty with no offsets)", d.Groups[0].State)
 	}
-	// Tombstones: g's two orders offsets; simple's offset and its metadata.
-	tomb := map[string]bool{}
-	for _, p := range []int32{c.PartitionFor("g"), c.PartitionFor("simple")} {
-		for _, r := range topic.Records(p) {
-			if r.Value != nil {
-				continue
-			}
-			k, err := DecodeKey(r.Key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if k.Kind == KeyGroup {
-				tomb[k.Group+"/meta"] = true
-			} else {
-				tomb[k.Group+"/"+k.Topic+"/"+string(rune('0'+k.Partition))] = true
-			}
-		}
-	}
+	// Tombstones: g's two orders offsets; simple's offset and its metadata
+	// (appended once the offsets left the cache).
 	want := []string{"g/orders/0", "g/orders/1", "simple/orders/0", "simple/meta"}
-	if len(tomb) != len(want) {
-		t.Fatalf("tombstones %v, want %v", tomb, want)
-	}
-	for _, w := range want {
-		if !tomb[w] {
-			t.Fatalf("tombstones %v, want %v", tomb, want)
+	eventually(t, "tombstones of the deleted topic", func() (bool, string) {
+		tomb := map[string]bool{}
+		for _, p := range []int32{c.PartitionFor("g"), c.PartitionFor("simple")} {
+			for _, r := range topic.Records(p) {
+				if r.Value != nil {
+					continue
+				}
+				k, err := DecodeKey(r.Key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if k.Kind == KeyGroup {
+					tomb[k.Group+"/meta"] = true
+				} else {
+					tomb[k.Group+"/"+k.Topic+"/"+string(rune('0'+k.Partition))] = true
+				}
+			}
 		}
-	}
+		if len(tomb) != len(want) {
+			return false, fmt.Sprintf("tombstones %v, want %v", tomb, want)
+		}
+		for _, w := range want {
+			if !tomb[w] {
+				return false, fmt.Sprintf("tombstones %v, want %v", tomb, want)
+			}
+		}
+		return true, ""
+	})
 	c.Stop()
 
 	// What a new coordinator loads agrees.
@@ -257,34 +262,12 @@ func TestDeleteTopicOffsetsDuringLoad(t *testing.T) {
 	if f := fetchAll(t, c2, "simple"); len(f.Topics) != 1 || offsetOf(f, "keep", 0) != 6 {
 		t.Fatalf("offsets after deletion during load: %+v", f.Topics)
 	}
-	recs := topic.Records(p)
-	last := recs[len(recs)-1]
-	if k, _ := DecodeKey(last.Key); last.Value != nil || k.Kind != KeyOffset || k.Topic != "orders" {
-		t.Fatalf("last record %+v, want the tombstone of simple/orders/0", k)
-	}
-}
-
-func TestRemoveTopicOffsetsKeepsStateUnlessEmptied(t *testing.T) {
-	st := &memStore{}
-	g := NewGroup("g", testCfg(), st, t0)
-	if code := g.Commit(t0, CommitRequest{Generation: -1, Offsets: map[TopicPartition]OffsetAndMetadata{
-		{"a", 0}: {Offset: 1}, {"b", 0}: {Offset: 2},
-	}}); code != 0 {
-		t.Fatal(code)
-	}
-	st.recs = nil
-	if n, err := g.RemoveTopicOffsets(t0, map[string]bool{"zzz": true}); n != 0 || err != nil || len(st.recs) != 0 {
-		t.Fatalf("unknown topic: %d %v %d records", n, err, len(st.recs))
-	}
-	if n, err := g.RemoveTopicOffsets(t0, map[string]bool{"a": true}); n != 1 || err != nil || g.State() != Empty {
-		t.Fatalf("remove a: %d %v %s", n, err, g.State())
-	}
-	if len(st.recs) != 1 || st.recs[0].Value != nil {
-		t.Fatalf("records %+v, want one tombstone", st.recs)
-	}
-	st.fail = kerr.NotLeaderForPartition
-	n, err := g.RemoveTopicOffsets(t0, map[string]bool{"b": true})
-	if n != 1 || err == nil || g.State() != Dead || len(g.Offsets()) != 0 {
-		t.Fatalf("remove b with a failing store: %d %v %s %v", n, err, g.State(), g.Offsets())
-	}
+	// The offsets leave the cache first; the tombstones follow, appended
+	// off the group actor (as Kafka's cleanupGroupMetadata).
+	eventually(t, "the tombstone of simple/orders/0 last", func() (bool, string) {
+		recs := topic.Records(p)
+		last := recs[len(recs)-1]
+		k, _ := DecodeKey(last.Key)
+		return last.Value == nil && k.Kind == KeyOffset && k.Topic == "orders", fmt.Sprintf("last record %+v", k)
+	})
 }

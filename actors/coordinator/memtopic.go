@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"gregor/storage/record"
 )
 
@@ -17,8 +19,12 @@ type MemTopic struct {
 	parts    map[int32][][]byte
 	notLocal map[int32]bool
 	loads    map[int32]int
-	held     int           // Loads waiting at gate
-	gate     chan struct{} // non-nil: Loads wait for it to close
+	held     int      // Loads waiting at gate
+	gate     *memGate // non-nil: Loads wait for it to open
+	// appendGate, if non-nil, holds Appends until it opens; its err is then
+	// their result (nil: appended). appendsHeld counts the waiting.
+	appendGate  *memGate
+	appendsHeld int
 	// AppendErr, if set, fails every Append (e.g. kerr.NotEnoughReplicas).
 	AppendErr error
 	Host      string
@@ -60,10 +66,77 @@ func (m *MemTopic) SetAppendErr(err error) {
 	m.AppendErr = err
 }
 
-// Append implements OffsetsTopic.
-func (m *MemTopic) Append(_ context.Context, p int32, batch []byte) (int64, error) {
+// HoldAppends makes every Append that starts from now on wait (as an
+// acks=-1 produce waits for slow followers) until release(err) is called
+// or the Append's context ends (REQUEST_TIMED_OUT, as the produce path's
+// timeout). release(nil) lets them append; release(err) fails them with
+// err and appends nothing. For tests of what a group does while its
+// writes are in flight.
+func (m *MemTopic) HoldAppends() (release func(err error)) { return m.hold(&m.appendGate) }
+
+// memGate holds the Loads or Appends of a MemTopic until it opens; err is
+// set (under the MemTopic's lock) before open closes.
+type memGate struct {
+	open chan struct{}
+	err  error
+}
+
+// hold installs a new gate in *slot and returns what opens it with err.
+func (m *MemTopic) hold(slot **memGate) func(err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	g := &memGate{open: make(chan struct{})}
+	*slot = g
+	var once sync.Once
+	return func(err error) {
+		once.Do(func() {
+			m.mu.Lock()
+			g.err = err
+			if *slot == g {
+				*slot = nil
+			}
+			m.mu.Unlock()
+			close(g.open)
+		})
+	}
+}
+
+// AppendsHeld is how many Appends wait for HoldAppends' release.
+func (m *MemTopic) AppendsHeld() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.appendsHeld
+}
+
+// Appended is how many batches partition p holds.
+func (m *MemTopic) Appended(p int32) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.parts[p])
+}
+
+// Append implements OffsetsTopic.
+func (m *MemTopic) Append(ctx context.Context, p int32, batch []byte) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if gate := m.appendGate; gate != nil {
+		m.appendsHeld++
+		m.mu.Unlock()
+		var err error
+		select {
+		case <-gate.open:
+		case <-ctx.Done():
+			err = kerr.RequestTimedOut
+		}
+		m.mu.Lock()
+		m.appendsHeld--
+		if err == nil {
+			err = gate.err
+		}
+		if err != nil {
+			return -1, err
+		}
+	}
 	if m.AppendErr != nil {
 		return -1, m.AppendErr
 	}
@@ -87,21 +160,8 @@ func (m *MemTopic) Append(_ context.Context, p int32, batch []byte) (int64, erro
 // its snapshot of the partition, until the returned release is called (or
 // its context ends). For tests of what happens while a partition loads.
 func (m *MemTopic) HoldLoads() (release func()) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	gate := make(chan struct{})
-	m.gate = gate
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			m.mu.Lock()
-			if m.gate == gate {
-				m.gate = nil
-			}
-			m.mu.Unlock()
-			close(gate)
-		})
-	}
+	open := m.hold(&m.gate)
+	return func() { open(nil) }
 }
 
 // Held is how many Loads wait for HoldLoads' release (their snapshot taken).
@@ -135,7 +195,7 @@ func (m *MemTopic) Load(ctx context.Context, p int32, fn func(key, value []byte,
 	if gate != nil {
 		var err error
 		select {
-		case <-gate:
+		case <-gate.open:
 		case <-ctx.Done():
 			err = ctx.Err()
 		}

@@ -19,50 +19,85 @@ type CommitRequest struct {
 }
 
 // Commit handles an OffsetCommit (Kafka's handleCommitOffsets /
-// doCommitOffsets) and returns the code for every partition (0 = stored).
-// The offsets are durable in __consumer_offsets before Commit returns 0.
+// doCommitOffsets) for an owner that does not defer the group's writes
+// (see write): it returns the code for every partition (0 = stored), the
+// offsets being durable in __consumer_offsets before it returns 0. A
+// deferring owner uses commit, whose answer comes once the append is done.
 //
 // Codes: ILLEGAL_GENERATION (unknown group with generation >= 0, or a
 // stale generation), UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID (not a
 // current member; also a simple commit to a group with members),
 // REBALANCE_IN_PROGRESS (CompletingRebalance: the member must sync first),
-// COORDINATOR_NOT_AVAILABLE (Dead), or a store failure's code. Commits in
-// PreparingRebalance are accepted: members learn of the rebalance from
-// their heartbeat.
+// COORDINATOR_NOT_AVAILABLE (Dead), or a store failure's code
+// (storeErrorCode). Commits in PreparingRebalance are accepted: members
+// learn of the rebalance from their heartbeat.
 func (g *Group) Commit(now time.Time, req CommitRequest) int16 {
-	code, _ := g.commit(now, req)
+	code := int16(-1)
+	g.commit(now, req, func(r commitResult) { code = r.code })
 	return code
 }
 
-// commit is Commit that also reports whether the group's checks passed
-// (accepted): code is then the outcome of writing the offsets, else the
-// check's error.
-func (g *Group) commit(now time.Time, req CommitRequest) (code int16, accepted bool) {
+// commit checks an OffsetCommit and, when the group accepts it, appends
+// its offsets; cb gets the result once (accepted says the group's checks
+// passed: code is then the append's outcome, else the check's error).
+// While the append is in flight the offsets are pending (Kafka's
+// prepareOffsetCommit): OffsetFetch does not see them. They become the
+// committed offsets when it succeeds, unless the group died or the
+// partition's topic was deleted meanwhile; a failed append drops them.
+func (g *Group) commit(now time.Time, req CommitRequest, cb func(commitResult)) {
 	created := false
 	if !g.exists {
 		if req.Generation >= 0 {
-			return kerr.IllegalGeneration.Code, false
+			cb(commitResult{code: kerr.IllegalGeneration.Code})
+			return
 		}
 		g.exists = true
 		g.transition(Empty, now)
 		created = true
 	}
 	if code := g.validateOffsetCommit(req); code != 0 {
-		return code, false
+		cb(commitResult{code: code})
+		return
 	}
 	switch g.state {
 	case CompletingRebalance:
-		return kerr.RebalanceInProgress.Code, false
+		cb(commitResult{code: kerr.RebalanceInProgress.Code})
+		return
 	case Stable, PreparingRebalance:
 		g.touch(g.members[req.MemberID], now)
 	}
-	if code := g.storeOffsets(req.Offsets); code != 0 {
-		if created && len(g.offsets) == 0 {
-			g.exists = false
-		}
-		return code, true
+	offs := req.Offsets
+	if len(offs) == 0 {
+		cb(commitResult{accepted: true})
+		return
 	}
-	return 0, true
+	recs := make([]Record, 0, len(offs))
+	for tp, o := range offs {
+		recs = append(recs, Record{Key: OffsetKey(g.id, tp), Value: OffsetValue(o)})
+		g.pendingOffsets[tp] = o
+	}
+	g.write(now, recs, func(_ time.Time, err error) {
+		for tp, o := range offs {
+			p, ok := g.pendingOffsets[tp]
+			if !ok || g.state == Dead {
+				continue // removed meanwhile (topic deleted, group gone)
+			}
+			if err == nil {
+				g.offsets[tp] = o
+			}
+			if p == o {
+				delete(g.pendingOffsets, tp) // else a newer commit is pending
+			}
+		}
+		if err != nil {
+			if created && g.exists && g.state == Empty && len(g.members) == 0 && !g.hasOffsets() {
+				g.exists = false // the simple commit that created it wrote nothing
+			}
+			cb(commitResult{code: storeErrorCode(err, true), accepted: true})
+			return
+		}
+		cb(commitResult{accepted: true})
+	})
 }
 
 func (g *Group) validateOffsetCommit(req CommitRequest) int16 {
@@ -83,52 +118,53 @@ func (g *Group) validateOffsetCommit(req CommitRequest) int16 {
 	return 0
 }
 
-func (g *Group) storeOffsets(offs map[TopicPartition]OffsetAndMetadata) int16 {
-	if len(offs) == 0 {
-		return 0
-	}
-	if g.store != nil {
-		recs := make([]Record, 0, len(offs))
-		for tp, o := range offs {
-			recs = append(recs, Record{Key: OffsetKey(g.id, tp), Value: OffsetValue(o)})
-		}
-		if err := g.store.Append(recs); err != nil {
-			return storeErrorCode(err, true)
-		}
-	}
-	for tp, o := range offs {
-		g.offsets[tp] = o
-	}
-	return 0
-}
-
 // FetchedOffset is one partition's answer to OffsetFetch: Offset -1 and
-// empty metadata when nothing is committed.
+// empty metadata when nothing is committed. ErrorCode is the partition's
+// error (0, or UNSTABLE_OFFSET_COMMIT: see fetchOffsets).
 type FetchedOffset struct {
 	TopicPartition
 	OffsetAndMetadata
+	ErrorCode int16
 }
 
 // FetchOffsets returns the committed offsets of tps, or of every partition
 // with a commit when tps is nil (sorted by topic and partition). Unknown or
-// dead groups have no offsets.
+// dead groups have no offsets. Commits whose append is in flight are not
+// shown (the previous committed offset is).
 func (g *Group) FetchOffsets(tps []TopicPartition) []FetchedOffset {
+	return g.fetchOffsets(tps, false)
+}
+
+// fetchOffsets is FetchOffsets; with requireStable (OffsetFetch v7+,
+// KIP-447) a partition with a commit still being appended is answered
+// UNSTABLE_OFFSET_COMMIT and offset -1 instead, as Kafka's getOffsets does
+// for pending commits, so the client retries rather than reading an
+// offset about to change.
+func (g *Group) fetchOffsets(tps []TopicPartition, requireStable bool) []FetchedOffset {
 	live := g.exists && g.state != Dead
 	if tps == nil {
 		if !live {
 			return nil
 		}
-		out := make([]FetchedOffset, 0, len(g.offsets))
-		for tp, o := range g.offsets {
-			out = append(out, FetchedOffset{tp, o})
+		tps = make([]TopicPartition, 0, len(g.offsets))
+		for tp := range g.offsets {
+			tps = append(tps, tp)
 		}
+		out := g.fetchOffsets(tps, requireStable)
 		sortFetched(out)
 		return out
 	}
 	out := make([]FetchedOffset, len(tps))
 	for i, tp := range tps {
 		out[i] = FetchedOffset{TopicPartition: tp, OffsetAndMetadata: OffsetAndMetadata{Offset: -1, LeaderEpoch: -1}}
-		if o, ok := g.offsets[tp]; ok && live {
+		if !live {
+			continue
+		}
+		if _, pending := g.pendingOffsets[tp]; pending && requireStable {
+			out[i].ErrorCode = kerr.UnstableOffsetCommit.Code
+			continue
+		}
+		if o, ok := g.offsets[tp]; ok {
 			out[i].OffsetAndMetadata = o
 		}
 	}
@@ -170,71 +206,108 @@ func (g *Group) SubscribedTopics() (topics map[string]bool, ok bool) {
 	return topics, true
 }
 
-// DeleteOffsets handles an OffsetDelete (KIP-496): the group-level code and
-// one code per requested partition. Offsets of topics the members of a
-// consumer group subscribe to are kept (GROUP_SUBSCRIBED_TO_TOPIC); a
-// non-consumer group with members gets NON_EMPTY_GROUP.
+// DeleteOffsets handles an OffsetDelete (KIP-496) for an owner that does
+// not defer the group's writes: the group-level code and one code per
+// requested partition (see deleteOffsets).
 func (g *Group) DeleteOffsets(now time.Time, tps []TopicPartition) (int16, []int16) {
+	var top int16
+	var codes []int16
+	g.deleteOffsets(now, tps, func(t int16, c []int16) { top, codes = t, c })
+	return top, codes
+}
+
+// deleteOffsets handles an OffsetDelete (KIP-496); cb gets the group-level
+// code and one code per requested partition. Offsets of topics the
+// members of a consumer group subscribe to are kept
+// (GROUP_SUBSCRIBED_TO_TOPIC); a non-consumer group with members gets
+// NON_EMPTY_GROUP. As Kafka's cleanupGroupMetadata, the offsets leave the
+// cache at once and their tombstones are appended after; the answer waits
+// for that append and carries its error (storeErrorCode) if it failed.
+func (g *Group) deleteOffsets(now time.Time, tps []TopicPartition, cb func(int16, []int16)) {
 	codes := make([]int16, len(tps))
 	if !g.exists || g.state == Dead {
-		return kerr.GroupIDNotFound.Code, nil
+		cb(kerr.GroupIDNotFound.Code, nil)
+		return
 	}
 	var subscribed map[string]bool
 	if g.state != Empty {
 		topics, ok := g.SubscribedTopics()
 		if g.protocolType != "consumer" {
-			return kerr.NonEmptyGroup.Code, nil
+			cb(kerr.NonEmptyGroup.Code, nil)
+			return
 		}
 		if ok {
 			subscribed = topics
 		}
 	}
 	var recs []Record
-	var del []TopicPartition
 	for i, tp := range tps {
 		if subscribed[tp.Topic] {
 			codes[i] = kerr.GroupSubscribedToTopic.Code
 			continue
 		}
-		if _, ok := g.offsets[tp]; ok {
+		_, ok := g.offsets[tp]
+		_, pending := g.pendingOffsets[tp]
+		if ok || pending {
 			recs = append(recs, Record{Key: OffsetKey(g.id, tp)})
-			del = append(del, tp)
+			delete(g.offsets, tp)
+			delete(g.pendingOffsets, tp)
 		}
 	}
-	if len(recs) > 0 && g.store != nil {
-		if err := g.store.Append(recs); err != nil {
-			return storeErrorCode(err, false), nil
+	if len(recs) == 0 {
+		cb(0, codes)
+		return
+	}
+	g.write(now, recs, func(_ time.Time, err error) {
+		if err != nil {
+			cb(storeErrorCode(err, false), nil)
+			return
 		}
-	}
-	for _, tp := range del {
-		delete(g.offsets, tp)
-	}
-	return 0, codes
+		cb(0, codes)
+	})
 }
 
-// Delete handles DeleteGroups for this group: GROUP_ID_NOT_FOUND (unknown
-// or dead), NON_EMPTY_GROUP (has members), or 0 once the group's metadata
-// and offsets are tombstoned and the group is Dead.
+// Delete handles DeleteGroups for this group for an owner that does not
+// defer the group's writes (see delete).
 func (g *Group) Delete(now time.Time) int16 {
+	var code int16
+	g.delete(now, func(c int16) { code = c })
+	return code
+}
+
+// delete handles DeleteGroups for this group: cb gets GROUP_ID_NOT_FOUND
+// (unknown or dead), NON_EMPTY_GROUP (has members), or, the group being
+// Dead at once (Kafka's handleDeleteGroups), the outcome of appending the
+// tombstones of its metadata and offsets: 0, or the append's error.
+func (g *Group) delete(now time.Time, cb func(int16)) {
 	if !g.exists || g.state == Dead {
-		return kerr.GroupIDNotFound.Code
+		cb(kerr.GroupIDNotFound.Code)
+		return
 	}
 	if g.state != Empty {
-		return kerr.NonEmptyGroup.Code
+		cb(kerr.NonEmptyGroup.Code)
+		return
 	}
-	if g.store != nil {
-		recs := make([]Record, 0, len(g.offsets)+1)
-		for tp := range g.offsets {
+	recs := make([]Record, 0, len(g.offsets)+len(g.pendingOffsets)+1)
+	for tp := range g.offsets {
+		recs = append(recs, Record{Key: OffsetKey(g.id, tp)})
+	}
+	for tp := range g.pendingOffsets {
+		if _, ok := g.offsets[tp]; !ok {
 			recs = append(recs, Record{Key: OffsetKey(g.id, tp)})
 		}
-		recs = append(recs, Record{Key: GroupKey(g.id)})
-		if err := g.store.Append(recs); err != nil {
-			return storeErrorCode(err, false)
-		}
 	}
+	recs = append(recs, Record{Key: GroupKey(g.id)})
 	g.offsets = map[TopicPartition]OffsetAndMetadata{}
+	g.pendingOffsets = map[TopicPartition]OffsetAndMetadata{}
 	g.transition(Dead, now)
-	return 0
+	g.write(now, recs, func(_ time.Time, err error) {
+		if err != nil {
+			cb(storeErrorCode(err, false))
+			return
+		}
+		cb(0)
+	})
 }
 
 // ExpireOffsets deletes the offsets whose retention has passed (Kafka's
@@ -287,24 +360,23 @@ func (g *Group) ExpireOffsets(now time.Time) int {
 	for _, tp := range expired {
 		recs = append(recs, Record{Key: OffsetKey(g.id, tp)})
 	}
-	dead := g.state == Empty && len(g.offsets) == len(expired)
+	dead := g.state == Empty && len(g.offsets) == len(expired) && len(g.pendingOffsets) == 0
 	if dead {
 		recs = append(recs, Record{Key: GroupKey(g.id)})
 	}
 	if len(recs) == 0 {
 		return 0
 	}
-	if g.store != nil {
-		if err := g.store.Append(recs); err != nil {
-			return 0 // retried at the next cleanup
-		}
-	}
+	// As Kafka's cleanupGroupMetadata: out of the cache first, then the
+	// tombstones (a failed append is the owner's to report; the offsets
+	// may then come back when the partition is next loaded).
 	for _, tp := range expired {
 		delete(g.offsets, tp)
 	}
 	if dead {
 		g.transition(Dead, now)
 	}
+	g.write(now, recs, func(time.Time, error) {})
 	return len(expired)
 }
 
@@ -314,9 +386,10 @@ func (g *Group) ExpireOffsets(now time.Time) int {
 // handleDeletedPartitions: an Empty group left with no offsets becomes Dead.
 // The offsets leave memory first — the topics are gone, so nothing may
 // show them — then their tombstones (and the group's, if Dead) are written
-// in one batch; a write failure is returned (the records may then come
-// back when the partition is next loaded). It returns how many offsets
-// were removed.
+// in one batch. A write failure is returned when the group performs its
+// writes at once; a deferring owner learns it from the write's outcome
+// (the records may then come back when the partition is next loaded). It
+// returns how many committed offsets were removed.
 func (g *Group) RemoveTopicOffsets(now time.Time, topics map[string]bool) (int, error) {
 	if !g.exists || g.state == Dead || len(topics) == 0 {
 		return 0, nil
@@ -328,18 +401,23 @@ func (g *Group) RemoveTopicOffsets(now time.Time, topics map[string]bool) (int, 
 			delete(g.offsets, tp)
 		}
 	}
+	removed := len(recs)
+	for tp := range g.pendingOffsets {
+		if topics[tp.Topic] {
+			// Kafka's removeOffsets drops pending commits too: their
+			// append's success must not bring them back.
+			recs = append(recs, Record{Key: OffsetKey(g.id, tp)})
+			delete(g.pendingOffsets, tp)
+		}
+	}
 	if len(recs) == 0 {
 		return 0, nil
 	}
-	removed := len(recs)
-	if g.state == Empty && len(g.offsets) == 0 {
+	if g.state == Empty && !g.hasOffsets() {
 		g.transition(Dead, now)
 		recs = append(recs, Record{Key: GroupKey(g.id)})
 	}
-	if g.store != nil {
-		if err := g.store.Append(recs); err != nil {
-			return removed, err
-		}
-	}
-	return removed, nil
+	var werr error
+	g.write(now, recs, func(_ time.Time, err error) { werr = err })
+	return removed, werr
 }

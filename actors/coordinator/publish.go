@@ -73,13 +73,64 @@ func viaOutbox[T any](g *Group, f func(T)) func(T) {
 	return func(v T) { g.post(func() { f(v) }) }
 }
 
-// forget turns a Dead group back into an unknown one, keeping its outbox:
+// forget turns a Dead group back into an unknown one, keeping its outbox
+// (answers and queued appends; an append in flight still completes into
+// this Group, whose callbacks find its state gone and change nothing):
 // Kafka removes a group from its cache as it becomes Dead (deleted, or
 // emptied by offset expiration or topic deletion), so the next request
 // finds no group (a JoinGroup or simple commit starts a new one) rather
 // than a Dead one.
 func (g *Group) forget(now time.Time) {
-	held, holding := g.held, g.holding
+	held, holding, writes, deferred := g.held, g.holding, g.writes, g.deferred
 	*g = *NewGroup(g.id, g.cfg, g.store, now)
-	g.held, g.holding = held, holding
+	g.held, g.holding, g.writes, g.deferred = held, holding, writes, deferred
+}
+
+// The outbox also carries the records the group asked to persist. Kafka's
+// GroupMetadataManager appends a commit's or a rebalance's records to
+// __consumer_offsets and completes the request in the append's callback
+// (a delayed produce waiting for acks=-1); the group lock is free
+// meanwhile, so heartbeats, leaves and session expiry go on. Here the
+// group queues each append with what to do with its outcome (pendingWrite);
+// its owner takes the queue (takeWrites) once it has handled the message,
+// performs the appends off its goroutine, one at a time and in order, and
+// feeds each outcome back through the write's done, holding the outbox as
+// for any message. A Group that does not defer its writes (the pure state
+// machine of the tests, deferWrites not called) performs each append at
+// once with its Store and runs done before write returns.
+
+// pendingWrite is one append a group asked for: the records (one batch)
+// and what the group does with the outcome. done runs on the group's
+// owner, with the time the outcome came back; err is nil once the records
+// are committed (acks=-1), or the Store's error.
+type pendingWrite struct {
+	recs []Record
+	done func(now time.Time, err error)
+}
+
+// deferWrites makes the group queue its appends in the outbox instead of
+// performing them (the group actor calls it once, on creation).
+func (g *Group) deferWrites() { g.deferred = true }
+
+// write asks for recs to be appended to the group's __consumer_offsets
+// partition and for done to run with the outcome: at once when the group
+// has no Store (nothing is persisted: done(now, nil)) or does not defer
+// its writes, else when its owner feeds the outcome back.
+func (g *Group) write(now time.Time, recs []Record, done func(now time.Time, err error)) {
+	switch {
+	case g.store == nil:
+		done(now, nil)
+	case g.deferred:
+		g.writes = append(g.writes, pendingWrite{recs: recs, done: done})
+	default:
+		done(now, g.store.Append(recs))
+	}
+}
+
+// takeWrites hands the owner the appends queued since the last call, in
+// the order they were asked for.
+func (g *Group) takeWrites() []pendingWrite {
+	w := g.writes
+	g.writes = nil
+	return w
 }

@@ -97,12 +97,15 @@ func (g *Group) groupValue(now time.Time, assignment map[string][]byte) []byte {
 	return v.AppendTo(nil)
 }
 
-// persistGroup writes the group's metadata record with assignment.
-func (g *Group) persistGroup(now time.Time, assignment map[string][]byte) error {
-	if g.store == nil {
-		return nil
+// persistGroup appends the group's metadata record with assignment, as it
+// stands now (Kafka's storeGroup), and runs done with the outcome (see
+// write).
+func (g *Group) persistGroup(now time.Time, assignment map[string][]byte, done func(now time.Time, err error)) {
+	var recs []Record
+	if g.store != nil {
+		recs = []Record{{Key: GroupKey(g.id), Value: g.groupValue(now, assignment)}}
 	}
-	return g.store.Append([]Record{{Key: GroupKey(g.id), Value: g.groupValue(now, assignment)}})
+	g.write(now, recs, done)
 }
 
 // KeyKind says what a __consumer_offsets key holds.

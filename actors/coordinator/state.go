@@ -142,21 +142,44 @@ type Store interface {
 	Append(recs []Record) error
 }
 
-// storeErrorCode maps a Store failure to the error code Kafka returns for a
-// failed offset commit or group write (GroupMetadataManager's mapping):
-// replication/availability problems → COORDINATOR_NOT_AVAILABLE, lost
-// leadership → NOT_COORDINATOR, too large → INVALID_COMMIT_OFFSET_SIZE
-// (commits) or UNKNOWN_SERVER_ERROR (group metadata).
+// storeErrorCode maps a Store failure to the error code Kafka returns for
+// a failed offset commit (commit) or group metadata write — the ZooKeeper-
+// mode GroupMetadataManager's tables of storeOffsets and storeGroup
+// (Kafka 2.8–3.9):
+//
+//	UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS,
+//	NOT_ENOUGH_REPLICAS_AFTER_APPEND        → COORDINATOR_NOT_AVAILABLE
+//	NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR → NOT_COORDINATOR
+//	REQUEST_TIMED_OUT                       → REBALANCE_IN_PROGRESS (group);
+//	                                          kept for commits
+//	MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE,
+//	INVALID_FETCH_SIZE                      → INVALID_COMMIT_OFFSET_SIZE
+//	                                          (commit), UNKNOWN_SERVER_ERROR (group)
+//	any other Kafka error                   → itself
+//
+// An error that is no Kafka error (the append's context ended, an I/O
+// failure) is COORDINATOR_NOT_AVAILABLE, which clients retry after
+// finding the coordinator again; an append abandoned by its stopping or
+// restarting group actor gets the code it was abandoned with.
 func storeErrorCode(err error, commit bool) int16 {
+	var ab errAbandoned
+	if errors.As(err, &ab) {
+		return ab.code
+	}
 	var ke *kerr.Error
 	if !errors.As(err, &ke) {
 		return kerr.CoordinatorNotAvailable.Code
 	}
 	switch ke {
-	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
+	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend:
 		return kerr.CoordinatorNotAvailable.Code
 	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
 		return kerr.NotCoordinator.Code
+	case kerr.RequestTimedOut:
+		if commit {
+			return ke.Code
+		}
+		return kerr.RebalanceInProgress.Code
 	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
 		if commit {
 			return kerr.InvalidCommitOffsetSize.Code

@@ -20,8 +20,9 @@ type SyncRequest struct {
 }
 
 // Sync handles a SyncGroup (Kafka's doSyncGroup). cb gets the answer now, or
-// when the leader's assignment is stored, or REBALANCE_IN_PROGRESS when a
-// new rebalance starts first.
+// when the leader's assignment is stored (the append's error, mapped by
+// storeErrorCode, if it failed: the group then rebalances), or
+// REBALANCE_IN_PROGRESS when a new rebalance starts first.
 func (g *Group) Sync(now time.Time, req SyncRequest, cb func(*kmsg.SyncGroupResponse)) {
 	switch {
 	case !g.exists:
@@ -72,13 +73,23 @@ func (g *Group) Sync(now time.Time, req SyncRequest, cb func(*kmsg.SyncGroupResp
 				assignment[id] = []byte{}
 			}
 		}
-		if err := g.persistGroup(now, assignment); err != nil {
-			g.resetAndPropagateAssignmentError(now, storeErrorCode(err, false))
-			g.maybePrepareRebalance(now)
-			return
-		}
-		g.setAndPropagateAssignment(now, assignment)
-		g.transition(Stable, now)
+		// The group stays CompletingRebalance until the assignment is
+		// durable (heartbeats are answered meanwhile); as Kafka's
+		// doSyncGroup callback, the outcome only counts if no rebalance
+		// began while it was appended.
+		gen := g.generation
+		g.persistGroup(now, assignment, func(now time.Time, err error) {
+			if g.state != CompletingRebalance || g.generation != gen {
+				return
+			}
+			if err != nil {
+				g.resetAndPropagateAssignmentError(now, storeErrorCode(err, false))
+				g.maybePrepareRebalance(now)
+				return
+			}
+			g.setAndPropagateAssignment(now, assignment)
+			g.transition(Stable, now)
+		})
 	case Stable:
 		g.removePendingSync(now, m.ID)
 		cb(g.syncResult(m.Assignment))

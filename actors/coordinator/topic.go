@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"gregor/storage/record"
 )
 
@@ -90,5 +92,10 @@ func (s *partitionStore) Append(recs []Record) error {
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
 	_, err = s.topic.Append(ctx, s.partition, batch)
+	if err != nil && s.ctx.Err() != nil {
+		// The coordinator is stopping (Stop cancelled the append): its
+		// groups are no longer coordinated here, whatever the append said.
+		return errAbandoned{kerr.NotCoordinator.Code}
+	}
 	return err
 }

@@ -6,8 +6,8 @@ package handlers
 //   - Offset -1 and empty metadata for partitions without a commit (and
 //     for unknown groups); a null topic list (v2+) returns every committed
 //     partition of the group.
-//   - require_stable (v7+) never waits: Gregor has no transactional offset
-//     commits that could be pending.
+//   - require_stable (v7+) never waits: a partition whose commit is still
+//     being appended to __consumer_offsets gets UNSTABLE_OFFSET_COMMIT.
 //
 // Version notes: v1 same as v0 (offsets from __consumer_offsets);
 // v2 top-level ErrorCode and null topics = all; v3 ThrottleMillis;

@@ -95,7 +95,9 @@ func (o *offsetsTopic) Ensure(ctx context.Context) error {
 }
 
 // Append writes one batch through the partition actor and returns once the
-// high watermark covers it (acks=all).
+// high watermark covers it (acks=all), or REQUEST_TIMED_OUT when ctx ends
+// first (coordinator.ProduceWait: not appended if the actor had not
+// started it; else appended but not yet replicated to the ISR).
 func (o *offsetsTopic) Append(ctx context.Context, p int32, batch []byte) (int64, error) {
 	h, ok := o.replicas.Get(o.tp(p))
 	if !ok {
@@ -105,25 +107,11 @@ func (o *offsetsTopic) Append(ctx context.Context, p int32, batch []byte) (int64
 	if err != nil {
 		return -1, err
 	}
-	reply := make(chan partition.ProduceResult, 1)
-	req := &partition.Produce{Batch: batch, Header: hdr, Acks: -1, Reply: reply}
-	h.Produce(req)
-	select {
-	case r := <-reply:
-		if r.Err != nil {
-			return -1, r.Err
-		}
-		return r.BaseOffset, nil
-	case <-ctx.Done():
-		if req.Abandon() {
-			return -1, kerr.RequestTimedOut
-		}
-		r := <-reply // the actor started it: its outcome is coming
-		if r.Err != nil {
-			return -1, r.Err
-		}
-		return r.BaseOffset, nil
+	r := coordinator.ProduceWait(ctx, h, &partition.Produce{Batch: batch, Header: hdr, Acks: -1})
+	if r.Err != nil {
+		return -1, r.Err
 	}
+	return r.BaseOffset, nil
 }
 
 // Load reads every record of partition p from its log start offset up to its
