@@ -94,9 +94,10 @@ func (c *Config) defaults() {
 // Manager is the running fetcher manager; it implements
 // partition.FetcherControl. Safe for concurrent use.
 type Manager struct {
-	sys  *actor.ActorSystem
-	pid  *actor.PID
-	live *liveFetchers
+	sys   *actor.ActorSystem
+	pid   *actor.PID
+	live  *liveFetchers
+	close sync.Once
 }
 
 // liveFetchers is every fetcher actor spawned and not yet known to have
@@ -161,8 +162,12 @@ func (m *Manager) Unfollow(tps ...partition.TopicPartition) {
 }
 
 // Close stops every fetcher (cancelling in-flight requests, closing their
-// connections) and the manager, and waits for them.
-func (m *Manager) Close() {
+// connections) and the manager, and waits for them. Later calls wait for
+// the first one and do nothing more (no stop of an actor already gone,
+// which would be a dead letter).
+func (m *Manager) Close() { m.close.Do(m.stop) }
+
+func (m *Manager) stop() {
 	m.live.mu.Lock()
 	m.live.closed = true // no fetcher is spawned from now on
 	futures := make([]*actor.Future, 0, len(m.live.pids))
