@@ -144,9 +144,11 @@ func (m *Manager) Follow(tp partition.TopicPartition, leader, leaderEpoch int32)
 
 // Unfollow implements partition.FetcherControl. It returns once the
 // running fetchers have dropped the partitions (bounded by 10s); an
-// in-flight fetch result for them is discarded. A fetcher stopped because
-// it has nothing left may still finish its current step; the partition
-// actors fence appends under an old leader epoch or role anyway.
+// in-flight fetch result for them is discarded. An append or truncation
+// already handed to a partition actor still runs there; the partition
+// actors fence those under an old leader epoch or role anyway. Fetchers
+// never wait inside their actor, so the 10s bound is for a stuck actor
+// system, not for a slow leader.
 func (m *Manager) Unfollow(tps ...partition.TopicPartition) {
 	if len(tps) == 0 {
 		return

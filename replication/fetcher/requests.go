@@ -53,18 +53,13 @@ func (f *fetcherActor) epochRequest(sent map[partition.TopicPartition]int32, now
 		if !ps.truncating || !ps.ready(now) {
 			continue
 		}
-		h, ok := f.cfg.Replicas.Get(tp)
-		if !ok {
-			continue
-		}
-		v := h.View()
-		if v.Log == nil {
-			// The partition actor is restarting (or offline): its log's
-			// epochs are unknown, not absent. Taking that for a log without
-			// epochs truncated a follower to its high watermark — dropping
-			// records the leader had acknowledged, lost for good if this
-			// follower became leader next. Wait for the log instead.
-			f.delay(ps)
+		// A partition whose actor is restarting waits: its log's epochs
+		// are unknown, not absent. Taking that for a log without epochs
+		// truncated a follower to its high watermark — dropping records
+		// the leader had acknowledged, lost for good if this follower
+		// became leader next.
+		h, v := f.openLog(tp, ps)
+		if h == nil {
 			continue
 		}
 		latest := latestEpoch(v)
@@ -74,14 +69,7 @@ func (f *fetcherActor) epochRequest(sent map[partition.TopicPartition]int32, now
 			f.truncate(tp, ps, h, opTruncate, v.HighWatermark, false)
 			continue
 		}
-		i, ok := topics[tp.Topic]
-		if !ok {
-			i = len(req.Topics)
-			topics[tp.Topic] = i
-			t := kmsg.NewOffsetForLeaderEpochRequestTopic()
-			t.Topic = tp.Topic
-			req.Topics = append(req.Topics, t)
-		}
+		i := topicSlot(&req.Topics, topics, tp.Topic, func(t *kmsg.OffsetForLeaderEpochRequestTopic) { t.Default(); t.Topic = tp.Topic })
 		p := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
 		p.Partition, p.CurrentLeaderEpoch, p.LeaderEpoch = tp.Partition, ps.epoch, latest
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
@@ -106,14 +94,7 @@ func (f *fetcherActor) offsetsRequests(sent map[partition.TopicPartition]int32, 
 			if !ps.resetting || ps.truncating || !ps.ready(now) {
 				continue
 			}
-			i, ok := topics[tp.Topic]
-			if !ok {
-				i = len(req.Topics)
-				topics[tp.Topic] = i
-				t := kmsg.NewListOffsetsRequestTopic()
-				t.Topic = tp.Topic
-				req.Topics = append(req.Topics, t)
-			}
+			i := topicSlot(&req.Topics, topics, tp.Topic, func(t *kmsg.ListOffsetsRequestTopic) { t.Default(); t.Topic = tp.Topic })
 			p := kmsg.NewListOffsetsRequestTopicPartition()
 			p.Partition, p.Timestamp, p.CurrentLeaderEpoch = tp.Partition, ts, ps.epoch
 			req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
@@ -151,23 +132,12 @@ func (f *fetcherActor) fetchRequest(sent map[partition.TopicPartition]int32, now
 		if ps.truncating || ps.resetting || !ps.ready(now) {
 			continue
 		}
-		h, ok := f.cfg.Replicas.Get(tp)
-		if !ok {
-			continue
-		}
-		v := h.View()
-		if v.Log == nil {
+		h, v := f.openLog(tp, ps)
+		if h == nil {
 			continue
 		}
 		ps.offset = v.LogEndOffset
-		i, ok := topics[tp.Topic]
-		if !ok {
-			i = len(req.Topics)
-			topics[tp.Topic] = i
-			t := kmsg.NewFetchRequestTopic()
-			t.Topic = tp.Topic
-			req.Topics = append(req.Topics, t)
-		}
+		i := topicSlot(&req.Topics, topics, tp.Topic, func(t *kmsg.FetchRequestTopic) { t.Default(); t.Topic = tp.Topic })
 		p := kmsg.NewFetchRequestTopicPartition()
 		p.Partition = tp.Partition
 		p.CurrentLeaderEpoch = ps.epoch
@@ -179,4 +149,34 @@ func (f *fetcherActor) fetchRequest(sent map[partition.TopicPartition]int32, now
 		sent[tp] = ps.epoch
 	}
 	return req
+}
+
+// topicSlot is the index of topic in a request's topic list (idx maps the
+// names already there), appending a new entry set up by init when absent.
+func topicSlot[T any](topics *[]T, idx map[string]int, topic string, init func(*T)) int {
+	if i, ok := idx[topic]; ok {
+		return i
+	}
+	var t T
+	init(&t)
+	*topics = append(*topics, t)
+	idx[topic] = len(*topics) - 1
+	return len(*topics) - 1
+}
+
+// openLog returns tp's replica and its view when its log is open; nil when
+// tp is not hosted here, or its partition actor is restarting or offline
+// (no log): then tp is retried after replica.fetch.backoff.ms, so a
+// fetcher whose every partition is away still wakes up for them.
+func (f *fetcherActor) openLog(tp partition.TopicPartition, ps *partState) (*partition.Handle, *partition.View) {
+	h, ok := f.cfg.Replicas.Get(tp)
+	if !ok {
+		return nil, nil
+	}
+	v := h.View()
+	if v.Log == nil {
+		f.delay(ps)
+		return nil, nil
+	}
+	return h, v
 }
