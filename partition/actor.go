@@ -73,14 +73,14 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		m.done <- a.followerFetch(m)
 	case *followerAppend:
 		r := a.followerAppend(m)
-		m.done <- r
+		m.reply(r)
 		if isStorageFailure(r.err) {
 			panic(fmt.Errorf("partition %s: follower append: %w", a.h.tp, r.err))
 		}
 	case *truncate:
 		r := a.truncate(m)
 		m.tr = r
-		m.done <- r
+		m.reply(r)
 		if isStorageFailure(r.err) {
 			panic(fmt.Errorf("partition %s: truncate: %w", a.h.tp, r.err))
 		}

@@ -31,7 +31,7 @@ type followerAppend struct {
 	batches        []byte
 	leaderHW       int64
 	leaderLogStart int64
-	done           chan followerResult
+	onDone         func(FollowerResult)
 	tr             appendTrace // set by the actor, for the trace event
 }
 
@@ -40,13 +40,31 @@ type truncate struct {
 	leaderEpoch int32
 	offset      int64
 	fully       bool
-	done        chan followerResult
+	onDone      func(FollowerResult)
 	tr          followerResult // the outcome, for the trace event
 }
 
 type followerResult struct {
 	logEndOffset int64
 	err          error
+}
+
+// reply hands the actor's outcome to the fetcher's callback.
+func (m *followerAppend) reply(r followerResult) { m.onDone(r.public()) }
+
+// reply hands the actor's outcome to the fetcher's callback.
+func (m *truncate) reply(r followerResult) { m.onDone(r.public()) }
+
+func (r followerResult) public() FollowerResult {
+	return FollowerResult{LogEndOffset: r.logEndOffset, Err: r.err}
+}
+
+// FollowerResult is the outcome of Handle.AppendAsFollower or
+// Handle.TruncateTo: the follower's log end offset afterwards (-1 when
+// unknown) and the error, if any (see those methods).
+type FollowerResult struct {
+	LogEndOffset int64
+	Err          error
 }
 
 // isrCheck is the leader's periodic ISR shrink check.
@@ -85,41 +103,42 @@ func (h *Handle) FollowerFetch(replica int32, fetchOffset int64) *kerr.Error {
 	}
 }
 
-// AppendAsFollower appends batches fetched from the leader (whole batches
-// carrying the leader's offsets and epochs; may be empty), then sets the
-// follower's high watermark to min(leaderHW, log end offset) and moves the
-// log start offset up to leaderLogStart. It returns the new log end offset.
-// Errors: ErrFenced (leaderEpoch is not current, or not a follower);
-// storage.ErrUnexpectedAppendOffset (the batches do not continue the log:
-// re-truncate); record corruption errors; storage I/O errors.
-func (h *Handle) AppendAsFollower(leaderEpoch int32, batches []byte, leaderHW, leaderLogStart int64) (int64, error) {
-	done := make(chan followerResult, 1)
-	return h.askFollower(&followerAppend{leaderEpoch: leaderEpoch, batches: batches, leaderHW: leaderHW, leaderLogStart: leaderLogStart, done: done}, done)
+// AppendAsFollower asks the partition actor to append batches fetched
+// from the leader (whole batches carrying the leader's offsets and epochs;
+// may be empty), then to set the follower's high watermark to
+// min(leaderHW, log end offset) and move the log start offset up to
+// leaderLogStart. It returns at once; the actor calls reply with the new
+// log end offset. Errors in the result: ErrFenced (leaderEpoch is not
+// current, not a follower, or no actor runs); storage.ErrUnexpectedAppendOffset
+// (the batches do not continue the log: re-truncate); record corruption
+// errors; storage I/O errors (the actor then restarts).
+//
+// reply runs on the partition actor's goroutine (on the caller's when no
+// actor runs) and must not block: send the result to an actor. It is
+// called at most once; not at all if the actor stops before it handles the
+// request, so a caller bounds its wait (the fetcher's partitionOpTimeout).
+func (h *Handle) AppendAsFollower(leaderEpoch int32, batches []byte, leaderHW, leaderLogStart int64, reply func(FollowerResult)) {
+	h.askFollower(&followerAppend{leaderEpoch: leaderEpoch, batches: batches, leaderHW: leaderHW, leaderLogStart: leaderLogStart, onDone: reply}, reply)
 }
 
-// TruncateTo drops the follower's records at or above offset (fully:
-// empties the log and restarts it at offset, for a follower outside the
-// leader's log range). It returns the new log end offset. Errors: ErrFenced;
-// storage errors.
-func (h *Handle) TruncateTo(leaderEpoch int32, offset int64, fully bool) (int64, error) {
-	done := make(chan followerResult, 1)
-	return h.askFollower(&truncate{leaderEpoch: leaderEpoch, offset: offset, fully: fully, done: done}, done)
+// TruncateTo asks the partition actor to drop the follower's records at or
+// above offset (fully: empty the log and restart it at offset, for a
+// follower outside the leader's log range). It returns at once; reply gets
+// the new log end offset, as for AppendAsFollower. Errors in the result:
+// ErrFenced; storage errors.
+func (h *Handle) TruncateTo(leaderEpoch int32, offset int64, fully bool, reply func(FollowerResult)) {
+	h.askFollower(&truncate{leaderEpoch: leaderEpoch, offset: offset, fully: fully, onDone: reply}, reply)
 }
 
-func (h *Handle) askFollower(msg any, done chan followerResult) (int64, error) {
+// askFollower sends msg to the partition actor, or answers ErrFenced at
+// once when none runs (offline or between incarnations).
+func (h *Handle) askFollower(msg any, reply func(FollowerResult)) {
 	pid := h.pid.Load()
 	if pid == nil {
-		return -1, ErrFenced
+		reply(FollowerResult{LogEndOffset: -1, Err: ErrFenced})
+		return
 	}
 	h.root.Send(pid, msg)
-	t := time.NewTimer(replicationAskTimeout)
-	defer t.Stop()
-	select {
-	case r := <-done:
-		return r.logEndOffset, r.err
-	case <-t.C:
-		return -1, fmt.Errorf("partition %s: %w", h.tp, kerr.RequestTimedOut)
-	}
 }
 
 // LatestEpoch is the newest leader epoch in the replica's log (-1 when

@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"gregor/partition"
 	"gregor/storage"
 	"gregor/storage/record"
+	"gregor/wire"
 	"gregor/wire/handlers"
 	"gregor/wire/server"
 )
@@ -39,6 +41,26 @@ type testBroker struct {
 	client1 *kgo.Client // acks=1
 	stopped bool
 	fmDone  bool
+	gate    *gate
+}
+
+// gate wraps a broker's handlers: requests of the API key in silent get
+// no answer (as from a leader that hangs), and are announced on stuck.
+type gate struct {
+	wire.Dispatcher
+	silent atomic.Int32 // API key + 1; 0: answer everything
+	stuck  chan int16
+}
+
+func (g *gate) Handle(rc *wire.RequestContext, req kmsg.Request) wire.Reply {
+	if k := g.silent.Load(); k != 0 && int16(k-1) == req.Key() {
+		select {
+		case g.stuck <- req.Key():
+		default:
+		}
+		return wire.Later(make(chan wire.Response)) // never answered; the connection's close ends it
+	}
+	return g.Dispatcher.Handle(rc, req)
 }
 
 func (b *testBroker) closeFetchers() {
@@ -141,8 +163,8 @@ func (c *cluster) start(id int32, dir string) *testBroker {
 	b.rm.SetFetchers(b.fm)
 	cfg := config.Defaults()
 	cfg.BrokerID = id
-	h := &handlers.Broker{Config: cfg, Log: lg, Replicas: b.rm}
-	b.srv = server.New(server.Config{Listeners: []config.Listener{{Name: "PLAINTEXT", Host: "127.0.0.1"}}}, h, lg)
+	b.gate = &gate{Dispatcher: &handlers.Broker{Config: cfg, Log: lg, Replicas: b.rm}, stuck: make(chan int16, 1)}
+	b.srv = server.New(server.Config{Listeners: []config.Listener{{Name: "PLAINTEXT", Host: "127.0.0.1"}}}, b.gate, lg)
 	if err := b.srv.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -94,9 +94,10 @@ func (c *Config) defaults() {
 // Manager is the running fetcher manager; it implements
 // partition.FetcherControl. Safe for concurrent use.
 type Manager struct {
-	sys  *actor.ActorSystem
-	pid  *actor.PID
-	live *liveFetchers
+	sys   *actor.ActorSystem
+	pid   *actor.PID
+	live  *liveFetchers
+	close sync.Once
 }
 
 // liveFetchers is every fetcher actor spawned and not yet known to have
@@ -143,9 +144,11 @@ func (m *Manager) Follow(tp partition.TopicPartition, leader, leaderEpoch int32)
 
 // Unfollow implements partition.FetcherControl. It returns once the
 // running fetchers have dropped the partitions (bounded by 10s); an
-// in-flight fetch result for them is discarded. A fetcher stopped because
-// it has nothing left may still finish its current step; the partition
-// actors fence appends under an old leader epoch or role anyway.
+// in-flight fetch result for them is discarded. An append or truncation
+// already handed to a partition actor still runs there; the partition
+// actors fence those under an old leader epoch or role anyway. Fetchers
+// never wait inside their actor, so the 10s bound is for a stuck actor
+// system, not for a slow leader.
 func (m *Manager) Unfollow(tps ...partition.TopicPartition) {
 	if len(tps) == 0 {
 		return
@@ -161,8 +164,12 @@ func (m *Manager) Unfollow(tps ...partition.TopicPartition) {
 }
 
 // Close stops every fetcher (cancelling in-flight requests, closing their
-// connections) and the manager, and waits for them.
-func (m *Manager) Close() {
+// connections) and the manager, and waits for them. Later calls wait for
+// the first one and do nothing more (no stop of an actor already gone,
+// which would be a dead letter).
+func (m *Manager) Close() { m.close.Do(m.stop) }
+
+func (m *Manager) stop() {
 	m.live.mu.Lock()
 	m.live.closed = true // no fetcher is spawned from now on
 	futures := make([]*actor.Future, 0, len(m.live.pids))

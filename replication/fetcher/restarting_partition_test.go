@@ -54,8 +54,10 @@ func TestNoHighWatermarkTruncationWhileFollowerRestarts(t *testing.T) {
 		batches = append(batches, b...)
 	}
 	// The leader has acknowledged all 5; this follower has heard of HW 3.
-	if leo, err := h.AppendAsFollower(0, batches, 3, 0); err != nil || leo != 5 {
-		t.Fatalf("append as follower: leo %d, %v", leo, err)
+	done := make(chan partition.FollowerResult, 1)
+	h.AppendAsFollower(0, batches, 3, 0, func(r partition.FollowerResult) { done <- r })
+	if r := <-done; r.Err != nil || r.LogEndOffset != 5 {
+		t.Fatalf("append as follower: leo %d, %v", r.LogEndOffset, r.Err)
 	}
 	if v := h.View(); v.HighWatermark != 3 {
 		t.Fatalf("follower HW %d, want 3", v.HighWatermark)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/actors"
 	"gregor/partition"
@@ -34,6 +35,18 @@ func (r *result) TraceDetail(e *actors.TraceEvent) {
 			e.Topics = appendTopic(e.Topics, rt.Topic)
 			for _, rp := range rt.Partitions {
 				fmt.Fprintf(&b, " %s-%d end offset %d (epoch %d)", rt.Topic, rp.Partition, rp.EndOffset, rp.LeaderEpoch)
+			}
+		}
+		e.Detail = b.String()
+	case r.offsets != nil:
+		var b strings.Builder
+		b.WriteString("ListOffsets responses:")
+		for i, resp := range []*kmsg.ListOffsetsResponse{r.offsets.earliest, r.offsets.latest} {
+			for _, rt := range resp.Topics {
+				e.Topics = appendTopic(e.Topics, rt.Topic)
+				for _, rp := range rt.Partitions {
+					fmt.Fprintf(&b, " %s-%d %s %d", rt.Topic, rp.Partition, [2]string{"log start", "log end"}[i], rp.Offset)
+				}
 			}
 		}
 		e.Detail = b.String()
