@@ -87,9 +87,10 @@ type fetchPart struct {
 	fd      storage.FetchData
 	has     bool // fd holds segment references
 	// recorded: a follower's fetch offset was reported to the leader's
-	// partition actor (once per request, not per long-poll pass), which
-	// answered recErr.
+	// partition actor (once per request, not per long-poll pass);
+	// answered: it answered recErr (both set on the goroutine that waits).
 	recorded bool
+	answered bool
 	recErr   *kerr.Error
 	diverged bool // answered with a DivergingEpoch: respond at once
 }
@@ -193,19 +194,17 @@ func (s *fetchState) awaitRecorded(rc *wire.RequestContext, recorded <-chan reco
 	stopping := s.b.closing()
 	timer := time.NewTimer(partition.ReplicationAskTimeout)
 	defer timer.Stop()
-	answered := make(map[*fetchPart]bool, n)
-	for len(answered) < n {
+	for got := 0; got < n; got++ {
 		select {
 		case r := <-recorded:
-			r.fp.recErr = r.err
-			answered[r.fp] = true
+			r.fp.recErr, r.fp.answered = r.err, true
 			continue
 		case <-timer.C:
 		case <-closed:
 		case <-stopping:
 		}
 		for _, fp := range s.parts {
-			if fp.recorded && !answered[fp] {
+			if fp.recorded && !fp.answered {
 				fp.recErr = kerr.RequestTimedOut
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"gregor/actors"
 	"gregor/partition"
 	"gregor/storage"
@@ -20,6 +22,19 @@ func (e *dataEnv) leadWithFollower(tp storage.TopicPartition, cfg storage.LogCon
 	if errs := e.m.ApplyLeaderAndIsr([]partition.LeaderAndIsr{st}); len(errs) != 0 {
 		e.t.Fatal(errs)
 	}
+}
+
+// resolveFetchPart waits (10 s at most) for a v11 Fetch reply and returns
+// its first partition.
+func resolveFetchPart(t *testing.T, reply wire.Reply, what string) kmsg.FetchResponseTopicPartition {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, ok := reply.Resolve(ctx)
+	if !ok {
+		t.Fatalf("%s: no answer", what)
+	}
+	return decodeFetch(t, 11, resp).Topics[0].Partitions[0]
 }
 
 // TestFollowerFetchDoesNotWaitOnActor: the reader goroutine (Handle) hands
@@ -52,13 +67,7 @@ func TestFollowerFetchDoesNotWaitOnActor(t *testing.T) {
 	if _, done := reply.TryResolve(); done {
 		t.Fatal("follower fetch answered on the reader goroutine: Handle waited for the partition actor")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, ok := reply.Resolve(ctx)
-	if !ok {
-		t.Fatal("follower fetch never answered")
-	}
-	p := decodeFetch(t, 11, resp).Topics[0].Partitions[0]
+	p := resolveFetchPart(t, reply, "follower fetch")
 	if p.ErrorCode != 0 || p.HighWatermark != 30 {
 		t.Fatalf("follower fetch at the log end: error %d, high watermark %d; want 0, 30 (recorded before the answer)", p.ErrorCode, p.HighWatermark)
 	}
@@ -111,13 +120,7 @@ func TestFollowerLongPollWakesOnLogEnd(t *testing.T) {
 		t.Fatalf("high watermark %d after the follower fetched at 10, want 10", v.HighWatermark)
 	}
 	e.produceCopies(tpA, proto, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, ok := reply.Resolve(ctx)
-	if !ok {
-		t.Fatal("the follower's long poll did not answer after the append")
-	}
-	p := decodeFetch(t, 11, resp).Topics[0].Partitions[0]
+	p := resolveFetchPart(t, reply, "the follower's long poll after the append")
 	if p.ErrorCode != 0 || p.HighWatermark != 10 || len(p.RecordBatches) == 0 {
 		t.Fatalf("woken follower fetch: error %d, high watermark %d (want 10), %d record bytes", p.ErrorCode, p.HighWatermark, len(p.RecordBatches))
 	}
