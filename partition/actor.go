@@ -93,7 +93,7 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		}
 	case *setMinIsr:
 		if a.core != nil {
-			a.core.rep.MinInsync = max(m.n, 1)
+			a.core.SetMinInsync(m.n)
 		}
 	case *deleteRecords:
 		m.done <- a.deleteRecords(ctx, m.offset)
@@ -293,24 +293,18 @@ func (a *partitionActor) failWaiting(err *kerr.Error) {
 }
 
 func (a *partitionActor) deleteRecords(ctx actor.Context, offset int64) DeleteRecordsResult {
-	rep := a.core.rep
-	if rep.Role != RoleLeader {
-		return DeleteRecordsResult{Err: kerr.NotLeaderForPartition, LowWatermark: -1}
+	before, del, kerrv := a.core.DeleteRecordsBefore(offset)
+	if kerrv != nil {
+		return DeleteRecordsResult{Err: kerrv, LowWatermark: -1}
 	}
-	if offset == -1 { // Kafka: -1 means "up to the high watermark"
-		offset = rep.HighWatermark
-	}
-	if offset < 0 || offset > rep.HighWatermark {
-		return DeleteRecordsResult{Err: kerr.OffsetOutOfRange, LowWatermark: -1}
-	}
-	if offset > rep.LogStartOffset {
-		if err := a.lg.DeleteRecordsBefore(offset); err != nil {
+	if del {
+		if err := a.lg.DeleteRecordsBefore(before); err != nil {
 			k, _ := AppendError(err)
 			return DeleteRecordsResult{Err: k, LowWatermark: -1}
 		}
 		a.do(ctx, a.core.LogChanged(a.lg.LogStartOffset(), a.lg.LogEndOffset()))
 	}
-	return DeleteRecordsResult{LowWatermark: rep.LogStartOffset}
+	return DeleteRecordsResult{LowWatermark: a.core.rep.LogStartOffset}
 }
 
 // AppendError maps a storage append error to its Kafka error code and a

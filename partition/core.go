@@ -213,6 +213,28 @@ func (c *Core) LogChanged(logStart, logEnd int64) Effects {
 	return eff
 }
 
+// SetMinInsync changes min.insync.replicas (values below 1 mean 1); it
+// applies to the next acks=-1 produces and completions.
+func (c *Core) SetMinInsync(n int) { c.rep.MinInsync = max(n, 1) }
+
+// DeleteRecordsBefore decides a DeleteRecords to offset (-1: the high
+// watermark, as Kafka): the offset to delete below and whether the log
+// must change (del false: already at or past it), or the error —
+// NOT_LEADER_OR_FOLLOWER when not leading, OFFSET_OUT_OF_RANGE below 0 or
+// above the high watermark. The actor deletes, then calls LogChanged.
+func (c *Core) DeleteRecordsBefore(offset int64) (before int64, del bool, err *kerr.Error) {
+	if c.rep.Role != RoleLeader {
+		return -1, false, kerr.NotLeaderForPartition
+	}
+	if offset == -1 {
+		offset = c.rep.HighWatermark
+	}
+	if offset < 0 || offset > c.rep.HighWatermark {
+		return -1, false, kerr.OffsetOutOfRange
+	}
+	return offset, offset > c.rep.LogStartOffset, nil
+}
+
 // FollowerFetch records, on the leader, follower replica's Fetch at
 // fetchOffset (its log end offset): the high watermark may advance
 // (releasing acks=-1 produces) and, with no change in flight, a follower

@@ -285,3 +285,30 @@ func TestCoreNotLeaderFailsWaiting(t *testing.T) {
 		t.Fatalf("waiting produce after losing leadership: %v %+v (%d still waiting)", ok, res, e.c.Waiting())
 	}
 }
+
+func TestCoreDeleteRecordsBefore(t *testing.T) {
+	e := newCoreEnv(t, []int32{1}, 1) // log 0..10, high watermark 10
+	cases := []struct {
+		offset, before int64
+		del            bool
+		err            *kerr.Error
+	}{
+		{-1, 10, true, nil}, // -1: up to the high watermark
+		{4, 4, true, nil},
+		{0, 0, false, nil}, // already the log start
+		{11, -1, false, kerr.OffsetOutOfRange},
+		{-2, -1, false, kerr.OffsetOutOfRange},
+	}
+	for _, tc := range cases {
+		before, del, err := e.c.DeleteRecordsBefore(tc.offset)
+		if before != tc.before || del != tc.del || err != tc.err {
+			t.Errorf("DeleteRecordsBefore(%d) = %d %v %v, want %d %v %v", tc.offset, before, del, err, tc.before, tc.del, tc.err)
+		}
+	}
+	if err, _ := e.c.Apply(LeaderAndIsr{Leader: 2, LeaderEpoch: 6, ISR: []int32{1, 2}, Replicas: []int32{1, 2, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.c.DeleteRecordsBefore(4); err != kerr.NotLeaderForPartition {
+		t.Errorf("DeleteRecordsBefore as follower: %v, want NOT_LEADER_OR_FOLLOWER", err)
+	}
+}
