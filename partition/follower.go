@@ -12,14 +12,14 @@ import (
 	"gregor/storage/record"
 )
 
-// Replication messages handled by the partition actor. followerAppend and
-// truncate carry a reply channel with one free slot (the Handle methods
-// below send them and wait, bounded by replicationAskTimeout);
-// followerFetch carries a callback.
+// Replication messages handled by the partition actor. Each carries a
+// reply channel with one free slot; the Handle methods below send them and
+// wait (bounded by replicationAskTimeout).
 
 // followerFetch: the leader records a follower's Fetch (its log end
-// offset). done is called once, on the actor, after the View that
-// follows from it was published.
+// offset). Unlike the others it carries a callback, not a channel: done is
+// called once, on the actor, after the View that follows from it was
+// published, and the Fetch handler does not wait for it.
 type followerFetch struct {
 	replica     int32
 	fetchOffset int64
