@@ -1,6 +1,7 @@
 package partition_test
 
 import (
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -16,12 +17,14 @@ import (
 )
 
 // gatedIsr is an IsrWriter whose writes block until release is closed, as
-// a frozen ZooKeeper would; started receives each proposed ISR.
+// a frozen ZooKeeper would, then write conditionally on the version as
+// ZooKeeper does; started receives each proposed ISR.
 type gatedIsr struct {
 	started chan []int32
 	release chan struct{}
 	mu      sync.Mutex
 	version int32
+	writes  int // successful ones
 }
 
 func (w *gatedIsr) AlterIsr(_ partition.TopicPartition, _ int32, newIsr []int32, zkVersion int32) (int32, error) {
@@ -29,8 +32,56 @@ func (w *gatedIsr) AlterIsr(_ partition.TopicPartition, _ int32, newIsr []int32,
 	<-w.release
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.version = zkVersion + 1
+	if zkVersion != w.version {
+		return 0, errors.New("bad version")
+	}
+	w.version++
+	w.writes++
 	return w.version, nil
+}
+
+func newGated(t *testing.T) (*partition.Manager, *gatedIsr, *partition.Handle) {
+	t.Helper()
+	sys := actors.NewSystem(nil)
+	store := partitiontest.NewStore(t.TempDir())
+	w := &gatedIsr{started: make(chan []int32, 8), release: make(chan struct{})}
+	m, err := partition.NewManager(partition.ManagerConfig{System: sys, Store: store, BrokerID: 1, IsrWriter: w,
+		ReplicaLagTimeMax: 100 * time.Millisecond, Backoff: actors.BackoffStrategy{Initial: time.Millisecond, Max: 5 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		select {
+		case <-w.release:
+		default:
+			close(w.release) // Close waits for the write goroutines
+		}
+		m.Close()
+		sys.Shutdown()
+		store.Close()
+	})
+	tp := partition.TopicPartition{Topic: "t", Partition: 0}
+	st := partition.LeaderAndIsr{TopicPartition: tp, Leader: 1, LeaderEpoch: 0, ISR: []int32{1, 2}, Replicas: []int32{1, 2},
+		MinInsyncReplicas: 1, Config: storage.DefaultLogConfig()}
+	if errs := m.ApplyLeaderAndIsr([]partition.LeaderAndIsr{st}); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	h, _ := m.Get(tp)
+	return m, w, h
+}
+
+// awaitShrink waits for the leader's first proposal, [1] (follower 2
+// never fetches).
+func awaitShrink(t *testing.T, w *gatedIsr) {
+	t.Helper()
+	select {
+	case isr := <-w.started:
+		if !slices.Equal(isr, []int32{1}) {
+			t.Fatalf("proposed ISR %v, want [1]", isr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no shrink proposed")
+	}
 }
 
 func send(t *testing.T, h *partition.Handle, acks int16, b []byte) chan partition.ProduceResult {
@@ -51,40 +102,8 @@ func send(t *testing.T, h *partition.Handle, acks int16, b []byte) chan partitio
 // committed and the acks=-1 produce completes. Before, the actor itself
 // waited in AlterIsr and answered nothing meanwhile.
 func TestIsrWriteDoesNotBlockActor(t *testing.T) {
-	sys := actors.NewSystem(nil)
-	store := partitiontest.NewStore(t.TempDir())
-	w := &gatedIsr{started: make(chan []int32, 4), release: make(chan struct{})}
-	m, err := partition.NewManager(partition.ManagerConfig{System: sys, Store: store, BrokerID: 1,
-		IsrWriter: w, ReplicaLagTimeMax: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	released := false
-	t.Cleanup(func() {
-		if !released {
-			close(w.release) // Close waits for the write goroutine
-		}
-		m.Close()
-		sys.Shutdown()
-		store.Close()
-	})
-	tp := partition.TopicPartition{Topic: "t", Partition: 0}
-	st := partition.LeaderAndIsr{TopicPartition: tp, Leader: 1, LeaderEpoch: 0, ISR: []int32{1, 2}, Replicas: []int32{1, 2},
-		MinInsyncReplicas: 1, Config: storage.DefaultLogConfig()}
-	if errs := m.ApplyLeaderAndIsr([]partition.LeaderAndIsr{st}); len(errs) != 0 {
-		t.Fatal(errs)
-	}
-	h, _ := m.Get(tp)
-
-	// Follower 2 never fetches: the shrink check proposes [1].
-	select {
-	case isr := <-w.started:
-		if !slices.Equal(isr, []int32{1}) {
-			t.Fatalf("proposed ISR %v, want [1]", isr)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no shrink proposed")
-	}
+	_, w, h := newGated(t)
+	awaitShrink(t, w)
 	waiting := send(t, h, -1, batch(t, 3, nil))
 	select {
 	case r := <-send(t, h, 1, batch(t, 2, nil)):
@@ -109,7 +128,6 @@ func TestIsrWriteDoesNotBlockActor(t *testing.T) {
 	}
 
 	close(w.release)
-	released = true
 	select {
 	case r := <-waiting:
 		if r.Err != nil || r.BaseOffset != 0 {
@@ -120,5 +138,41 @@ func TestIsrWriteDoesNotBlockActor(t *testing.T) {
 	}
 	if s, v := h.State(), h.View(); !slices.Equal(s.ISR, []int32{1}) || s.ZkVersion != 1 || !slices.Equal(v.ISR, []int32{1}) || v.HighWatermark != 5 {
 		t.Fatalf("after the commit: state ISR %v version %d, view ISR %v high watermark %d; want [1] 1 [1] 5", s.ISR, s.ZkVersion, v.ISR, v.HighWatermark)
+	}
+}
+
+// TestIsrWriteLandsAcrossRestart: the actor crashes while its shrink is
+// being written; the write then lands. The restarted incarnation, which
+// rebuilt its state from the last LeaderAndIsr (same epoch and znode
+// version as the proposal), commits it — or its own identical proposal,
+// whichever wins the conditional write — and the Handle's state ends at
+// ISR [1], version 1, with exactly one write accepted.
+func TestIsrWriteLandsAcrossRestart(t *testing.T) {
+	_, w, h := newGated(t)
+	awaitShrink(t, w)
+	h.Crash("during the ISR write")
+	for deadline := time.Now().Add(10 * time.Second); !h.View().IsLeader() || h.PID() == nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("the partition did not restart")
+		}
+		time.Sleep(time.Millisecond) // the restart has no event on the Handle
+	}
+	close(w.release)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if s := h.State(); slices.Equal(s.ISR, []int32{1}) && s.ZkVersion == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the shrink written across the restart was not committed: state %+v", h.State())
+		}
+		time.Sleep(time.Millisecond) // the commit is an actor message; the Handle has no event for it
+	}
+	if v := h.View(); !slices.Equal(v.ISR, []int32{1}) {
+		t.Fatalf("view ISR %v after the commit, want [1]", v.ISR)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.writes != 1 || w.version != 1 {
+		t.Fatalf("%d writes accepted, version %d; want 1, 1", w.writes, w.version)
 	}
 }
