@@ -14,14 +14,19 @@ import (
 	"gregor/wire"
 )
 
-// leadWithFollower makes broker 0 lead tp with follower 1 in the ISR, so a
-// follower fetch from replica 1 moves the high watermark.
-func (e *dataEnv) leadWithFollower(tp storage.TopicPartition, cfg storage.LogConfig) {
-	e.t.Helper()
-	st := partition.LeaderAndIsr{TopicPartition: tp, Leader: 0, LeaderEpoch: 3, ISR: []int32{0, 1}, Replicas: []int32{0, 1}, Config: cfg}
+// followerEnv is a data env where broker 0 leads tpA with follower 1 in
+// the ISR (so a follower fetch from replica 1 moves the high watermark),
+// and a batch of n records of size bytes to produce copies of.
+func followerEnv(tb testing.TB, n, size int) (*dataEnv, []byte) {
+	tb.Helper()
+	cfg := storage.DefaultLogConfig()
+	cfg.SkipRollFsync = true
+	e := newDataEnv(tb, cfg, tpA)
+	st := partition.LeaderAndIsr{TopicPartition: tpA, Leader: 0, LeaderEpoch: 3, ISR: []int32{0, 1}, Replicas: []int32{0, 1}, Config: cfg}
 	if errs := e.m.ApplyLeaderAndIsr([]partition.LeaderAndIsr{st}); len(errs) != 0 {
-		e.t.Fatal(errs)
+		tb.Fatal(errs)
 	}
+	return e, codecBatch(tb, record.CodecNone, n, time.Now().UnixMilli(), size)
 }
 
 // resolveFetchPart waits (10 s at most) for a v11 Fetch reply and returns
@@ -44,11 +49,7 @@ func resolveFetchPart(t *testing.T, reply wire.Reply, what string) kmsg.FetchRes
 // the actor recorded the position, carries the high watermark that
 // position produced. Before, Handle waited up to 15 s for the actor.
 func TestFollowerFetchDoesNotWaitOnActor(t *testing.T) {
-	cfg := storage.DefaultLogConfig()
-	cfg.SkipRollFsync = true
-	e := newDataEnv(t, cfg, tpA)
-	e.leadWithFollower(tpA, cfg)
-	proto := codecBatch(t, record.CodecNone, 10, time.Now().UnixMilli(), 32)
+	e, proto := followerEnv(t, 10, 32)
 	e.produceCopies(tpA, proto, 3) // acks=1: the high watermark waits for follower 1
 	h, _ := e.m.Get(tpA)
 	if v := h.View(); v.LogEndOffset != 30 || v.HighWatermark != 0 {
@@ -95,11 +96,7 @@ func TestFollowerFetchUnassignedReplica(t *testing.T) {
 // (MinBytes 1) and is woken by the next append — on the log end offset,
 // since the high watermark cannot move before the follower fetches again.
 func TestFollowerLongPollWakesOnLogEnd(t *testing.T) {
-	cfg := storage.DefaultLogConfig()
-	cfg.SkipRollFsync = true
-	e := newDataEnv(t, cfg, tpA)
-	e.leadWithFollower(tpA, cfg)
-	proto := codecBatch(t, record.CodecNone, 10, time.Now().UnixMilli(), 32)
+	e, proto := followerEnv(t, 10, 32)
 	e.produceCopies(tpA, proto, 1)
 	h, _ := e.m.Get(tpA)
 	req := fetchReq(tpA, 10, 10_000, 1)
