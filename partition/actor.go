@@ -3,20 +3,24 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
+	"gregor/actors"
 	"gregor/storage"
 	"gregor/storage/record"
 )
 
-// partitionActor owns one partition replica: it is the only writer of the
-// partition's Log and the owner of its Replica and Producers state. All of
-// that is rebuilt from disk in *actor.Started, so a restart after a panic
-// loses nothing that was acknowledged.
+// partitionActor is the shell around one partition replica's Core: it is
+// the only writer of the partition's Log, performs the core's effects
+// (publish a View, send replies, write an ISR change) and feeds their
+// results back. All of it is rebuilt from disk in *actor.Started, so a
+// restart after a panic loses nothing that was acknowledged.
 type partitionActor struct {
 	h        *Handle
 	store    LogStore
@@ -27,28 +31,21 @@ type partitionActor struct {
 	initialHW int64
 
 	lg       Log
-	rep      *Replica
-	prod     *Producers
+	core     *Core
 	inflight *Produce
-	// pending are acks=-1 produces waiting for the high watermark to pass
-	// their last offset. With a sole ISR they complete at once and this
-	// stays empty; replication (follower fetch progress moving the HW) is
-	// the hook that will complete them for larger ISRs.
-	pending []pendingProduce
 
-	// isr persists ISR changes (nil: the ISR is what LeaderAndIsr says);
-	// lag is replica.lag.time.max.ms; isrTimer re-arms the shrink check
-	// while leading.
+	// isr persists ISR changes (nil: the ISR is what LeaderAndIsr says),
+	// each on a goroutine counted in writes (the replica manager's, which
+	// Close waits for); lag is replica.lag.time.max.ms; isrTimer re-arms
+	// the shrink check while leading.
 	isr      IsrWriter
+	writes   *sync.WaitGroup
 	lag      time.Duration
 	isrTimer *time.Timer
 }
 
-type pendingProduce struct {
-	p      *Produce
-	res    ProduceResult
-	needHW int64 // complete once HighWatermark >= needHW
-}
+// isrWritten is the result of an IsrWriter.AlterIsr run off the actor.
+type isrWritten struct{ r IsrResult }
 
 // Receive implements actor.Actor.
 func (a *partitionActor) Receive(ctx actor.Context) {
@@ -62,15 +59,15 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 			return // the handler gave up on it; no reply expected
 		}
 		a.inflight = m
-		if res, done := a.produce(m); done {
-			m.Reply <- res
-		}
+		a.produce(ctx, m)
 		a.inflight = nil
 	case *applyState:
-		m.done <- a.apply(m.state)
+		m.done <- a.apply(ctx, m.state)
 		a.armIsrCheck(ctx)
 	case *followerFetch:
-		m.done <- a.followerFetch(m)
+		err, eff := a.core.FollowerFetch(m.replica, m.fetchOffset, &m.tr)
+		a.do(ctx, eff)
+		m.done(err)
 	case *followerAppend:
 		r := a.followerAppend(m)
 		m.reply(r)
@@ -86,18 +83,20 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		}
 	case *isrCheck:
 		a.isrTimer = nil
-		a.checkIsr()
+		a.do(ctx, a.core.IsrTick())
 		a.armIsrCheck(ctx)
+	case *isrWritten:
+		a.isrWritten(ctx, m.r)
 	case *setConfig:
 		if a.lg != nil {
 			a.lg.SetConfig(m.cfg)
 		}
 	case *setMinIsr:
-		if a.rep != nil {
-			a.rep.MinInsync = max(m.n, 1)
+		if a.core != nil {
+			a.core.SetMinInsync(m.n)
 		}
 	case *deleteRecords:
-		m.done <- a.deleteRecords(m.offset)
+		m.done <- a.deleteRecords(ctx, m.offset)
 	case *Crash:
 		panic(fmt.Sprintf("partition %s: injected crash: %s", a.h.tp, m.Reason))
 	case *actor.Restarting:
@@ -153,13 +152,13 @@ func (a *partitionActor) start() {
 	if n > 1 {
 		hw = a.h.View().HighWatermark
 	}
-	a.lg, a.prod = lg, prod
-	a.rep = NewReplica(a.h.tp, a.brokerID)
-	a.rep.SetLogOffsets(lg.LogStartOffset(), lg.LogEndOffset())
-	_ = a.rep.Apply(state, hw)
+	a.lg = lg
+	a.core = NewCore(CoreConfig{TP: a.h.tp, BrokerID: a.brokerID, AlterIsr: a.isr != nil, Lag: a.lag, NextSeq: func() uint64 { return a.h.isrSeq.Add(1) }})
+	a.core.Start(lg.LogStartOffset(), lg.LogEndOffset(), prod, state, hw)
+	rep := a.core.rep
 	a.log.Info("partition started", zap.Stringer("partition", a.h.tp), zap.Int("incarnation", n),
-		zap.Int64("logStartOffset", a.rep.LogStartOffset), zap.Int64("logEndOffset", a.rep.LogEndOffset),
-		zap.Int64("highWatermark", a.rep.HighWatermark), zap.Int("producers", prod.Len()))
+		zap.Int64("logStartOffset", rep.LogStartOffset), zap.Int64("logEndOffset", rep.LogEndOffset),
+		zap.Int64("highWatermark", rep.HighWatermark), zap.Int("producers", prod.Len()))
 	a.publish()
 }
 
@@ -167,144 +166,145 @@ func (a *partitionActor) start() {
 type hwSetter interface{ SetHighWatermark(int64) }
 
 func (a *partitionActor) publish() {
+	rep := a.core.rep
 	if s, ok := a.lg.(hwSetter); ok {
-		s.SetHighWatermark(a.rep.HighWatermark)
+		s.SetHighWatermark(rep.HighWatermark)
 	}
 	a.h.publish(&View{
 		Log:            a.lg,
-		HighWatermark:  a.rep.HighWatermark,
-		LogEndOffset:   a.rep.LogEndOffset,
-		LogStartOffset: a.rep.LogStartOffset,
-		LeaderEpoch:    a.rep.LeaderEpoch,
-		Role:           a.rep.Role,
-		ISR:            a.rep.ISR,
+		HighWatermark:  rep.HighWatermark,
+		LogEndOffset:   rep.LogEndOffset,
+		LogStartOffset: rep.LogStartOffset,
+		LeaderEpoch:    rep.LeaderEpoch,
+		Role:           rep.Role,
+		ISR:            rep.ISR,
 	})
 }
 
-func (a *partitionActor) apply(s LeaderAndIsr) *kerr.Error {
-	if err := a.rep.Apply(s, -1); err != nil {
+// do performs a core's effects in their order: publish the View (before
+// any reply, so a client that got its ack reads the high watermark that
+// released it), store a committed ISR, send the replies, and start
+// writing a proposed ISR.
+func (a *partitionActor) do(ctx actor.Context, eff Effects) {
+	if eff.Publish {
+		a.publish()
+	}
+	if c := eff.Committed; c != nil {
+		rep := a.core.rep
+		a.log.Info("ISR changed", zap.Stringer("partition", a.h.tp), zap.String("change", c.Why),
+			zap.Int32s("from", c.From), zap.Int32s("to", rep.ISR), zap.Int32("leaderEpoch", rep.LeaderEpoch))
+		actors.Emit(a.h.root.ActorSystem(), "isr_"+c.Why, a.h.tp.Topic, "") // actors.EventIsrShrink / EventIsrExpand
+		a.h.stateMu.Lock()
+		a.h.state.ISR, a.h.state.ZkVersion = slices.Clone(rep.ISR), rep.ZkVersion
+		a.h.stateMu.Unlock()
+	}
+	for _, r := range eff.Replies {
+		r.P.Reply <- r.Res
+	}
+	if p := eff.Propose; p != nil {
+		a.writeIsr(ctx, *p)
+	}
+}
+
+// writeIsr runs IsrWriter.AlterIsr on a goroutine (a ZooKeeper Get, Set
+// and CreateSequential: never inside Receive) and sends the result back
+// as *isrWritten. The goroutine is counted in a.writes and ends when
+// AlterIsr returns (bounded by the store's timeouts); a result that
+// reaches a later incarnation, or arrives after a LeaderAndIsr, is judged
+// by Core.IsrWritten, and one sent after the actor stopped is a dead letter.
+func (a *partitionActor) writeIsr(ctx actor.Context, p IsrProposal) {
+	self, root, w := ctx.Self(), ctx.ActorSystem().Root, a.isr
+	a.writes.Add(1)
+	go func() {
+		defer a.writes.Done()
+		v, err := w.AlterIsr(p.TP, p.LeaderEpoch, p.ISR, p.ZkVersion)
+		root.Send(self, &isrWritten{IsrResult{Proposal: p, NewZkVersion: v, Err: err}})
+	}()
+}
+
+// isrWritten feeds an AlterIsr result to the core. A failure leaves the
+// committed ISR in place; the next check or fetch proposes again.
+func (a *partitionActor) isrWritten(ctx actor.Context, r IsrResult) {
+	if a.core == nil {
+		return
+	}
+	committed, eff := a.core.IsrWritten(r)
+	if r.Err != nil {
+		a.log.Warn("ISR change not written", zap.Stringer("partition", a.h.tp), zap.String("change", r.Proposal.Why),
+			zap.Int32s("isr", a.core.rep.ISR), zap.Int32s("proposed", r.Proposal.ISR), zap.Int32("zkVersion", r.Proposal.ZkVersion), zap.Error(r.Err))
+	} else if !committed {
+		a.log.Info("ISR change written for a superseded state, dropped", zap.Stringer("partition", a.h.tp), zap.String("change", r.Proposal.Why),
+			zap.Int32s("proposed", r.Proposal.ISR), zap.Int32("leaderEpoch", r.Proposal.LeaderEpoch), zap.Int32("zkVersion", r.Proposal.ZkVersion))
+	}
+	a.do(ctx, eff)
+}
+
+func (a *partitionActor) apply(ctx actor.Context, s LeaderAndIsr) *kerr.Error {
+	err, eff := a.core.Apply(s)
+	if err != nil {
 		return err
 	}
 	a.lg.SetConfig(s.Config)
-	if a.rep.Role != RoleLeader {
-		// A follower answers no produce: waiting acks=-1 produces fail
-		// with a retriable error and the client retries on the new leader.
-		a.failWaiting(kerr.NotLeaderForPartition)
-	}
-	a.publish()
-	a.completePending()
+	a.do(ctx, eff)
 	return nil
 }
 
-func errResult(err *kerr.Error, msg string) ProduceResult {
-	return ProduceResult{Err: err, ErrorMessage: msg, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
-}
-
-// produce appends as leader. done is false when the reply waits for the
-// high watermark (acks=-1 with a larger ISR).
-func (a *partitionActor) produce(p *Produce) (res ProduceResult, done bool) {
+// produce appends p as leader when the core accepts it; the reply waits
+// in the core when acks=-1 needs the high watermark to pass it.
+func (a *partitionActor) produce(ctx actor.Context, p *Produce) {
 	defer p.release()
-	if a.rep.Role != RoleLeader {
-		return errResult(kerr.NotLeaderForPartition, ""), true
+	res, ok := a.core.CheckProduce(p)
+	if !ok {
+		p.Reply <- res
+		return
 	}
-	if p.Acks == -1 && a.rep.InSyncCount() < a.rep.MinInsync {
-		// Kafka Partition.appendRecordsToLeader: refused before the append.
-		return errResult(kerr.NotEnoughReplicas, fmt.Sprintf("ISR %v is smaller than min.insync.replicas=%d", a.rep.ISR, a.rep.MinInsync)), true
-	}
-	dup, kerrv := a.prod.Check(&p.Header)
-	if kerrv != nil {
-		return errResult(kerrv, ""), true
-	}
-	if dup != nil {
-		// A retry of a batch already in the log: answer its original offset.
-		return ProduceResult{BaseOffset: dup.FirstOffset, LogAppendTime: -1, LogStartOffset: a.rep.LogStartOffset}, true
-	}
-	info, err := a.lg.Append(p.Batch, AppendOptions{LeaderEpoch: a.rep.LeaderEpoch, LogAppendTime: p.appendTime(), PreValidated: true})
+	info, err := a.lg.Append(p.Batch, AppendOptions{LeaderEpoch: a.core.rep.LeaderEpoch, LogAppendTime: p.appendTime(), PreValidated: true})
 	if err != nil {
 		kerrv, msg := AppendError(err)
+		p.Reply <- errResult(kerrv, msg)
 		if kerrv == kerr.KafkaStorageError {
 			// An I/O failure: answer, then crash so the restart reopens and
 			// recovers the log (Kafka takes the log dir offline instead).
-			p.Reply <- errResult(kerrv, msg)
 			a.inflight = nil
 			panic(fmt.Errorf("partition %s: append: %w", a.h.tp, err))
 		}
-		return errResult(kerrv, msg), true
+		return
 	}
-	h := p.Header
-	h.BaseOffset = info.FirstOffset
-	a.prod.Update(&h, info.MaxTimestamp)
-	a.rep.SetLogOffsets(a.lg.LogStartOffset(), a.lg.LogEndOffset())
-	a.publish()
-	res = ProduceResult{BaseOffset: info.FirstOffset, LogAppendTime: info.LogAppendTime, LogStartOffset: a.rep.LogStartOffset}
-	p.tr = produceTrace{appended: true, first: info.FirstOffset, last: info.LastOffset, hw: a.rep.HighWatermark}
-	if p.Acks == -1 && a.rep.HighWatermark <= info.LastOffset {
-		a.pending = append(a.pending, pendingProduce{p: p, res: res, needHW: info.LastOffset + 1})
-		p.tr.waits = true
-		return res, false
+	res, done, eff := a.core.Appended(p, info, a.lg.LogStartOffset(), a.lg.LogEndOffset())
+	a.do(ctx, eff)
+	if done {
+		p.Reply <- res
 	}
-	a.completePending()
-	return res, true
-}
-
-// completePending replies to acks=-1 produces the high watermark now
-// covers; it returns how many it answered.
-func (a *partitionActor) completePending() (answered int) {
-	n := 0
-	for _, w := range a.pending {
-		if a.rep.HighWatermark >= w.needHW {
-			if a.rep.InSyncCount() < a.rep.MinInsync {
-				// Kafka DelayedProduce: replicated to the whole ISR, but the
-				// ISR shrank below min.insync.replicas meanwhile.
-				w.p.Reply <- errResult(kerr.NotEnoughReplicasAfterAppend, "")
-				answered++
-				continue
-			}
-			w.p.Reply <- w.res
-			answered++
-			continue
-		}
-		a.pending[n] = w
-		n++
-	}
-	clear(a.pending[n:])
-	a.pending = a.pending[:n]
-	return answered
 }
 
 // failWaiting fails the produce being handled (when it panicked) and every
-// pending one with a retriable error, so callers do not hang.
+// waiting one with a retriable error, so callers do not hang.
 func (a *partitionActor) failWaiting(err *kerr.Error) {
 	if a.inflight != nil {
 		a.inflight.Reply <- errResult(err, "")
 		a.inflight.release()
 		a.inflight = nil
 	}
-	for _, w := range a.pending {
-		w.p.Reply <- errResult(err, "")
+	if a.core != nil {
+		for _, r := range a.core.FailWaiting(err).Replies {
+			r.P.Reply <- r.Res
+		}
 	}
-	a.pending = nil
 }
 
-func (a *partitionActor) deleteRecords(offset int64) DeleteRecordsResult {
-	if a.rep.Role != RoleLeader {
-		return DeleteRecordsResult{Err: kerr.NotLeaderForPartition, LowWatermark: -1}
+func (a *partitionActor) deleteRecords(ctx actor.Context, offset int64) DeleteRecordsResult {
+	before, del, kerrv := a.core.DeleteRecordsBefore(offset)
+	if kerrv != nil {
+		return DeleteRecordsResult{Err: kerrv, LowWatermark: -1}
 	}
-	if offset == -1 { // Kafka: -1 means "up to the high watermark"
-		offset = a.rep.HighWatermark
-	}
-	if offset < 0 || offset > a.rep.HighWatermark {
-		return DeleteRecordsResult{Err: kerr.OffsetOutOfRange, LowWatermark: -1}
-	}
-	if offset > a.rep.LogStartOffset {
-		if err := a.lg.DeleteRecordsBefore(offset); err != nil {
+	if del {
+		if err := a.lg.DeleteRecordsBefore(before); err != nil {
 			k, _ := AppendError(err)
 			return DeleteRecordsResult{Err: k, LowWatermark: -1}
 		}
-		a.rep.SetLogOffsets(a.lg.LogStartOffset(), a.lg.LogEndOffset())
-		a.publish()
+		a.do(ctx, a.core.LogChanged(a.lg.LogStartOffset(), a.lg.LogEndOffset()))
 	}
-	return DeleteRecordsResult{LowWatermark: a.rep.LogStartOffset}
+	return DeleteRecordsResult{LowWatermark: a.core.rep.LogStartOffset}
 }
 
 // AppendError maps a storage append error to its Kafka error code and a
@@ -333,7 +333,7 @@ func AppendError(err error) (*kerr.Error, string) {
 // replica.lag.time.max.ms while this replica leads with an ISR writer
 // (Kafka's isr-expiration task runs at the same period).
 func (a *partitionActor) armIsrCheck(ctx actor.Context) {
-	if a.isr == nil || a.lag <= 0 || a.rep == nil || a.rep.Role != RoleLeader {
+	if a.isr == nil || a.lag <= 0 || a.core == nil || a.core.rep.Role != RoleLeader {
 		a.stopIsrCheck()
 		return
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
-	"gregor/actors"
 	"gregor/storage"
 	"gregor/storage/record"
 )
@@ -17,11 +16,14 @@ import (
 // reply channel with one free slot; the Handle methods below send them and
 // wait (bounded by replicationAskTimeout).
 
-// followerFetch: the leader records a follower's Fetch (its log end offset).
+// followerFetch: the leader records a follower's Fetch (its log end
+// offset). Unlike the others it carries a callback, not a channel: done is
+// called once, on the actor, after the View that follows from it was
+// published, and the Fetch handler does not wait for it.
 type followerFetch struct {
 	replica     int32
 	fetchOffset int64
-	done        chan *kerr.Error
+	done        func(*kerr.Error)
 	tr          fetchTrace // set by the actor, for the trace event
 }
 
@@ -80,23 +82,41 @@ const replicationAskTimeout = 15 * time.Second
 // the fetcher drops the result (a newer LeaderAndIsr is in charge).
 var ErrFenced = errors.New("partition: fetch is for an old leader epoch or role")
 
-// FollowerFetch records, on the leader, that follower replica fetched at
-// fetchOffset (so its log end offset is fetchOffset): the high watermark
-// may advance (completing acks=-1 produces) and the follower may rejoin
-// the ISR. Errors: NOT_LEADER_OR_FOLLOWER when this replica does not lead,
-// no actor runs, or replica is not an assigned follower;
-// REQUEST_TIMED_OUT when the actor does not answer in time.
-func (h *Handle) FollowerFetch(replica int32, fetchOffset int64) *kerr.Error {
+// RecordFollowerFetch tells the leader's actor, without waiting, that
+// follower replica fetched at fetchOffset (so its log end offset is
+// fetchOffset): the high watermark may advance (completing acks=-1
+// produces) and the follower may be proposed back into the ISR. done is
+// called exactly once — on the actor after the resulting View is
+// published (View().HighWatermark then includes this fetch), or at once
+// on the caller's goroutine when no actor runs — with nil or
+// NOT_LEADER_OR_FOLLOWER (this replica does not lead, no actor runs, or
+// replica is not an assigned follower). done must not block (it runs on
+// the actor). If the actor stops before handling the message, done is
+// never called: callers bound their wait (ReplicationAskTimeout).
+func (h *Handle) RecordFollowerFetch(replica int32, fetchOffset int64, done func(*kerr.Error)) {
 	pid := h.pid.Load()
 	if pid == nil {
-		return kerr.NotLeaderForPartition
+		done(kerr.NotLeaderForPartition)
+		return
 	}
-	done := make(chan *kerr.Error, 1)
 	h.root.Send(pid, &followerFetch{replica: replica, fetchOffset: fetchOffset, done: done})
+}
+
+// ReplicationAskTimeout bounds a wait for a partition actor's answer to a
+// replication message (RecordFollowerFetch).
+const ReplicationAskTimeout = replicationAskTimeout
+
+// FollowerFetch is RecordFollowerFetch waiting for the answer (tests and
+// tools; the Fetch handler does not wait on its reader goroutine).
+// REQUEST_TIMED_OUT when the actor does not answer in
+// ReplicationAskTimeout.
+func (h *Handle) FollowerFetch(replica int32, fetchOffset int64) *kerr.Error {
+	ch := make(chan *kerr.Error, 1)
+	h.RecordFollowerFetch(replica, fetchOffset, func(err *kerr.Error) { ch <- err })
 	t := time.NewTimer(replicationAskTimeout)
 	defer t.Stop()
 	select {
-	case err := <-done:
+	case err := <-ch:
 		return err
 	case <-t.C:
 		return kerr.RequestTimedOut
@@ -158,59 +178,8 @@ func (h *Handle) LatestEpoch() int32 {
 
 // --- actor side ---
 
-func (a *partitionActor) followerFetch(m *followerFetch) *kerr.Error {
-	m.tr.hwBefore = a.rep.HighWatermark
-	m.tr.hw, m.tr.leo = m.tr.hwBefore, a.rep.LogEndOffset
-	advanced, expand, ok := a.rep.UpdateFollower(m.replica, m.fetchOffset)
-	if !ok {
-		return kerr.NotLeaderForPartition
-	}
-	if expand != nil && a.isr != nil {
-		a.alterIsr(expand, "expand")
-		advanced = true
-	}
-	if advanced {
-		a.publish()
-		m.tr.released = a.completePending()
-	}
-	m.tr.hw = a.rep.HighWatermark
-	return nil
-}
-
-// alterIsr persists newIsr through the IsrWriter and installs it on
-// success; on failure the old ISR stays (retried on the next check or
-// fetch; a newer LeaderAndIsr replaces the state).
-func (a *partitionActor) alterIsr(newIsr []int32, why string) {
-	v, err := a.isr.AlterIsr(a.h.tp, a.rep.LeaderEpoch, newIsr, a.rep.ZkVersion)
-	if err != nil {
-		a.log.Warn("ISR change not written", zap.Stringer("partition", a.h.tp), zap.String("change", why),
-			zap.Int32s("isr", a.rep.ISR), zap.Int32s("proposed", newIsr), zap.Int32("zkVersion", a.rep.ZkVersion), zap.Error(err))
-		return
-	}
-	a.log.Info("ISR changed", zap.Stringer("partition", a.h.tp), zap.String("change", why),
-		zap.Int32s("from", a.rep.ISR), zap.Int32s("to", newIsr), zap.Int32("leaderEpoch", a.rep.LeaderEpoch))
-	actors.Emit(a.h.root.ActorSystem(), "isr_"+why, a.h.tp.Topic, "") // actors.EventIsrShrink / EventIsrExpand
-	a.rep.SetISR(newIsr, v)
-	a.h.stateMu.Lock()
-	a.h.state.ISR, a.h.state.ZkVersion = append([]int32(nil), newIsr...), v
-	a.h.stateMu.Unlock()
-}
-
-// checkIsr drops followers that have not caught up within
-// replica.lag.time.max.ms (Kafka Partition.maybeShrinkIsr).
-func (a *partitionActor) checkIsr() {
-	if a.isr == nil {
-		return
-	}
-	if shrunk := a.rep.LaggingISR(a.lag); shrunk != nil {
-		a.alterIsr(shrunk, "shrink")
-		a.publish()
-		a.completePending()
-	}
-}
-
 func (a *partitionActor) fencedFollower(epoch int32) bool {
-	return a.rep.Role != RoleFollower || epoch != a.rep.LeaderEpoch
+	return a.core.rep.Role != RoleFollower || epoch != a.core.rep.LeaderEpoch
 }
 
 func (a *partitionActor) followerLog() (FollowerLog, error) {
@@ -232,16 +201,16 @@ func (a *partitionActor) followerAppend(m *followerAppend) followerResult {
 	}
 	if len(m.batches) > 0 {
 		if _, err := fl.AppendAsFollower(m.batches); err != nil {
-			a.rep.SetLogOffsets(a.lg.LogStartOffset(), a.lg.LogEndOffset())
+			a.core.rep.SetLogOffsets(a.lg.LogStartOffset(), a.lg.LogEndOffset())
 			a.publish()
-			return followerResult{logEndOffset: a.rep.LogEndOffset, err: err}
+			return followerResult{logEndOffset: a.core.rep.LogEndOffset, err: err}
 		}
 		for rest := m.batches; len(rest) >= record.HeaderSize; {
 			h, err := record.ParseHeader(rest)
 			if err != nil || h.Size() > len(rest) {
 				break
 			}
-			a.prod.Update(&h, h.MaxTimestamp)
+			a.core.prod.Update(&h, h.MaxTimestamp)
 			if m.tr.first < 0 {
 				m.tr.first = h.BaseOffset
 			}
@@ -255,10 +224,10 @@ func (a *partitionActor) followerAppend(m *followerAppend) followerResult {
 			a.log.Warn("follower log start offset not moved", zap.Stringer("partition", a.h.tp), zap.Int64("leaderLogStartOffset", m.leaderLogStart), zap.Error(err))
 		}
 	}
-	a.rep.SetLogOffsets(a.lg.LogStartOffset(), leo)
-	a.rep.SetFollowerHW(m.leaderHW)
+	a.core.rep.SetLogOffsets(a.lg.LogStartOffset(), leo)
+	a.core.rep.SetFollowerHW(m.leaderHW)
 	a.publish()
-	m.tr.leo, m.tr.hw = leo, a.rep.HighWatermark
+	m.tr.leo, m.tr.hw = leo, a.core.rep.HighWatermark
 	return followerResult{logEndOffset: leo}
 }
 
@@ -288,13 +257,13 @@ func (a *partitionActor) truncate(m *truncate) followerResult {
 		}); err != nil {
 			return followerResult{logEndOffset: -1, err: err}
 		}
-		a.prod = prod
+		a.core.prod = prod
 		a.log.Info("follower truncated", zap.Stringer("partition", a.h.tp), zap.Int64("from", before), zap.Int64("to", after),
-			zap.Bool("fully", m.fully), zap.Int32("leaderEpoch", a.rep.LeaderEpoch))
+			zap.Bool("fully", m.fully), zap.Int32("leaderEpoch", a.core.rep.LeaderEpoch))
 	}
-	a.rep.SetLogOffsets(a.lg.LogStartOffset(), a.lg.LogEndOffset())
+	a.core.rep.SetLogOffsets(a.lg.LogStartOffset(), a.lg.LogEndOffset())
 	a.publish()
-	return followerResult{logEndOffset: a.rep.LogEndOffset}
+	return followerResult{logEndOffset: a.core.rep.LogEndOffset}
 }
 
 // isStorageFailure reports whether a follower operation failed on I/O (the

@@ -61,6 +61,9 @@ type Handle struct {
 	stateMu sync.Mutex
 	state   LeaderAndIsr
 	starts  int
+
+	// isrSeq numbers ISR proposals across incarnations (Core.nextSeq).
+	isrSeq atomic.Uint64
 }
 
 type waiter struct {

@@ -74,7 +74,7 @@ func (r *Replica) Follower(id int32) *FollowerState {
 // high watermark. It returns whether the high watermark advanced and, when
 // the follower is outside the ISR but has reached the high watermark (and
 // the leader epoch's own records, Kafka's isFollowerInSync), the ISR to
-// propose with it added. ok is false when this replica does not lead or
+// propose with it added — never while another proposal is pending. ok is false when this replica does not lead or
 // replica is not an assigned follower (NOT_LEADER_OR_FOLLOWER /
 // UNKNOWN_TOPIC_OR_PARTITION in Kafka's terms).
 func (r *Replica) UpdateFollower(replica int32, fetchOffset int64) (hwAdvanced bool, expand []int32, ok bool) {
@@ -93,7 +93,7 @@ func (r *Replica) UpdateFollower(replica int32, fetchOffset int64) (hwAdvanced b
 	f.LogEndOffset = fetchOffset
 	before := r.HighWatermark
 	r.maybeAdvanceHW()
-	if !slices.Contains(r.ISR, replica) && fetchOffset >= r.HighWatermark {
+	if r.PendingISR == nil && !slices.Contains(r.ISR, replica) && fetchOffset >= r.HighWatermark {
 		// Appended, not sorted: Kafka's expandIsr adds the caught-up
 		// follower at the end, so describe prints a rejoined broker last.
 		expand = append(slices.Clone(r.ISR), replica)
@@ -103,9 +103,10 @@ func (r *Replica) UpdateFollower(replica int32, fetchOffset int64) (hwAdvanced b
 
 // LaggingISR returns the ISR without the followers that have not caught up
 // within maxLag (Kafka Partition.getOutOfSyncReplicas), or nil when every
-// member is in sync. The leader itself always stays.
+// member is in sync or a proposal is pending (one ISR change in flight at
+// a time, as Kafka's isrState.isInflight). The leader itself always stays.
 func (r *Replica) LaggingISR(maxLag time.Duration) (shrunk []int32) {
-	if r.Role != RoleLeader || maxLag <= 0 {
+	if r.Role != RoleLeader || maxLag <= 0 || r.PendingISR != nil {
 		return nil
 	}
 	now := r.now()
@@ -124,10 +125,25 @@ func (r *Replica) LaggingISR(maxLag time.Duration) (shrunk []int32) {
 	return keep
 }
 
-// SetISR installs an ISR the IsrWriter persisted at zkVersion and moves
-// the high watermark (a shrink may let it advance).
+// ProposeISR records isr as the pending proposal (PendingISR) while it is
+// written; the committed ISR is unchanged until SetISR.
+func (r *Replica) ProposeISR(isr []int32) { r.PendingISR = slices.Clone(isr) }
+
+// AbortISR drops the pending proposal (its write failed or was
+// superseded); the high watermark may then advance over the committed ISR.
+func (r *Replica) AbortISR() (hwAdvanced bool) {
+	r.PendingISR = nil
+	before := r.HighWatermark
+	r.maybeAdvanceHW()
+	return r.HighWatermark > before
+}
+
+// SetISR installs an ISR the IsrWriter persisted at zkVersion, clears the
+// pending proposal and moves the high watermark (a shrink may let it
+// advance).
 func (r *Replica) SetISR(isr []int32, zkVersion int32) (hwAdvanced bool) {
 	r.ISR = slices.Clone(isr)
+	r.PendingISR = nil
 	r.ZkVersion = zkVersion
 	before := r.HighWatermark
 	r.maybeAdvanceHW()
@@ -150,5 +166,6 @@ func (r *Replica) SetFollowerHW(leaderHW int64) (hwAdvanced bool) {
 	return false
 }
 
-// InSyncCount is the ISR size the acks=-1 / min.insync.replicas checks use.
+// InSyncCount is the committed ISR's size, which the acks=-1 /
+// min.insync.replicas checks use (never a pending proposal's).
 func (r *Replica) InSyncCount() int { return max(len(r.ISR), 1) }

@@ -89,6 +89,9 @@ type Manager struct {
 	reporter atomic.Pointer[reporterBox] // offline replicas (offline.go)
 	onRole   func(tp TopicPartition, leader bool, leaderEpoch int32)
 	wg       sync.WaitGroup // offline reports (offline.go)
+	// isrWrites counts the partition actors' AlterIsr goroutines; Close
+	// waits for them after stopping the actors.
+	isrWrites sync.WaitGroup
 
 	mu    sync.Mutex
 	parts map[TopicPartition]*Handle
@@ -334,7 +337,7 @@ func (m *Manager) spawn(h *Handle) error {
 		initHW = hw
 	}
 	props := actors.Props(m.log, func() actor.Actor {
-		return &partitionActor{h: h, store: m.store, brokerID: m.brokerID, log: m.log, initialHW: initHW, isr: m.isr, lag: m.lag}
+		return &partitionActor{h: h, store: m.store, brokerID: m.brokerID, log: m.log, initialHW: initHW, isr: m.isr, writes: &m.isrWrites, lag: m.lag}
 	}, actor.WithGuardian(m.strategy))
 	reply := make(chan spawnResult, 1)
 	m.sys.Root.Send(m.sup, &spawnChild{h: h, name: h.tp.String(), props: props, reply: reply})
@@ -507,7 +510,8 @@ func (m *Manager) Close() {
 		_ = f.Wait()
 	}
 	_ = m.sys.Root.StopFuture(m.sup).Wait()
-	m.wg.Wait() // offline reports under way
+	m.wg.Wait()        // offline reports under way
+	m.isrWrites.Wait() // AlterIsr calls under way (bounded by the store's timeouts)
 	for _, h := range m.Partitions() {
 		if h.View().Err == nil {
 			h.setUnavailable(kerr.NotLeaderForPartition)

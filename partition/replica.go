@@ -53,6 +53,12 @@ type Replica struct {
 	ZkVersion int32
 	// MinInsync is min.insync.replicas for acks=-1 (>= 1).
 	MinInsync int
+	// PendingISR is the ISR an AlterIsr in flight proposes (nil when none;
+	// Kafka's PendingExpandIsr/PendingShrinkIsr). ISR stays the committed
+	// one: min.insync.replicas checks use it, while the high watermark
+	// waits for the maximal ISR (ISR ∪ PendingISR), so neither a proposed
+	// addition nor a proposed removal lets it pass a replica too early.
+	PendingISR []int32
 	// followers is the leader's view of each other assigned replica
 	// (Kafka's Replica state on the leader); nil unless leader.
 	followers map[int32]*FollowerState
@@ -85,6 +91,7 @@ func (r *Replica) Apply(s LeaderAndIsr, checkpointHW int64) *kerr.Error {
 	r.Replicas = slices.Clone(s.Replicas)
 	r.ZkVersion = s.ZkVersion
 	r.MinInsync = max(s.MinInsyncReplicas, 1)
+	r.PendingISR = nil // the controller's state replaces any proposal
 	switch s.Leader {
 	case r.BrokerID:
 		r.Role = RoleLeader
@@ -127,36 +134,48 @@ func (r *Replica) clampHW() {
 	}
 }
 
-// maybeAdvanceHW: a leader with a sole ISR has its high watermark at the log
-// end offset (Kafka Partition.maybeIncrementLeaderHW with one ISR member).
-// Larger ISRs advance by follower fetch positions (replication, not here).
+// maybeAdvanceHW: the high watermark is the smallest log end offset over
+// the maximal ISR, the committed ISR plus a pending proposal's members
+// (Kafka Partition.maybeIncrementLeaderHW over isrState.maximalIsr), the
+// leader's own included; with only the leader it is the log end offset.
+// A follower whose log end offset is not known yet (-1) holds the high
+// watermark where it is.
 func (r *Replica) maybeAdvanceHW() {
 	if r.Role != RoleLeader {
 		return
 	}
-	if r.SoleISR() {
-		if r.HighWatermark < r.LogEndOffset {
-			r.HighWatermark = r.LogEndOffset
-		}
-		return
-	}
-	// Kafka Partition.maybeIncrementLeaderHW: the smallest log end offset
-	// over the ISR (the leader's own included); a follower whose log end
-	// offset is not known yet (-1) holds the high watermark where it is.
-	hw := r.LogEndOffset
+	hw, ok := r.LogEndOffset, true
 	for _, id := range r.ISR {
-		if id == r.BrokerID {
-			continue
-		}
-		f := r.followers[id]
-		if f == nil || f.LogEndOffset < 0 {
+		hw, ok = r.minFollowerLEO(id, hw)
+		if !ok {
 			return
 		}
-		hw = min(hw, f.LogEndOffset)
+	}
+	for _, id := range r.PendingISR {
+		if slices.Contains(r.ISR, id) {
+			continue
+		}
+		hw, ok = r.minFollowerLEO(id, hw)
+		if !ok {
+			return
+		}
 	}
 	if hw > r.HighWatermark {
 		r.HighWatermark = hw
 	}
+}
+
+// minFollowerLEO folds member id of the maximal ISR into hw; ok is false
+// when id is a follower whose log end offset is unknown.
+func (r *Replica) minFollowerLEO(id int32, hw int64) (int64, bool) {
+	if id == r.BrokerID {
+		return hw, true
+	}
+	f := r.followers[id]
+	if f == nil || f.LogEndOffset < 0 {
+		return hw, false
+	}
+	return min(hw, f.LogEndOffset), true
 }
 
 // CheckLeaderEpoch validates a request's current_leader_epoch (KIP-320):

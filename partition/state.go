@@ -1,7 +1,9 @@
 // Package partition is one partition replica: the pure state (role, leader
-// epoch, log end offset, high watermark, ISR, producer state) and the actor
-// that owns it and is the only writer of its storage log. The replica
-// manager hosts one partition actor per partition.
+// epoch, log end offset, high watermark, ISR, producer state), the Core
+// that decides on it and returns effects (core.go), and the actor that
+// performs them, is the only writer of its storage log and writes ISR
+// changes off its goroutine. The replica manager hosts one partition
+// actor per partition.
 package partition
 
 import "gregor/storage"

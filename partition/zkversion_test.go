@@ -91,8 +91,20 @@ func TestSameEpochOlderZkVersionIgnored(t *testing.T) {
 	}
 
 	// The follower catches up: the leader writes it back at version 1.
+	// The write runs off the actor: await its commit on the leader (the
+	// Handle's state takes the written ISR and version when the result is
+	// back), bounded.
 	if kerrv := h.FollowerFetch(2, h.View().HighWatermark); kerrv != nil {
 		t.Fatal(kerrv)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if s := h.State(); slices.Equal(s.ISR, []int32{1, 2}) && s.ZkVersion == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("expansion not committed: leader state %v", h.State())
+		}
+		time.Sleep(time.Millisecond) // the commit is an actor message; the Handle has no event for it
 	}
 	if isr, v := w.get(); !slices.Equal(isr, []int32{1, 2}) || v != 2 {
 		t.Fatalf("ZooKeeper ISR %v at version %d after the follower caught up, want [1 2] at 2", isr, v)

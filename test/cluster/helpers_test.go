@@ -49,10 +49,16 @@ type cluster struct {
 // sets admin.listener.
 func startCluster(t *testing.T, n int, extra map[string]string, proxied []int32) *cluster {
 	t.Helper()
+	return startClusterZK(t, zkharness.Options{}, n, extra, proxied)
+}
+
+// startClusterZK is startCluster with ZooKeeper started with zkOpts.
+func startClusterZK(t *testing.T, zkOpts zkharness.Options, n int, extra map[string]string, proxied []int32) *cluster {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("cluster tests start ZooKeeper and broker processes")
 	}
-	zk := zkharness.Start(t, zkharness.Options{})
+	zk := zkharness.Start(t, zkOpts)
 	c := &cluster{t: t, zk: zk, connect: zk.Addr() + "/gregor", brokers: map[int32]*harness.Broker{}, proxies: map[int32]*zkharness.Proxy{}, admins: map[int32]string{}}
 	for _, id := range proxied {
 		c.proxies[id] = zkharness.NewProxy(t, zk.Addr())

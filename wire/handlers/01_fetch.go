@@ -36,10 +36,14 @@ package handlers
 //   - Replica fetch (ReplicaID >= 0, a follower broker): reads up to the
 //     log end offset, not the high watermark; the fetch offset is recorded
 //     as the follower's log end offset in the partition actor
-//     (partition.Handle.FollowerFetch), which may advance the high
-//     watermark (completing acks=-1 produces) and add the follower back
-//     to the ISR, before the response is built, so the response carries
-//     the new high watermark. Its long poll wakes on the log end offset.
+//     (partition.Handle.RecordFollowerFetch, one message per partition,
+//     sent from the reader goroutine without waiting), which may advance
+//     the high watermark (completing acks=-1 produces) and propose the
+//     follower back into the ISR. The response is built on a Broker.later
+//     goroutine once every partition's actor has answered, so it carries
+//     the new high watermark; an actor that does not answer within
+//     partition.ReplicationAskTimeout makes its partition
+//     REQUEST_TIMED_OUT. Its long poll wakes on the log end offset.
 //     v12 LastFetchedEpoch: when the leader's log ends that epoch earlier
 //     than the fetch offset (or has a lower epoch), the partition answers
 //     DivergingEpoch{epoch, end offset} and no records (KIP-595), and the
@@ -82,10 +86,19 @@ type fetchPart struct {
 	missing *kerr.Error
 	fd      storage.FetchData
 	has     bool // fd holds segment references
-	// recorded: a follower's fetch offset was already reported to the
-	// leader's partition actor (once per request, not per long-poll pass).
+	// recorded: a follower's fetch offset was reported to the leader's
+	// partition actor (once per request, not per long-poll pass);
+	// answered: it answered recErr (both set on the goroutine that waits).
 	recorded bool
+	answered bool
+	recErr   *kerr.Error
 	diverged bool // answered with a DivergingEpoch: respond at once
+}
+
+// recordedFetch is a partition actor's answer to RecordFollowerFetch.
+type recordedFetch struct {
+	fp  *fetchPart
+	err *kerr.Error
 }
 
 type fetchState struct {
@@ -128,11 +141,75 @@ func handleFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Rep
 			s.idx[ti] = append(s.idx[ti], fp)
 		}
 	}
+	if req.ReplicaID >= 0 {
+		if recorded, n := s.recordFollower(); n > 0 {
+			return b.later(func() wire.Response {
+				s.awaitRecorded(rc, recorded, n)
+				s.readAll()
+				if s.done() {
+					return s.respond(rc.Version)
+				}
+				return s.longPoll(rc)
+			})
+		}
+	}
 	s.readAll()
 	if s.done() {
 		return wire.Now(s.respond(rc.Version))
 	}
 	return b.later(func() wire.Response { return s.longPoll(rc) }) // ends with rc.Ctx, as produce's wait
+}
+
+// recordFollower reports a follower's fetch offset (its log end offset)
+// to the actor of every partition it may read — not one that answers an
+// error or a DivergingEpoch (Kafka updates the follower's state only for
+// a read without divergence) — without waiting; n answers will arrive on
+// recorded.
+func (s *fetchState) recordFollower() (recorded chan recordedFetch, n int) {
+	for _, fp := range s.parts {
+		v, err := s.check(fp)
+		if err != nil || s.diverging(fp, v) {
+			continue
+		}
+		if recorded == nil {
+			recorded = make(chan recordedFetch, len(s.parts)-n)
+		}
+		fp.recorded = true
+		n++
+		fp.h.RecordFollowerFetch(s.req.ReplicaID, fp.req.FetchOffset, func(err *kerr.Error) {
+			recorded <- recordedFetch{fp, err} // buffered for every answer: never blocks the actor
+		})
+	}
+	return recorded, n
+}
+
+// awaitRecorded waits for n answers of recordFollower; a partition whose
+// actor has not answered within partition.ReplicationAskTimeout, or when
+// the connection or broker closes, answers REQUEST_TIMED_OUT.
+func (s *fetchState) awaitRecorded(rc *wire.RequestContext, recorded <-chan recordedFetch, n int) {
+	var closed <-chan struct{}
+	if rc.Ctx != nil {
+		closed = rc.Ctx.Done()
+	}
+	stopping := s.b.closing()
+	timer := time.NewTimer(partition.ReplicationAskTimeout)
+	defer timer.Stop()
+	for got := 0; got < n; got++ {
+		select {
+		case r := <-recorded:
+			r.fp.recErr, r.fp.answered = r.err, true
+			continue
+		case <-timer.C:
+		case <-closed:
+		case <-stopping:
+		}
+		for _, fp := range s.parts {
+			if fp.recorded && !fp.answered {
+				fp.recErr = kerr.RequestTimedOut
+			}
+		}
+		return
+	}
 }
 
 // done reports whether to answer now rather than wait.
@@ -223,59 +300,70 @@ func (s *fetchState) readAll() {
 	}
 }
 
-// readOne reads one partition with at most min(PartitionMaxBytes, limit)
-// bytes (at least one batch if minOne) and fills its response fields.
-func (s *fetchState) readOne(fp *fetchPart, limit int64, minOne bool) (int64, *kerr.Error) {
+// check is what every read of fp starts with: the partition's View, or
+// the error to answer (not hosted, not serving, not the leader, a fenced
+// or unknown CurrentLeaderEpoch, an offset outside the log).
+func (s *fetchState) check(fp *fetchPart) (*partition.View, *kerr.Error) {
 	if fp.h == nil {
 		if fp.missing != nil {
-			return 0, fp.missing
+			return nil, fp.missing
 		}
-		return 0, kerr.UnknownTopicOrPartition
+		return nil, kerr.UnknownTopicOrPartition
 	}
 	v := fp.h.View()
 	if v.Err != nil {
-		return 0, v.Err
+		return nil, v.Err
 	}
 	if !v.IsLeader() {
-		return 0, kerr.NotLeaderForPartition
+		return nil, kerr.NotLeaderForPartition
 	}
 	if err := partition.CheckLeaderEpoch(fp.req.CurrentLeaderEpoch, v.LeaderEpoch); err != nil && s.req.Version >= 9 {
-		return 0, err
+		return nil, err
+	}
+	if off := fp.req.FetchOffset; off < v.LogStartOffset || off > v.LogEndOffset {
+		return nil, kerr.OffsetOutOfRange
+	}
+	return v, nil
+}
+
+// diverging reports whether a follower's v12 LastFetchedEpoch ends
+// earlier in the leader's log than its fetch offset, or is newer than
+// the leader's (KIP-595): it must truncate before it reads.
+func (s *fetchState) diverging(fp *fetchPart, v *partition.View) bool {
+	if s.req.Version < 12 || fp.req.LastFetchedEpoch < 0 {
+		return false
+	}
+	e, end := v.Log.EndOffsetForEpoch(fp.req.LastFetchedEpoch)
+	return e >= 0 && (e < fp.req.LastFetchedEpoch || end < fp.req.FetchOffset)
+}
+
+// readOne reads one partition with at most min(PartitionMaxBytes, limit)
+// bytes (at least one batch if minOne) and fills its response fields.
+func (s *fetchState) readOne(fp *fetchPart, limit int64, minOne bool) (int64, *kerr.Error) {
+	v, kerrv := s.check(fp)
+	if kerrv != nil {
+		return 0, kerrv
 	}
 	off := fp.req.FetchOffset
-	if off < v.LogStartOffset || off > v.LogEndOffset {
-		return 0, kerr.OffsetOutOfRange
-	}
 	out := fp.out
 	bound := v.HighWatermark
 	if s.req.ReplicaID >= 0 {
-		if s.req.Version >= 12 && fp.req.LastFetchedEpoch >= 0 {
+		if s.diverging(fp, v) {
 			// KIP-595 (served to ZK-mode followers as Kafka 2.7+ does): the
 			// follower's last epoch ends earlier here, or is unknown past
 			// its position → tell it where to truncate, no records.
 			e, end := v.Log.EndOffsetForEpoch(fp.req.LastFetchedEpoch)
-			if e >= 0 && (e < fp.req.LastFetchedEpoch || end < off) {
-				*out = kmsg.NewFetchResponseTopicPartition()
-				out.Partition = fp.req.Partition
-				out.HighWatermark, out.LastStableOffset, out.LogStartOffset = v.HighWatermark, v.HighWatermark, v.LogStartOffset
-				out.PreferredReadReplica = -1
-				out.RecordBatches = []byte{}
-				out.DivergingEpoch.Epoch, out.DivergingEpoch.EndOffset = e, end
-				fp.diverged = true
-				return 0, nil
-			}
+			*out = kmsg.NewFetchResponseTopicPartition()
+			out.Partition = fp.req.Partition
+			out.HighWatermark, out.LastStableOffset, out.LogStartOffset = v.HighWatermark, v.HighWatermark, v.LogStartOffset
+			out.PreferredReadReplica = -1
+			out.RecordBatches = []byte{}
+			out.DivergingEpoch.Epoch, out.DivergingEpoch.EndOffset = e, end
+			fp.diverged = true
+			return 0, nil
 		}
-		if !fp.recorded {
-			// The fetch offset is the follower's log end offset: the leader
-			// may move the high watermark and the ISR before we answer,
-			// so the response carries the new high watermark.
-			fp.recorded = true
-			if err := fp.h.FollowerFetch(s.req.ReplicaID, off); err != nil {
-				return 0, err
-			}
-			if v = fp.h.View(); v.Err != nil || !v.IsLeader() {
-				return 0, kerr.NotLeaderForPartition
-			}
+		if fp.recErr != nil {
+			return 0, fp.recErr
 		}
 		bound = v.LogEndOffset
 	}

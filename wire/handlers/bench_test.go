@@ -91,7 +91,15 @@ func BenchmarkFetchBelowHighWatermark(b *testing.B) {
 	proto := codecBatch(b, record.CodecNone, 16, time.Now().UnixMilli(), 1024)
 	const batches = 256
 	e.produceCopies(tpA, proto, batches)
+	benchFetch(b, e, -1, batches)
+}
+
+// benchFetch runs b.N v12 fetches by replica (-1: a consumer) of
+// 16-record batches at offsets below batches-64, 1 MiB at most each, and
+// reports the record bytes answered.
+func benchFetch(b *testing.B, e *dataEnv, replica int32, batches int) {
 	req := fetchReq(tpA, 0, 0, 0)
+	req.ReplicaID = replica
 	req.Topics[0].Partitions[0].PartitionMaxBytes = 1 << 20
 	b.ReportAllocs()
 	b.ResetTimer()
