@@ -253,10 +253,13 @@ func (a *partitionActor) apply(ctx actor.Context, s LeaderAndIsr) *kerr.Error {
 // in the core when acks=-1 needs the high watermark to pass it.
 func (a *partitionActor) produce(ctx actor.Context, p *Produce) {
 	defer p.release()
-	res, ok := a.core.CheckProduce(p)
-	if !ok {
+	res, v := a.core.CheckProduce(p)
+	switch v {
+	case ProduceAnswer:
 		p.Reply <- res
 		return
+	case ProduceWaits:
+		return // answered by the Effects that move the high watermark past it
 	}
 	info, err := a.lg.Append(p.Batch, AppendOptions{LeaderEpoch: a.core.rep.LeaderEpoch, LogAppendTime: p.appendTime(), PreValidated: true})
 	if err != nil {

@@ -158,28 +158,54 @@ func errResult(err *kerr.Error, msg string) ProduceResult {
 	return ProduceResult{Err: err, ErrorMessage: msg, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
 }
 
-// CheckProduce decides whether p is appended: append is false when p is
-// answered without an append (not the leader, NOT_ENOUGH_REPLICAS with
-// the committed ISR below min.insync.replicas, a producer-state error, or
-// a duplicate retry answered with its original offset), res is that answer.
-func (c *Core) CheckProduce(p *Produce) (res ProduceResult, append bool) {
+// ProduceVerdict is what CheckProduce decided for a Produce.
+type ProduceVerdict int8
+
+// CheckProduce's verdicts.
+const (
+	// ProduceAnswer: answer the returned result now, without an append.
+	ProduceAnswer ProduceVerdict = iota
+	// ProduceAppend: append the batch, then call Appended.
+	ProduceAppend
+	// ProduceWaits: no append (a duplicate retry of a batch already in the
+	// log), but the acks=-1 answer waits in the core for the high watermark
+	// to pass the original batch; a later input's Effects send it.
+	ProduceWaits
+)
+
+// CheckProduce decides whether p is appended. ProduceAnswer: answered
+// without an append with res (not the leader, NOT_ENOUGH_REPLICAS with the
+// committed ISR below min.insync.replicas, a producer-state error, or a
+// duplicate retry answered with its original offset). ProduceWaits: a
+// duplicate retry with acks=-1 whose original batch the high watermark has
+// not passed yet: as in Kafka, whose delayed produce for a duplicate waits
+// for the original's last offset, it is answered only once every member of
+// the maximal ISR has the batch (a retry must not be acknowledged with
+// fewer replicas than its first try would have been).
+func (c *Core) CheckProduce(p *Produce) (res ProduceResult, v ProduceVerdict) {
 	if c.rep.Role != RoleLeader {
-		return errResult(kerr.NotLeaderForPartition, ""), false
+		return errResult(kerr.NotLeaderForPartition, ""), ProduceAnswer
 	}
 	if p.Acks == -1 && c.rep.InSyncCount() < c.rep.MinInsync {
 		// Kafka Partition.appendRecordsToLeader: refused before the
 		// append, over the committed ISR (isrState.isr, not the maximal).
-		return errResult(kerr.NotEnoughReplicas, fmt.Sprintf("ISR %v is smaller than min.insync.replicas=%d", c.rep.ISR, c.rep.MinInsync)), false
+		return errResult(kerr.NotEnoughReplicas, fmt.Sprintf("ISR %v is smaller than min.insync.replicas=%d", c.rep.ISR, c.rep.MinInsync)), ProduceAnswer
 	}
 	dup, kerrv := c.prod.Check(&p.Header)
 	if kerrv != nil {
-		return errResult(kerrv, ""), false
+		return errResult(kerrv, ""), ProduceAnswer
 	}
 	if dup != nil {
 		// A retry of a batch already in the log: answer its original offset.
-		return ProduceResult{BaseOffset: dup.FirstOffset, LogAppendTime: -1, LogStartOffset: c.rep.LogStartOffset}, false
+		res = ProduceResult{BaseOffset: dup.FirstOffset, LogAppendTime: -1, LogStartOffset: c.rep.LogStartOffset}
+		if p.Acks == -1 && c.rep.HighWatermark <= dup.LastOffset {
+			c.pending = append(c.pending, pendingProduce{p: p, res: res, needHW: dup.LastOffset + 1})
+			p.tr = produceTrace{first: dup.FirstOffset, last: dup.LastOffset, hw: c.rep.HighWatermark, waits: true}
+			return res, ProduceWaits
+		}
+		return res, ProduceAnswer
 	}
-	return ProduceResult{}, true
+	return ProduceResult{}, ProduceAppend
 }
 
 // Appended takes p's successful append (info, and the log's offsets

@@ -48,9 +48,12 @@ func (e *coreEnv) fetch(replica int32, offset int64) Effects {
 // effects, and whether the reply was sent (done) or refused.
 func (e *coreEnv) produce(acks int16) (p *Produce, res ProduceResult, done bool, eff Effects) {
 	p = &Produce{Acks: acks, Header: record.Header{ProducerID: -1, BaseSequence: -1, LastOffsetDelta: 9, RecordCount: 10}}
-	res, ok := e.c.CheckProduce(p)
-	if !ok {
+	res, v := e.c.CheckProduce(p)
+	switch v {
+	case ProduceAnswer:
 		return p, res, true, eff
+	case ProduceWaits:
+		return p, res, false, eff
 	}
 	info := storage.AppendInfo{FirstOffset: e.leo, LastOffset: e.leo + 9, LogAppendTime: -1, RecordCount: 10}
 	e.leo += 10
@@ -310,5 +313,42 @@ func TestCoreDeleteRecordsBefore(t *testing.T) {
 	}
 	if _, _, err := e.c.DeleteRecordsBefore(4); err != kerr.NotLeaderForPartition {
 		t.Errorf("DeleteRecordsBefore as follower: %v, want NOT_LEADER_OR_FOLLOWER", err)
+	}
+}
+
+// A retried acks=-1 batch that is already in the log but not yet below the
+// high watermark waits, as its first try does, for the maximal ISR (Kafka's
+// delayed produce of a duplicate waits for the original's last offset).
+func TestCoreDuplicateRetryWaitsForReplication(t *testing.T) {
+	e := newCoreEnv(t, []int32{1, 2, 3}, 2)
+	e.fetch(2, 10)
+	e.fetch(3, 10)
+	idem := func() *Produce {
+		return &Produce{Acks: -1, Header: record.Header{ProducerID: 42, ProducerEpoch: 0, BaseSequence: 0, LastOffsetDelta: 9, RecordCount: 10}}
+	}
+	first := idem()
+	if _, v := e.c.CheckProduce(first); v != ProduceAppend {
+		t.Fatalf("first try verdict %v, want an append", v)
+	}
+	if _, done, _ := e.c.Appended(first, storage.AppendInfo{FirstOffset: 10, LastOffset: 19, LogAppendTime: -1, RecordCount: 10}, 0, 20); done {
+		t.Fatal("first try answered before any follower had it")
+	}
+	retry := idem()
+	res, v := e.c.CheckProduce(retry)
+	if v != ProduceWaits || res.BaseOffset != 10 {
+		t.Fatalf("retry verdict %v base offset %d, want it to wait with base offset 10", v, res.BaseOffset)
+	}
+	if eff := e.fetch(2, 20); len(eff.Replies) != 0 {
+		t.Fatalf("%d produces answered with follower 3 still at 10", len(eff.Replies))
+	}
+	eff := e.fetch(3, 20)
+	for _, p := range []*Produce{first, retry} {
+		if r, ok := replied(eff, p); !ok || r.Err != nil || r.BaseOffset != 10 {
+			t.Fatalf("after the whole ISR has offsets 10..19: reply %+v sent %v, want base offset 10", r, ok)
+		}
+	}
+	// Once replicated, a further retry is answered at once.
+	if res, v := e.c.CheckProduce(idem()); v != ProduceAnswer || res.BaseOffset != 10 || res.Err != nil {
+		t.Fatalf("retry after replication: verdict %v result %+v, want an immediate answer at 10", v, res)
 	}
 }
