@@ -50,6 +50,7 @@ import (
 	"gregor/partition"
 	"gregor/replication/metadata"
 	"gregor/replication/metastore"
+	"gregor/replication/zkclient"
 	"gregor/replication/zkmeta"
 	"gregor/storage"
 )
@@ -124,10 +125,9 @@ type Controller struct {
 	// for as long as a ZooKeeper operation takes) by ActiveEpoch.
 	activeEpoch atomic.Int32
 
-	// Broker side (broker.go), under bmu, never taken with mu held in the
-	// other order: mu may be held when bmu is taken, not the reverse.
-	bmu       sync.Mutex
-	seenEpoch int32 // highest controller epoch seen in a controller request
+	// zk is the broker side's ZooKeeper client (broker.go): the
+	// controller-epoch fence, topic config and broker registration reads.
+	zk *zkclient.Client
 }
 
 // topicState is the controller's in-memory copy of a topic's znodes.
@@ -153,6 +153,10 @@ type Options struct {
 	// in System, or, when System is nil too, no peers (single node).
 	Peers  Peers
 	System *actor.ActorSystem
+	// ZK is this broker's ZooKeeper client over the same store (the broker
+	// builds it before the replica manager, which writes ISR changes
+	// through it). nil = one of the controller's own.
+	ZK *zkclient.Client
 }
 
 // New builds a controller over store for the broker configured by cfg
@@ -166,6 +170,9 @@ func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Opti
 		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval}
 	if c.log == nil {
 		c.log = zap.NewNop()
+	}
+	if c.zk = opts.ZK; c.zk == nil {
+		c.zk = zkclient.New(store, cfg.BrokerID, c.log.Named("zk"))
 	}
 	if c.peers == nil {
 		if opts.System != nil {
@@ -672,7 +679,7 @@ func (c *Controller) sendLeaderAndIsr(states []partition.LeaderAndIsr, only map[
 // applyLocalLeaderAndIsr hands states to this broker's replica manager and
 // records which partitions it failed to start (reported offline).
 func (c *Controller) applyLocalLeaderAndIsr(states []partition.LeaderAndIsr) {
-	c.noteEpoch(c.epoch)
+	c.zk.NoteControllerEpoch(c.epoch)
 	errs := c.rm.ApplyLeaderAndIsr(states)
 	for _, s := range states {
 		t := c.topics[s.Topic]

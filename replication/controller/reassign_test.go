@@ -146,7 +146,7 @@ func TestReassignmentMovesReplicasAndLeader(t *testing.T) {
 	}
 	// The leader (this broker) adds the caught-up replica 2 to the ISR;
 	// the notification wakes the controller, which completes the move.
-	if _, err := e.c.AlterIsr(tp, 1, []int32{0, 1, 2}, v); err != nil {
+	if _, err := e.c.zk.AlterIsr(tp, 1, []int32{0, 1, 2}, v); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "reassignment completion", func() bool {
