@@ -408,28 +408,27 @@ func (c *Controller) onBrokerChange() error {
 			}
 		}
 	}
-	var changed, hostedByNew []partition.LeaderAndIsr
+	var tps []partition.TopicPartition
 	for _, n := range c.sortedTopics() {
-		t := c.topics[n]
-		policy, _ := c.cfg.TopicPolicy(t.overrides)
-		for _, p := range t.sortedPartitions() {
-			before := t.state[p]
-			if err := c.electOne(t, p, policy.UncleanLeaderElection); err != nil {
-				c.log.Error("leader election failed", zap.String("topic", n), zap.Int32("partition", p), zap.Error(err))
-			}
-			if t.state[p] == nil {
-				continue
-			}
-			st := c.stateOf(t, p)
-			if t.state[p] != before {
-				changed = append(changed, st)
-			} else if hostsAny(t.assignment[p], newSet) {
-				hostedByNew = append(hostedByNew, st)
-			}
+		for _, p := range c.topics[n].sortedPartitions() {
+			tps = append(tps, partition.TopicPartition{Topic: n, Partition: p})
 		}
 	}
-	c.sendLeaderAndIsr(changed, nil)
-	c.sendLeaderAndIsr(hostedByNew, newSet)
+	states, wrote, err := c.electBatch(tps)
+	if err != nil {
+		c.log.Error("leader election failed", zap.Error(err))
+	}
+	// One LeaderAndIsr per broker: the changed partitions to all their
+	// live replicas, plus the unchanged ones a returning broker hosts.
+	var changed, hostedByNew []partition.LeaderAndIsr
+	for _, st := range states {
+		if wrote[st.TopicPartition] {
+			changed = append(changed, st)
+		} else if hostsAny(st.Replicas, newSet) {
+			hostedByNew = append(hostedByNew, st)
+		}
+	}
+	c.sendLeaderAndIsrPlan(mergeLeaderAndIsr(planLeaderAndIsr(changed, c.deliverTo(nil)), planLeaderAndIsr(hostedByNew, c.deliverTo(newSet))))
 	c.publish()
 	return nil
 }

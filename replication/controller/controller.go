@@ -499,16 +499,17 @@ func (c *Controller) liveBrokers() []int32 {
 
 // onlineAll elects leaders for every partition and sends LeaderAndIsr
 // (Kafka's onControllerFailover: every partition's state goes to every
-// live replica).
+// live replica), the writes batched across topics.
 func (c *Controller) onlineAll() {
-	var states []partition.LeaderAndIsr
+	var tps []partition.TopicPartition
 	for _, n := range c.sortedTopics() {
-		t := c.topics[n]
-		ps, err := c.electPartitions(t, t.sortedPartitions())
-		if err != nil {
-			c.log.Error("partition state write failed", zap.String("topic", n), zap.Error(err))
+		for _, p := range c.topics[n].sortedPartitions() {
+			tps = append(tps, partition.TopicPartition{Topic: n, Partition: p})
 		}
-		states = append(states, ps...)
+	}
+	states, _, err := c.electBatch(tps)
+	if err != nil {
+		c.log.Error("partition state write failed", zap.Error(err))
 	}
 	c.sendLeaderAndIsr(states, nil)
 }
@@ -527,21 +528,62 @@ func (c *Controller) sortedTopics() []string {
 // fenced by the controller epoch) and returns the LeaderAndIsr of every
 // given partition (changed or not).
 func (c *Controller) electPartitions(t *topicState, parts []int32) ([]partition.LeaderAndIsr, error) {
-	policy, _ := c.cfg.TopicPolicy(t.overrides) // invalid overrides: broker defaults (logged by logConfig)
-	var out []partition.LeaderAndIsr
-	var firstErr error
-	for _, p := range parts {
-		if err := c.electOne(t, p, policy.UncleanLeaderElection); err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
-			if t.state[p] == nil {
-				continue
-			}
-		}
-		out = append(out, c.stateOf(t, p))
+	tps := make([]partition.TopicPartition, len(parts))
+	for i, p := range parts {
+		tps[i] = partition.TopicPartition{Topic: t.name, Partition: p}
 	}
-	return out, firstErr
+	states, _, err := c.electBatch(tps)
+	return states, err
+}
+
+// electBatch plans the elections of tps (planElections over the
+// controller's copy), writes them in batched, fenced transactions
+// (writeStates) and decides again, one at a time, the partitions whose
+// state changed under it (electOne re-reads them). It returns the
+// LeaderAndIsr of every given partition that has a state, in the order
+// of tps, and which of them were written; err is the first failure
+// (the partitions it left unwritten keep their old state).
+func (c *Controller) electBatch(tps []partition.TopicPartition) ([]partition.LeaderAndIsr, map[partition.TopicPartition]bool, error) {
+	unclean := map[string]bool{}
+	views := make([]partitionView, 0, len(tps))
+	for _, tp := range tps {
+		t := c.topics[tp.Topic]
+		u, ok := unclean[tp.Topic]
+		if !ok {
+			policy, _ := c.cfg.TopicPolicy(t.overrides) // invalid overrides: broker defaults (logged by logConfig)
+			u = policy.UncleanLeaderElection
+			unclean[tp.Topic] = u
+		}
+		v := partitionView{tp: tp, replicas: t.assignment[tp.Partition], online: c.replicaOnline(t.name, tp.Partition), unclean: u}
+		if st := t.state[tp.Partition]; st != nil {
+			cur := st.PartitionLeadership
+			v.cur, v.version = &cur, st.zkVersion
+		}
+		views = append(views, v)
+	}
+	written, conflicts, firstErr := c.writeStates(planElections(views))
+	changed := make(map[partition.TopicPartition]bool, len(written))
+	for _, w := range written {
+		emitElection(c.sys, w.tp.Topic, w.prev, w.next)
+		changed[w.tp] = true
+	}
+	for _, w := range conflicts {
+		t := c.topics[w.tp.Topic]
+		before := t.state[w.tp.Partition]
+		if err := c.electOne(t, w.tp.Partition, unclean[w.tp.Topic]); err != nil && firstErr == nil {
+			firstErr = err
+		}
+		if t.state[w.tp.Partition] != before {
+			changed[w.tp] = true
+		}
+	}
+	out := make([]partition.LeaderAndIsr, 0, len(tps))
+	for _, tp := range tps {
+		if t := c.topics[tp.Topic]; t.state[tp.Partition] != nil {
+			out = append(out, c.stateOf(t, tp.Partition))
+		}
+	}
+	return out, changed, firstErr
 }
 
 // electOne moves partition p of t to NextLeadership's state. A version
@@ -588,31 +630,22 @@ func emitElection(sys *actor.ActorSystem, topic string, cur *PartitionLeadership
 	}
 }
 
-// writeState writes partition p's state znode (create when the controller
-// has none, else conditional on its zkVersion) in a transaction that also
-// checks /controller_epoch's version, so a deposed controller cannot write
-// (Kafka's controller-epoch fencing, KAFKA-6082).
+// writeState writes partition p's state znode alone (create when the
+// controller has none, else conditional on its zkVersion) through the
+// executor's fenced transaction (execute.go), so a deposed controller
+// cannot write (Kafka's controller-epoch fencing, KAFKA-6082). Events that
+// change many partitions use writeStates.
 func (c *Controller) writeState(t *topicState, p int32, next PartitionLeadership) error {
-	zs := zkmeta.PartitionState{ControllerEpoch: c.epoch, Leader: next.Leader, LeaderEpoch: next.LeaderEpoch, ISR: next.ISR}
-	path := zkmeta.PartitionStatePath(t.name, p)
-	fence := &metastore.CheckVersionOp{Path: zkmeta.ControllerEpochPath, Version: c.epochZkVersion}
-	var v int32
-	if cur := t.state[p]; cur == nil {
-		if err := metastore.EnsurePath(c.store, zkmeta.PartitionPath(t.name, p)); err != nil {
-			return err
-		}
-		if _, err := c.store.Multi(fence, &metastore.CreateOp{Path: path, Data: zs.Encode()}); err != nil {
-			return err
-		}
-	} else {
-		res, err := c.store.Multi(fence, &metastore.SetOp{Path: path, Data: zs.Encode(), Version: cur.zkVersion})
-		if err != nil {
-			return err
-		}
-		v = res[1].Version
+	w := stateWrite{tp: partition.TopicPartition{Topic: t.name, Partition: p}, create: t.state[p] == nil, next: next}
+	if !w.create {
+		w.version = t.state[p].zkVersion
 	}
-	t.state[p] = &partState{PartitionLeadership: next, zkVersion: v}
-	return nil
+	ops, err := c.stateOps([]stateWrite{w})
+	if err != nil {
+		return err
+	}
+	_, err = c.multiStates(ops)
+	return err
 }
 
 // reloadState re-reads partition p's state znode into the controller's copy.
@@ -653,21 +686,27 @@ func (c *Controller) stateOf(t *topicState, p int32) partition.LeaderAndIsr {
 }
 
 // sendLeaderAndIsr sends each state to its live replicas (only to the
-// brokers in only, when only is non-nil): to this broker in-process, to
-// the others through their channels.
+// brokers in only, when only is non-nil): one request per broker, to this
+// broker in-process, to the others through their channels.
 func (c *Controller) sendLeaderAndIsr(states []partition.LeaderAndIsr, only map[int32]bool) {
-	if len(states) == 0 {
-		return
+	c.sendLeaderAndIsrPlan(planLeaderAndIsr(states, c.deliverTo(only)))
+}
+
+// deliverTo is whether broker r gets a partition's LeaderAndIsr: it is
+// live, its replica is not offline and (only non-nil) it is in only.
+func (c *Controller) deliverTo(only map[int32]bool) func(partition.TopicPartition, int32) bool {
+	return func(tp partition.TopicPartition, r int32) bool {
+		return c.live(r) && !c.isOffline(tp, r) && (only == nil || only[r])
 	}
-	per := map[int32][]partition.LeaderAndIsr{}
-	for _, s := range states {
-		for _, r := range s.Replicas {
-			if c.live(r) && !c.isOffline(s.TopicPartition, r) && (only == nil || only[r]) {
-				per[r] = append(per[r], s)
-			}
-		}
-	}
+}
+
+// sendLeaderAndIsrPlan sends each broker its planned states in one
+// LeaderAndIsr, this broker's in-process.
+func (c *Controller) sendLeaderAndIsrPlan(per map[int32][]partition.LeaderAndIsr) {
 	for id, ss := range per {
+		if len(ss) == 0 {
+			continue
+		}
 		if id == c.cfg.BrokerID {
 			c.applyLocalLeaderAndIsr(ss)
 			continue
