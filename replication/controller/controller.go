@@ -544,6 +544,12 @@ func (c *Controller) electPartitions(t *topicState, parts []int32) ([]partition.
 // of tps, and which of them were written; err is the first failure
 // (the partitions it left unwritten keep their old state).
 func (c *Controller) electBatch(tps []partition.TopicPartition) ([]partition.LeaderAndIsr, map[partition.TopicPartition]bool, error) {
+	return c.electBatchWith(tps, false)
+}
+
+// electBatchWith is electBatch; forceUnclean allows an out-of-sync
+// leader whatever the topics' unclean.leader.election.enable says.
+func (c *Controller) electBatchWith(tps []partition.TopicPartition, forceUnclean bool) ([]partition.LeaderAndIsr, map[partition.TopicPartition]bool, error) {
 	unclean := map[string]bool{}
 	views := make([]partitionView, 0, len(tps))
 	for _, tp := range tps {
@@ -551,7 +557,7 @@ func (c *Controller) electBatch(tps []partition.TopicPartition) ([]partition.Lea
 		u, ok := unclean[tp.Topic]
 		if !ok {
 			policy, _ := c.cfg.TopicPolicy(t.overrides) // invalid overrides: broker defaults (logged by logConfig)
-			u = policy.UncleanLeaderElection
+			u = policy.UncleanLeaderElection || forceUnclean
 			unclean[tp.Topic] = u
 		}
 		v := partitionView{tp: tp, replicas: t.assignment[tp.Partition], online: c.replicaOnline(t.name, tp.Partition), unclean: u}

@@ -162,3 +162,49 @@ func (c *Controller) recordState(tp partition.TopicPartition, next PartitionLead
 		t.state[tp.Partition] = &partState{PartitionLeadership: next, zkVersion: version}
 	}
 }
+
+// decision is one partition's planned change for the events whose rules
+// are not NextLeadership's (controlled shutdown, admin elections): decide
+// maps the current state to the next (false: nothing to write); after a
+// conflict it runs again on the re-read state.
+type decision struct {
+	tp     partition.TopicPartition
+	decide func(cur PartitionLeadership) (PartitionLeadership, bool)
+}
+
+// applyDecisions plans every decision over the controller's copy (each
+// partition must have a state), writes the changes in batched, fenced
+// transactions (writeStates) and re-runs a conflicting one alone on its
+// re-read state (writeStateRetry). It returns the failures per partition;
+// the controller's copy holds the outcome of the others.
+func (c *Controller) applyDecisions(ds []decision) map[partition.TopicPartition]error {
+	failed := map[partition.TopicPartition]error{}
+	var ws []stateWrite
+	byTP := make(map[partition.TopicPartition]decision, len(ds))
+	for _, d := range ds {
+		st := c.topics[d.tp.Topic].state[d.tp.Partition]
+		if next, ok := d.decide(st.PartitionLeadership); ok {
+			ws = append(ws, stateWrite{tp: d.tp, version: st.zkVersion, next: next})
+			byTP[d.tp] = d
+		}
+	}
+	done, conflicts, err := c.writeStates(ws)
+	tried := make(map[partition.TopicPartition]bool, len(done)+len(conflicts))
+	for _, w := range done {
+		tried[w.tp] = true
+	}
+	for _, w := range conflicts {
+		tried[w.tp] = true
+		if werr := c.writeStateRetry(c.topics[w.tp.Topic], w.tp.Partition, byTP[w.tp].decide); werr != nil {
+			failed[w.tp] = werr
+		}
+	}
+	if err != nil { // the writes after a lost fence or a store failure
+		for _, w := range ws {
+			if !tried[w.tp] {
+				failed[w.tp] = err
+			}
+		}
+	}
+	return failed
+}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"gregor/partition"
 	"gregor/replication/metastore"
 	"gregor/replication/zkmeta"
@@ -169,4 +171,82 @@ func TestWriteStatesFencedByControllerEpoch(t *testing.T) {
 	if c.topics["a"].state[0] != nil {
 		t.Fatal("unwritten state recorded")
 	}
+}
+
+// TestBrokerDeathIsOneTransactionAndOneRequestPerBroker: when the leader
+// of many partitions dies, the controller writes all their new states in
+// one fenced Multi and sends each surviving peer one LeaderAndIsr.
+func TestBrokerDeathIsOneTransactionAndOneRequestPerBroker(t *testing.T) {
+	s, err := metastore.OpenEmbeddedDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := zkmeta.EnsurePersistentPaths(s); err != nil {
+		t.Fatal(err)
+	}
+	for id := int32(1); id <= 2; id++ {
+		b := zkmeta.BrokerInfo{ID: id, JmxPort: -1, Timestamp: 1, Endpoints: []zkmeta.Endpoint{{ListenerName: "PLAINTEXT", SecurityProtocol: "PLAINTEXT", Host: "127.0.0.1", Port: 9100 + id}}}
+		if err := s.Create(zkmeta.BrokerPath(id), b.Encode(), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mc := &multiCounter{Store: s}
+	peers := &recPeers{}
+	c := New(mc, &fakeRM{}, testConfig(), Options{Peers: peers})
+	if err := c.Start(); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	e := &env{store: s, rm: c.rm.(*fakeRM), c: c}
+	t.Cleanup(e.stop)
+	const n = 20
+	assignment := map[int32][]int32{}
+	for p := int32(0); p < n; p++ {
+		assignment[p] = []int32{1, 2, 0}
+	}
+	if res := c.CreateTopics([]NewTopic{{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignment: assignment}}, false); res[0].Err != nil {
+		t.Fatal(res[0].Err)
+	}
+	e.settled(t)
+	if got := mc.calls(); len(got) != 1 || got[0] != 1+2*n {
+		t.Fatalf("topic creation: Multi calls %v, want one of %d ops (fence, node and state per partition)", got, 1+2*n)
+	}
+	before := peers.count(2, 4)
+	if err := s.Delete(zkmeta.BrokerPath(1), metastore.AnyVersion); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "every partition led by broker 2", func() bool {
+		for p := int32(0); p < n; p++ {
+			if st, _ := e.state(t, "t", p); st.Leader != 2 {
+				return false
+			}
+		}
+		return true
+	})
+	e.settled(t)
+	if got := mc.calls(); len(got) != 1 || got[0] != 1+n {
+		t.Fatalf("broker death: Multi calls %v, want one of %d ops", got, 1+n)
+	}
+	if got := peers.count(2, 4) - before; got != 1 {
+		t.Fatalf("broker 2 got %d LeaderAndIsr requests for the event, want 1", got)
+	}
+	var lisr *kmsg.LeaderAndISRRequest
+	for _, q := range peers.sentTo(2) {
+		if r, ok := q.(*kmsg.LeaderAndISRRequest); ok {
+			lisr = r
+		}
+	}
+	if parts := len(lisr.TopicStates[0].PartitionStates); len(lisr.TopicStates) != 1 || parts != n {
+		t.Fatalf("the request carries %d topics, %d partitions; want 1 topic of %d", len(lisr.TopicStates), parts, n)
+	}
+	if ps := lisr.TopicStates[0].PartitionStates[0]; ps.Leader != 2 || ps.LeaderEpoch != 1 || !reflect.DeepEqual(ps.ISR, []int32{2, 0}) {
+		t.Fatalf("state sent: leader %d epoch %d ISR %v, want 2, 1, [2 0]", ps.Leader, ps.LeaderEpoch, ps.ISR)
+	}
+}
+
+// sentTo is a copy of the requests sent to broker id.
+func (r *recPeers) sentTo(id int32) []kmsg.Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]kmsg.Request(nil), r.sent[id]...)
 }
