@@ -117,18 +117,27 @@ func (c *Controller) HandleLeaderAndIsr(req *kmsg.LeaderAndISRRequest) *kmsg.Lea
 // Metadata and FindCoordinator handlers read. Older controller epoch:
 // STALE_CONTROLLER_EPOCH. The active controller's own cache is published
 // directly, so a request carrying this broker's own epoch is a no-op there.
+// It runs on the connection's goroutine and never waits for the
+// controller actor.
 func (c *Controller) HandleUpdateMetadata(req *kmsg.UpdateMetadataRequest) *kmsg.UpdateMetadataResponse {
 	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
 	if !c.zk.AcceptControllerEpoch(req.ControllerEpoch) {
 		resp.ErrorCode = kerr.StaleControllerEpoch.Code
 		return resp
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.active {
+	if c.activePub.Load() {
 		return resp
 	}
-	c.cache.Publish(metadata.FromUpdateMetadata(req, c.clusterID))
+	c.cache.Publish(metadata.FromUpdateMetadata(req, c.ClusterID()))
+	if c.activePub.Load() {
+		// This broker won /controller meanwhile and may have published
+		// its own view before this one: the actor publishes it again.
+		c.tell(func() {
+			if c.active {
+				c.cache.Publish(c.buildSnapshot())
+			}
+		})
+	}
 	return resp
 }
 
@@ -255,8 +264,8 @@ func (c *Controller) stopReplicaRequest(tps []partition.TopicPartition, del bool
 }
 
 // logFailure is the completion callback of a peer request: it logs a
-// failed delivery or an error code in the response. It never takes c.mu
-// (it runs on the channel actor, which RemoveBroker may be waiting for).
+// failed delivery or an error code in the response. It reads no
+// controller state (it runs on the channel actor, not the controller's).
 func (c *Controller) logFailure(id int32, what string) func(kmsg.Response, error) {
 	return func(resp kmsg.Response, err error) {
 		if err != nil {

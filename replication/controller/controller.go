@@ -24,10 +24,10 @@
 // is supervised with actors.BackoffStrategy: a panic restarts it, and a
 // restarted actor re-reads ZooKeeper, re-arms its watches and resends
 // LeaderAndIsr and UpdateMetadata to every live broker, as a newly elected
-// controller does. c.mu is held while the actor handles a message, so the
-// few lock-taking readers (ClusterID, Epoch, HandleUpdateMetadata) see a
-// consistent state. Reads of metadata go through Snapshot (an atomic
-// pointer), never the mutex.
+// controller does. The actor alone owns the controller's state (no
+// mutex guards it); what other goroutines read is published in atomics:
+// ClusterID, Epoch, ActiveEpoch and the metadata (Snapshot, an atomic
+// pointer), so no reader waits for the actor's current event.
 package controller
 
 import (
@@ -81,9 +81,10 @@ type Controller struct {
 
 	cache metadata.Cache
 
-	mu             sync.Mutex
+	// Owned by the actor (and by Start before it is spawned, rejoin while
+	// none runs, Close after it stopped).
 	started        bool
-	active         bool  // holds /controller; set only through setActiveLocked
+	active         bool  // holds /controller; set only through setActive
 	epoch          int32 // controller epoch (/controller_epoch) won; 0 when standing by
 	epochZkVersion int32 // version of /controller_epoch after the bump (fences state writes)
 	clusterID      string
@@ -120,10 +121,14 @@ type Controller struct {
 	closing        bool
 	rejoinInterval time.Duration // RejoinInterval; shorter in tests
 
-	// activeEpoch is the controller epoch while active (it holds
-	// /controller and won that epoch), 0 otherwise: read without c.mu (held
-	// for as long as a ZooKeeper operation takes) by ActiveEpoch.
-	activeEpoch atomic.Int32
+	// Published by the actor for readers on other goroutines (setActive,
+	// loadClusterID): activeEpoch is the controller epoch while active (it
+	// holds /controller and won that epoch), 0 otherwise; epochPub is
+	// c.epoch; activePub is c.active; clusterIDPub is c.clusterID.
+	activeEpoch  atomic.Int32
+	epochPub     atomic.Int32
+	activePub    atomic.Bool
+	clusterIDPub atomic.Pointer[string]
 
 	// zk is the broker side's ZooKeeper client (broker.go): the
 	// controller-epoch fence, topic config and broker registration reads.
@@ -193,9 +198,10 @@ func (c *Controller) Snapshot() *metadata.Snapshot { return c.cache.Load() }
 
 // ClusterID is the cluster id from /cluster/id ("" before Start).
 func (c *Controller) ClusterID() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.clusterID
+	if id := c.clusterIDPub.Load(); id != nil {
+		return *id
+	}
+	return ""
 }
 
 // ActiveEpoch is the controller epoch while this broker is the active
@@ -205,10 +211,13 @@ func (c *Controller) ClusterID() string {
 // 0 as soon as it knows, and never blocks (Kafka's ActiveControllerCount).
 func (c *Controller) ActiveEpoch() int32 { return c.activeEpoch.Load() }
 
-// setActiveLocked records whether this broker is the active controller
-// (c.active and ActiveEpoch). Called under c.mu.
-func (c *Controller) setActiveLocked(active bool) {
+// setActive records whether this broker is the active controller
+// (c.active and ActiveEpoch) and publishes it with c.epoch for the
+// readers on other goroutines. Every change of c.epoch ends here.
+func (c *Controller) setActive(active bool) {
 	c.active = active
+	c.activePub.Store(active)
+	c.epochPub.Store(c.epoch)
 	if active && c.epoch > 0 {
 		c.activeEpoch.Store(c.epoch)
 	} else {
@@ -217,11 +226,7 @@ func (c *Controller) setActiveLocked(active bool) {
 }
 
 // Epoch is the controller epoch this controller won (0 when not active).
-func (c *Controller) Epoch() int32 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.epoch
-}
+func (c *Controller) Epoch() int32 { return c.epochPub.Load() }
 
 // Start runs broker start-up and controller election (Kafka's
 // KafkaServer.startup + KafkaController.onControllerFailover): create the
@@ -236,10 +241,17 @@ func (c *Controller) Epoch() int32 {
 // nothing running) when the store cannot be set up, this broker.id is
 // already registered or the actor cannot be spawned.
 func (c *Controller) Start() error {
-	c.mu.Lock()
-	if c.started {
-		c.mu.Unlock()
-		return errors.New("controller: already started")
+	c.life.Lock()
+	claimed := !c.started && !c.closing
+	c.started = claimed // claimed now: a concurrent Start fails; released below on failure
+	c.life.Unlock()
+	if !claimed {
+		return errors.New("controller: already started or closed")
+	}
+	release := func() {
+		c.life.Lock()
+		c.started = false
+		c.life.Unlock()
 	}
 	err := zkmeta.EnsurePersistentPaths(c.store)
 	if err != nil {
@@ -249,23 +261,23 @@ func (c *Controller) Start() error {
 		err = c.loadClusterID()
 	}
 	if err == nil {
+		id := c.clusterID
+		c.clusterIDPub.Store(&id)
+	}
+	if err == nil {
 		err = c.registerBroker()
 	}
 	if err != nil {
-		c.mu.Unlock()
+		release()
 		return err
 	}
-	c.started = true
-	c.mu.Unlock()
 	if c.asys == nil {
 		c.asys, c.ownSys = actors.NewSystem(c.log.Named("actors")), true
 	}
 	c.supervision = c.newSupervision()
 	if err := c.spawn(); err != nil {
-		c.mu.Lock()
-		c.started = false
+		release()
 		c.store.Delete(zkmeta.BrokerPath(c.cfg.BrokerID), metastore.AnyVersion)
-		c.mu.Unlock()
 		if c.ownSys {
 			c.asys.Shutdown()
 		}
@@ -337,7 +349,7 @@ func (c *Controller) elect() error {
 		c.store.Delete(zkmeta.ControllerPath, metastore.AnyVersion) // resign
 		return err
 	}
-	c.setActiveLocked(true)
+	c.setActive(true)
 	c.log.Info("became controller", zap.Int32("controller.epoch", c.epoch))
 	return nil
 }
@@ -360,10 +372,10 @@ func (c *Controller) bumpEpoch() error {
 	}
 	if err != nil {
 		c.epoch = 0
-		c.setActiveLocked(c.active) // a failed re-election after an actor restart reports 0
+		c.setActive(c.active) // a failed re-election after an actor restart reports 0
 		return fmt.Errorf("controller: bump %s: %w", zkmeta.ControllerEpochPath, err)
 	}
-	c.setActiveLocked(c.active) // re-elected after an actor restart (recoverLocked): the new epoch
+	c.setActive(c.active) // re-elected after an actor restart (recoverLocked): the new epoch
 	return nil
 }
 
@@ -855,30 +867,27 @@ func (c *Controller) Close() {
 	c.closing = true
 	r := c.cur
 	c.cur = nil
+	wasStarted := c.started
 	c.life.Unlock()
-	close(c.stop) // waiting callers, retry timers and watch forwarders end
+	close(c.stop) // waiting callers, retry timers, watch forwarders and rejoin end
 	if r != nil {
 		_ = c.asys.Root.StopFuture(r.pid).Wait()
 		r.markStopped()
 	}
-	c.mu.Lock()
-	if c.active {
-		c.store.Delete(zkmeta.ControllerPath, metastore.AnyVersion)
-		c.setActiveLocked(false)
-	}
-	wasStarted := c.started
-	if c.started {
-		c.store.Delete(zkmeta.BrokerPath(c.cfg.BrokerID), metastore.AnyVersion)
-	}
-	c.started = false
-	c.mu.Unlock()
 	if !wasStarted {
 		return
 	}
+	// No actor runs any more and no rejoin: the state is Close's alone.
+	c.wg.Wait()
+	if c.active {
+		c.store.Delete(zkmeta.ControllerPath, metastore.AnyVersion)
+		c.setActive(false)
+	}
+	c.store.Delete(zkmeta.BrokerPath(c.cfg.BrokerID), metastore.AnyVersion)
+	c.started = false
 	if c.removeSession != nil {
 		c.removeSession()
 	}
-	c.wg.Wait()
 	c.peers.Close()
 	if c.ownSys {
 		c.asys.Shutdown()

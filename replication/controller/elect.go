@@ -39,7 +39,7 @@ func (e ElectionType) strategy() string {
 	return "PreferredReplicaPartitionLeaderElectionStrategy"
 }
 
-// electLeadersLocked is the body of ElectLeaders, run on the controller actor under c.mu.
+// electLeadersLocked is the body of ElectLeaders, run on the controller actor.
 // ElectLeaders runs elections for the given partitions, or for every
 // partition when tps is nil (then partitions that need no election are
 // left out of the result). Per partition: nil (elected),

@@ -272,8 +272,6 @@ func TestElectionDecisions(t *testing.T) {
 	e, _ := startCluster3(t)
 	c := e.c
 	tp := partition.TopicPartition{Topic: "t", Partition: 0}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	cases := []struct {
 		typ      ElectionType
 		replicas []int32
@@ -290,7 +288,12 @@ func TestElectionDecisions(t *testing.T) {
 		{ElectUnclean, []int32{7, 8}, PartitionLeadership{Leader: -1, ISR: []int32{7}}, -1, kerr.EligibleLeadersNotAvailable.Code},
 	}
 	for i, tc := range cases {
-		next, err := c.decideElection(tc.typ, tp, tc.replicas, tc.cur)
+		var next PartitionLeadership
+		var err error
+		// On the actor, which owns the live brokers decideElection reads.
+		if cerr := c.call(func() { next, err = c.decideElection(tc.typ, tp, tc.replicas, tc.cur) }); cerr != nil {
+			t.Fatal(cerr)
+		}
 		if code(err) != tc.code || (err == nil && (next.Leader != tc.leader || next.LeaderEpoch != tc.cur.LeaderEpoch+1)) {
 			t.Errorf("case %d: got %+v %v", i, next, err)
 		}

@@ -16,7 +16,7 @@ import (
 	"gregor/replication/zkmeta"
 )
 
-// controlledShutdownLocked is the body of ControlledShutdown, run on the controller actor under c.mu.
+// controlledShutdownLocked is the body of ControlledShutdown, run on the controller actor.
 // ControlledShutdown is the controller side of a broker's controlled
 // shutdown (API key 7; Kafka's KafkaController.doControlledShutdown):
 // every partition with more than one replica that broker leads moves to
