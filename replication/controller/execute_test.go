@@ -177,28 +177,9 @@ func TestWriteStatesFencedByControllerEpoch(t *testing.T) {
 // of many partitions dies, the controller writes all their new states in
 // one fenced Multi and sends each surviving peer one LeaderAndIsr.
 func TestBrokerDeathIsOneTransactionAndOneRequestPerBroker(t *testing.T) {
-	s, err := metastore.OpenEmbeddedDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := zkmeta.EnsurePersistentPaths(s); err != nil {
-		t.Fatal(err)
-	}
-	for id := int32(1); id <= 2; id++ {
-		b := zkmeta.BrokerInfo{ID: id, JmxPort: -1, Timestamp: 1, Endpoints: []zkmeta.Endpoint{{ListenerName: "PLAINTEXT", SecurityProtocol: "PLAINTEXT", Host: "127.0.0.1", Port: 9100 + id}}}
-		if err := s.Create(zkmeta.BrokerPath(id), b.Encode(), true); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mc := &multiCounter{Store: s}
-	peers := &recPeers{}
-	c := New(mc, &fakeRM{}, testConfig(), Options{Peers: peers})
-	if err := c.Start(); err != nil {
-		s.Close()
-		t.Fatal(err)
-	}
-	e := &env{store: s, rm: c.rm.(*fakeRM), c: c}
-	t.Cleanup(e.stop)
+	var mc *multiCounter
+	e, peers := startCluster3Over(t, func(s metastore.Store) metastore.Store { mc = &multiCounter{Store: s}; return mc })
+	c, s := e.c, e.store
 	const n = 20
 	assignment := map[int32][]int32{}
 	for p := int32(0); p < n; p++ {

@@ -52,6 +52,13 @@ func (r *recPeers) count(id int32, key int16) int {
 // in the same embedded store.
 func startCluster3(t *testing.T) (*env, *recPeers) {
 	t.Helper()
+	return startCluster3Over(t, nil)
+}
+
+// startCluster3Over is startCluster3 with the controller's store wrapped
+// by wrap (nil: the embedded store itself).
+func startCluster3Over(t *testing.T, wrap func(metastore.Store) metastore.Store) (*env, *recPeers) {
+	t.Helper()
 	s, err := metastore.OpenEmbeddedDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +74,11 @@ func startCluster3(t *testing.T) (*env, *recPeers) {
 	}
 	rm := &fakeRM{}
 	peers := &recPeers{}
-	c := New(s, rm, testConfig(), Options{Peers: peers})
+	var cs metastore.Store = s
+	if wrap != nil {
+		cs = wrap(s)
+	}
+	c := New(cs, rm, testConfig(), Options{Peers: peers})
 	if err := c.Start(); err != nil {
 		s.Close()
 		t.Fatal(err)
