@@ -14,7 +14,13 @@
 // same code runs over the embedded store of single-node mode, where the
 // only live broker is this one. The decisions are pure functions
 // (AssignReplicas, NextLeadership, ValidateTopicName,
-// CheckReplicaAssignment).
+// CheckReplicaAssignment); an event plans its partition state writes and
+// its LeaderAndIsr per broker with them (plan.go) and an executor applies
+// the plan (execute.go): batched Multi transactions fenced on
+// /controller_epoch, one request per broker. The broker's own ZooKeeper
+// operations (ISR writes, producer ids, topic config reads, the
+// controller-epoch fence of the requests it serves) are
+// replication/zkclient's.
 //
 // Concurrency: the controller's work runs on one protoactor actor, kind
 // "controller" (actor.go), like Kafka's single controller event thread:
