@@ -406,13 +406,7 @@ func (c *Controller) onBrokerChange() error {
 			}
 		}
 	}
-	var tps []partition.TopicPartition
-	for _, n := range c.sortedTopics() {
-		for _, p := range c.topics[n].sortedPartitions() {
-			tps = append(tps, partition.TopicPartition{Topic: n, Partition: p})
-		}
-	}
-	states, wrote, err := c.electBatch(tps)
+	states, wrote, err := c.electBatch(c.allPartitions())
 	if err != nil {
 		c.log.Error("leader election failed", zap.Error(err))
 	}

@@ -184,12 +184,7 @@ func (c *Controller) enableUncleanLeaderElectionLocked(t *topicState) {
 	if err != nil {
 		c.log.Error("unclean leader election failed", zap.String("topic", t.name), zap.Error(err))
 	}
-	var changed []partition.LeaderAndIsr
-	for _, st := range states {
-		if wrote[st.TopicPartition] {
-			changed = append(changed, st)
-		}
-	}
+	changed := writtenOnly(states, wrote)
 	if len(changed) == 0 {
 		return
 	}

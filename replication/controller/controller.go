@@ -519,13 +519,7 @@ func (c *Controller) liveBrokers() []int32 {
 // (Kafka's onControllerFailover: every partition's state goes to every
 // live replica), the writes batched across topics.
 func (c *Controller) onlineAll() {
-	var tps []partition.TopicPartition
-	for _, n := range c.sortedTopics() {
-		for _, p := range c.topics[n].sortedPartitions() {
-			tps = append(tps, partition.TopicPartition{Topic: n, Partition: p})
-		}
-	}
-	states, _, err := c.electBatch(tps)
+	states, _, err := c.electBatch(c.allPartitions())
 	if err != nil {
 		c.log.Error("partition state write failed", zap.Error(err))
 	}
@@ -563,6 +557,17 @@ func (c *Controller) electPartitions(t *topicState, parts []int32) ([]partition.
 // (the partitions it left unwritten keep their old state).
 func (c *Controller) electBatch(tps []partition.TopicPartition) ([]partition.LeaderAndIsr, map[partition.TopicPartition]bool, error) {
 	return c.electBatchWith(tps, false)
+}
+
+// writtenOnly keeps the states of the partitions electBatch wrote.
+func writtenOnly(states []partition.LeaderAndIsr, wrote map[partition.TopicPartition]bool) []partition.LeaderAndIsr {
+	var out []partition.LeaderAndIsr
+	for _, st := range states {
+		if wrote[st.TopicPartition] {
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 // electBatchWith is electBatch; forceUnclean allows an out-of-sync

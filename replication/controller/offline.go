@@ -157,12 +157,7 @@ func (c *Controller) onLogDirEvent() error {
 	if err != nil {
 		c.log.Error("leader election for an offline replica failed", zap.Error(err))
 	}
-	var changed []partition.LeaderAndIsr
-	for _, st := range states {
-		if wrote[st.TopicPartition] {
-			changed = append(changed, st)
-		}
-	}
+	changed := writtenOnly(states, wrote)
 	c.sendLeaderAndIsr(changed, nil) // offline replicas are skipped
 	c.publish()
 	return nil
