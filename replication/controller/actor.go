@@ -18,7 +18,9 @@ import (
 // This file is the controller actor: the one place the controller's work
 // runs (Kafka's ControllerEventThread as a supervised protoactor actor).
 // Its messages are watch and retry events (cluster.go's event) and calls
-// from the exported methods (callMsg). Each message is handled under c.mu.
+// from the exported methods (callMsg). The actor alone reads and writes
+// the controller's state; what other goroutines read of it is published
+// in atomics (ClusterID, Epoch, ActiveEpoch, the metadata cache).
 
 // ActorName is the controller actor's name (and path in GET /actors); its
 // kind is "controller".
@@ -41,7 +43,7 @@ const (
 // REQUEST_TIMED_OUT; the request may still run later.
 const CallTimeout = 30 * time.Second
 
-// callMsg runs fn on the actor under c.mu; done receives nil after fn, or
+// callMsg runs fn on the actor; done receives nil after fn, or
 // a retriable error when fn panicked (the actor then restarts).
 type callMsg struct {
 	fn   func()
@@ -92,10 +94,19 @@ func (c *Controller) runCall(m *callMsg) {
 			panic(r)
 		}
 	}()
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	m.fn()
 	m.done <- nil
+}
+
+// tell runs fn on the controller actor without waiting for it (dropped
+// when no actor runs: the next incarnation re-reads everything).
+func (c *Controller) tell(fn func()) {
+	c.life.Lock()
+	r := c.cur
+	c.life.Unlock()
+	if r != nil {
+		c.asys.Root.Send(r.pid, &callMsg{fn: fn, done: make(chan error, 1)})
+	}
 }
 
 // call runs fn on the controller actor and waits for it. Errors (all
@@ -183,16 +194,17 @@ func (c *Controller) gaveUp(reason any) {
 
 // rejoin resigns /controller (another broker takes over, as when a Kafka
 // controller's session ends), then spawns a fresh actor every
-// RejoinInterval until one starts; it rejoins the election.
+// RejoinInterval until one starts; it rejoins the election. It touches
+// the controller's state while no actor runs (the last one stopped for
+// good; the next is spawned after), and Close waits for it before it
+// does the same.
 func (c *Controller) rejoin(reason any) {
 	defer c.wg.Done()
 	c.log.Error("controller actor failed too often: resigning /controller, will rejoin",
 		zap.Any("reason", reason), zap.Int("max.restarts", ActorMaxRestarts), zap.Duration("window", ActorRestartWindow))
-	c.mu.Lock()
 	c.resignLocked("controller actor failed too often")
 	c.deleteOwnControllerZnode()
-	c.setActiveLocked(false)
-	c.mu.Unlock()
+	c.setActive(false)
 	t := time.NewTimer(c.rejoinInterval)
 	defer t.Stop()
 	for {
@@ -235,8 +247,6 @@ func (c *Controller) deleteOwnControllerZnode() {
 // the previous incarnation's forwarders and timers, then either runs the
 // first election (first start) or recovers (restart or respawn).
 func (c *Controller) onActorStarted() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if !c.started {
 		return
 	}
@@ -292,6 +302,6 @@ func (c *Controller) recoverLocked() {
 	}
 	c.resignLocked("controller actor restarted")
 	c.deleteOwnControllerZnode()
-	c.setActiveLocked(false)
+	c.setActive(false)
 	c.resyncLocked()
 }

@@ -11,8 +11,6 @@ import (
 
 	"gregor/partition"
 	"gregor/replication/metadata"
-	"gregor/replication/metastore"
-	"gregor/replication/zkmeta"
 )
 
 // This file is the broker side of the controller protocol: what every
@@ -20,42 +18,11 @@ import (
 // requests the active controller sends it (Kafka's
 // ReplicaManager.becomeLeaderOrFollower / stopReplicas and
 // MetadataCache.updateMetadata), fenced by controller epoch, plus the
-// IsrWriter and EndpointLookup the partition actors and fetchers use.
+// EndpointLookup the fetchers use. The broker's own ZooKeeper reads and
+// writes (the epoch fence, topic configs, ISR writes, producer ids) are
+// replication/zkclient's.
 
-var (
-	_ partition.IsrWriter      = (*Controller)(nil)
-	_ partition.EndpointLookup = (*Controller)(nil)
-)
-
-// noteEpoch records a controller epoch seen from the active controller.
-func (c *Controller) noteEpoch(epoch int32) {
-	c.bmu.Lock()
-	if epoch > c.seenEpoch {
-		c.seenEpoch = epoch
-	}
-	c.bmu.Unlock()
-}
-
-// fence accepts a request from controller epoch epoch unless a newer
-// controller has been heard from (STALE_CONTROLLER_EPOCH, as Kafka's
-// ReplicaManager answers a deposed controller).
-func (c *Controller) fence(epoch int32) bool {
-	c.bmu.Lock()
-	defer c.bmu.Unlock()
-	if epoch < c.seenEpoch {
-		return false
-	}
-	c.seenEpoch = epoch
-	return true
-}
-
-// SeenControllerEpoch is the highest controller epoch this broker has
-// accepted a request from.
-func (c *Controller) SeenControllerEpoch() int32 {
-	c.bmu.Lock()
-	defer c.bmu.Unlock()
-	return c.seenEpoch
-}
+var _ partition.EndpointLookup = (*Controller)(nil)
 
 // HandleLeaderAndIsr applies a LeaderAndIsr request (API key 4, any
 // version) from the controller: partitions assigned to this broker become
@@ -81,7 +48,7 @@ func (c *Controller) HandleLeaderAndIsr(req *kmsg.LeaderAndISRRequest) *kmsg.Lea
 		}
 	}
 	codes := make([]int16, len(items))
-	if !c.fence(req.ControllerEpoch) {
+	if !c.zk.AcceptControllerEpoch(req.ControllerEpoch) {
 		resp.ErrorCode = kerr.StaleControllerEpoch.Code
 	} else {
 		var states []partition.LeaderAndIsr
@@ -95,7 +62,7 @@ func (c *Controller) HandleLeaderAndIsr(req *kmsg.LeaderAndISRRequest) *kmsg.Lea
 			}
 			overrides, ok := cfgs[ps.Topic]
 			if !ok {
-				overrides = c.readTopicConfig(ps.Topic)
+				overrides = c.zk.TopicConfig(ps.Topic)
 				cfgs[ps.Topic] = overrides
 			}
 			policy, _ := c.cfg.TopicPolicy(overrides)
@@ -145,41 +112,32 @@ func (c *Controller) HandleLeaderAndIsr(req *kmsg.LeaderAndISRRequest) *kmsg.Lea
 	return resp
 }
 
-// readTopicConfig reads a topic's overrides from /config/topics/<t>;
-// missing or unreadable: none (the broker defaults).
-func (c *Controller) readTopicConfig(topic string) map[string]string {
-	data, _, err := c.store.Get(zkmeta.TopicConfigPath(topic))
-	if err != nil {
-		if !errors.Is(err, metastore.ErrNoNode) {
-			c.log.Warn("reading topic config", zap.String("topic", topic), zap.Error(err))
-		}
-		return map[string]string{}
-	}
-	m, err := zkmeta.DecodeConfig(data)
-	if err != nil {
-		c.log.Warn("bad topic config znode", zap.String("topic", topic), zap.Error(err))
-		return map[string]string{}
-	}
-	return m
-}
-
 // HandleUpdateMetadata installs the controller's view of the cluster
 // (API key 6, any version) in this broker's metadata cache, which the
 // Metadata and FindCoordinator handlers read. Older controller epoch:
 // STALE_CONTROLLER_EPOCH. The active controller's own cache is published
 // directly, so a request carrying this broker's own epoch is a no-op there.
+// It runs on the connection's goroutine and never waits for the
+// controller actor.
 func (c *Controller) HandleUpdateMetadata(req *kmsg.UpdateMetadataRequest) *kmsg.UpdateMetadataResponse {
 	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
-	if !c.fence(req.ControllerEpoch) {
+	if !c.zk.AcceptControllerEpoch(req.ControllerEpoch) {
 		resp.ErrorCode = kerr.StaleControllerEpoch.Code
 		return resp
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.active {
+	if c.activePub.Load() {
 		return resp
 	}
-	c.cache.Publish(metadata.FromUpdateMetadata(req, c.clusterID))
+	c.cache.Publish(metadata.FromUpdateMetadata(req, c.ClusterID()))
+	if c.activePub.Load() {
+		// This broker won /controller meanwhile and may have published
+		// its own view before this one: the actor publishes it again.
+		c.tell(func() {
+			if c.active {
+				c.cache.Publish(c.buildSnapshot())
+			}
+		})
+	}
 	return resp
 }
 
@@ -204,7 +162,7 @@ func (c *Controller) HandleStopReplica(req *kmsg.StopReplicaRequest) *kmsg.StopR
 			items = append(items, item{partition.TopicPartition{Topic: t.Topic, Partition: ps.Partition}, ps.Delete})
 		}
 	}
-	if !c.fence(req.ControllerEpoch) {
+	if !c.zk.AcceptControllerEpoch(req.ControllerEpoch) {
 		resp.ErrorCode = kerr.StaleControllerEpoch.Code
 		return resp
 	}
@@ -306,8 +264,8 @@ func (c *Controller) stopReplicaRequest(tps []partition.TopicPartition, del bool
 }
 
 // logFailure is the completion callback of a peer request: it logs a
-// failed delivery or an error code in the response. It never takes c.mu
-// (it runs on the channel actor, which RemoveBroker may be waiting for).
+// failed delivery or an error code in the response. It reads no
+// controller state (it runs on the channel actor, not the controller's).
 func (c *Controller) logFailure(id int32, what string) func(kmsg.Response, error) {
 	return func(resp kmsg.Response, err error) {
 		if err != nil {
@@ -329,40 +287,6 @@ func (c *Controller) logFailure(id int32, what string) func(kmsg.Response, error
 	}
 }
 
-// AlterIsr implements partition.IsrWriter the Kafka 2.x ZooKeeper way: a
-// conditional write of /brokers/topics/<t>/partitions/<p>/state (leader =
-// this broker) on zkVersion, then an /isr_change_notification entry for
-// the controller. A version conflict returns an error wrapping
-// metastore.ErrBadVersion: the controller changed the state, and its next
-// LeaderAndIsr will say how.
-func (c *Controller) AlterIsr(tp partition.TopicPartition, leaderEpoch int32, newIsr []int32, zkVersion int32) (int32, error) {
-	path := zkmeta.PartitionStatePath(tp.Topic, tp.Partition)
-	data, _, err := c.store.Get(path)
-	if err != nil {
-		return 0, fmt.Errorf("controller: alter ISR of %s: %w", tp, err)
-	}
-	cur, err := zkmeta.DecodePartitionState(data)
-	if err != nil {
-		return 0, err
-	}
-	if cur.LeaderEpoch != leaderEpoch || cur.Leader != c.cfg.BrokerID {
-		return 0, fmt.Errorf("controller: alter ISR of %s: leader %d epoch %d in ZooKeeper, this broker holds epoch %d: %w",
-			tp, cur.Leader, cur.LeaderEpoch, leaderEpoch, kerr.FencedLeaderEpoch)
-	}
-	next := zkmeta.PartitionState{ControllerEpoch: cur.ControllerEpoch, Leader: c.cfg.BrokerID, LeaderEpoch: leaderEpoch, ISR: append([]int32{}, newIsr...)}
-	v, err := c.store.Set(path, next.Encode(), zkVersion)
-	if err != nil {
-		return 0, fmt.Errorf("controller: alter ISR of %s at version %d: %w", tp, zkVersion, err)
-	}
-	note := zkmeta.EncodeIsrChange([]zkmeta.IsrChangePartition{{Topic: tp.Topic, Partition: tp.Partition}})
-	if _, err := c.store.CreateSequential(zkmeta.IsrChangePrefix, note, false); err != nil {
-		// The state is written; the controller learns of it on its next read.
-		c.log.Warn("ISR change notification failed", zap.Stringer("partition", tp), zap.Error(err))
-	}
-	c.log.Info("ISR changed", zap.Stringer("partition", tp), zap.Int32("leader.epoch", leaderEpoch), zap.Any("isr", newIsr), zap.Int32("zk.version", v))
-	return v, nil
-}
-
 // BrokerEndpoint implements partition.EndpointLookup: the inter-broker
 // address of broker id from the metadata cache, falling back to its
 // /brokers/ids/<id> registration (a LeaderAndIsr can arrive before the
@@ -377,12 +301,8 @@ func (c *Controller) BrokerEndpoint(id int32) (string, int32, bool) {
 		}
 		return b.Host, b.Port, true
 	}
-	data, _, err := c.store.Get(zkmeta.BrokerPath(id))
-	if err != nil {
-		return "", 0, false
-	}
-	info, err := zkmeta.DecodeBrokerInfo(id, data)
-	if err != nil {
+	info, ok := c.zk.BrokerInfo(id)
+	if !ok {
 		return "", 0, false
 	}
 	return interBrokerEndpoint(info, listener)

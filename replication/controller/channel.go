@@ -53,6 +53,7 @@ type ChannelManager struct {
 	backoff  time.Duration
 	mu       sync.Mutex
 	channels map[int32]*channel
+	stopping sync.WaitGroup // channels removed, still stopping (Close waits for them)
 }
 
 type channel struct {
@@ -85,7 +86,7 @@ func (m *ChannelManager) AddBroker(id int32, addr string) {
 		if ch.addr == addr {
 			return
 		}
-		m.removeLocked(id)
+		m.removeLocked(id, false)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &channelActor{id: id, addr: addr, ctx: ctx, mgr: m, log: m.log.With(zap.Int32("peer", id))}
@@ -99,14 +100,17 @@ func (m *ChannelManager) AddBroker(id int32, addr string) {
 	m.channels[id] = &channel{pid: pid, addr: addr, cancel: cancel}
 }
 
-// RemoveBroker implements Peers.
+// RemoveBroker implements Peers. It does not wait for the channel's actor
+// to stop (the controller actor calls it): Close does.
 func (m *ChannelManager) RemoveBroker(id int32) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.removeLocked(id)
+	m.removeLocked(id, false)
 }
 
-func (m *ChannelManager) removeLocked(id int32) {
+// removeLocked stops broker id's channel; wait: until its actor stopped,
+// else the stop is remembered for Close.
+func (m *ChannelManager) removeLocked(id int32, wait bool) {
 	ch, ok := m.channels[id]
 	if !ok {
 		return
@@ -114,7 +118,13 @@ func (m *ChannelManager) removeLocked(id int32) {
 	delete(m.channels, id)
 	ch.cancel() // ends a send in progress
 	// Stop, not Poison: queued requests are for a dead broker.
-	_ = m.system.Root.StopFuture(ch.pid).Wait()
+	f := m.system.Root.StopFuture(ch.pid)
+	if wait {
+		_ = f.Wait()
+		return
+	}
+	m.stopping.Add(1)
+	go func() { defer m.stopping.Done(); _ = f.Wait() }()
 }
 
 // Send implements Peers.
@@ -136,8 +146,9 @@ func (m *ChannelManager) Close() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for id := range m.channels {
-		m.removeLocked(id)
+		m.removeLocked(id, true)
 	}
+	m.stopping.Wait()
 }
 
 // channelActor delivers requests to one peer in order. It blocks its

@@ -48,7 +48,7 @@ func (c *Controller) post(ev event) {
 
 // after posts ev after d (a retry), unless the controller stops or the
 // actor restarts first (the new incarnation starts over). Called on the
-// actor, under c.mu.
+// actor.
 func (c *Controller) after(d time.Duration, ev event) {
 	scope := c.scope
 	c.wg.Add(1)
@@ -82,7 +82,7 @@ func (c *Controller) onSession(e metastore.SessionEvent) {
 
 // forward waits for one watch event and posts it; ends on stop or when
 // the actor restarts (the new incarnation re-arms every watch). Called on
-// the actor, under c.mu.
+// the actor.
 func (c *Controller) forward(kind eventKind, path string, w <-chan metastore.Event) {
 	c.gen++
 	gen := c.gen
@@ -106,8 +106,6 @@ func (c *Controller) forward(kind eventKind, path string, w <-chan metastore.Eve
 func (c *Controller) isArmed(path string) bool { _, ok := c.armed[path]; return ok }
 
 func (c *Controller) handle(ev event) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if !c.started {
 		return
 	}
@@ -161,7 +159,7 @@ func (c *Controller) resignLocked(why string) {
 		return
 	}
 	c.log.Warn("resigning as controller", zap.String("reason", why), zap.Int32("controller.epoch", c.epoch))
-	c.setActiveLocked(false)
+	c.setActive(false)
 	for _, id := range c.liveBrokers() {
 		if id != c.cfg.BrokerID {
 			c.peers.RemoveBroker(id)
@@ -408,28 +406,21 @@ func (c *Controller) onBrokerChange() error {
 			}
 		}
 	}
+	states, wrote, err := c.electBatch(c.allPartitions())
+	if err != nil {
+		c.log.Error("leader election failed", zap.Error(err))
+	}
+	// One LeaderAndIsr per broker: the changed partitions to all their
+	// live replicas, plus the unchanged ones a returning broker hosts.
 	var changed, hostedByNew []partition.LeaderAndIsr
-	for _, n := range c.sortedTopics() {
-		t := c.topics[n]
-		policy, _ := c.cfg.TopicPolicy(t.overrides)
-		for _, p := range t.sortedPartitions() {
-			before := t.state[p]
-			if err := c.electOne(t, p, policy.UncleanLeaderElection); err != nil {
-				c.log.Error("leader election failed", zap.String("topic", n), zap.Int32("partition", p), zap.Error(err))
-			}
-			if t.state[p] == nil {
-				continue
-			}
-			st := c.stateOf(t, p)
-			if t.state[p] != before {
-				changed = append(changed, st)
-			} else if hostsAny(t.assignment[p], newSet) {
-				hostedByNew = append(hostedByNew, st)
-			}
+	for _, st := range states {
+		if wrote[st.TopicPartition] {
+			changed = append(changed, st)
+		} else if hostsAny(st.Replicas, newSet) {
+			hostedByNew = append(hostedByNew, st)
 		}
 	}
-	c.sendLeaderAndIsr(changed, nil)
-	c.sendLeaderAndIsr(hostedByNew, newSet)
+	c.sendLeaderAndIsrPlan(mergeLeaderAndIsr(planLeaderAndIsr(changed, c.deliverTo(nil)), planLeaderAndIsr(hostedByNew, c.deliverTo(newSet))))
 	c.publish()
 	return nil
 }

@@ -174,19 +174,17 @@ func (c *Controller) applyTopicConfigLocked(topic string) {
 // enableTopicUncleanLeaderElection), then sends the new states and
 // metadata.
 func (c *Controller) enableUncleanLeaderElectionLocked(t *topicState) {
-	var changed []partition.LeaderAndIsr
+	var tps []partition.TopicPartition
 	for _, p := range t.sortedPartitions() {
-		before := t.state[p]
-		if before == nil || (before.Leader >= 0 && c.live(before.Leader)) {
-			continue
-		}
-		if err := c.electOne(t, p, true); err != nil {
-			c.log.Error("unclean leader election failed", zap.String("topic", t.name), zap.Int32("partition", p), zap.Error(err))
-		}
-		if t.state[p] != nil && t.state[p] != before {
-			changed = append(changed, c.stateOf(t, p))
+		if st := t.state[p]; st != nil && (st.Leader < 0 || !c.live(st.Leader)) {
+			tps = append(tps, partition.TopicPartition{Topic: t.name, Partition: p})
 		}
 	}
+	states, wrote, err := c.electBatchWith(tps, true)
+	if err != nil {
+		c.log.Error("unclean leader election failed", zap.String("topic", t.name), zap.Error(err))
+	}
+	changed := writtenOnly(states, wrote)
 	if len(changed) == 0 {
 		return
 	}

@@ -14,7 +14,13 @@
 // same code runs over the embedded store of single-node mode, where the
 // only live broker is this one. The decisions are pure functions
 // (AssignReplicas, NextLeadership, ValidateTopicName,
-// CheckReplicaAssignment).
+// CheckReplicaAssignment); an event plans its partition state writes and
+// its LeaderAndIsr per broker with them (plan.go) and an executor applies
+// the plan (execute.go): batched Multi transactions fenced on
+// /controller_epoch, one request per broker. The broker's own ZooKeeper
+// operations (ISR writes, producer ids, topic config reads, the
+// controller-epoch fence of the requests it serves) are
+// replication/zkclient's.
 //
 // Concurrency: the controller's work runs on one protoactor actor, kind
 // "controller" (actor.go), like Kafka's single controller event thread:
@@ -24,10 +30,10 @@
 // is supervised with actors.BackoffStrategy: a panic restarts it, and a
 // restarted actor re-reads ZooKeeper, re-arms its watches and resends
 // LeaderAndIsr and UpdateMetadata to every live broker, as a newly elected
-// controller does. c.mu is held while the actor handles a message, so the
-// few lock-taking readers (ClusterID, Epoch, HandleUpdateMetadata) see a
-// consistent state. Reads of metadata go through Snapshot (an atomic
-// pointer), never the mutex.
+// controller does. The actor alone owns the controller's state (no
+// mutex guards it); what other goroutines read is published in atomics:
+// ClusterID, Epoch, ActiveEpoch and the metadata (Snapshot, an atomic
+// pointer), so no reader waits for the actor's current event.
 package controller
 
 import (
@@ -50,6 +56,7 @@ import (
 	"gregor/partition"
 	"gregor/replication/metadata"
 	"gregor/replication/metastore"
+	"gregor/replication/zkclient"
 	"gregor/replication/zkmeta"
 	"gregor/storage"
 )
@@ -80,9 +87,10 @@ type Controller struct {
 
 	cache metadata.Cache
 
-	mu             sync.Mutex
+	// Owned by the actor (and by Start before it is spawned, rejoin while
+	// none runs, Close after it stopped).
 	started        bool
-	active         bool  // holds /controller; set only through setActiveLocked
+	active         bool  // holds /controller; set only through setActive
 	epoch          int32 // controller epoch (/controller_epoch) won; 0 when standing by
 	epochZkVersion int32 // version of /controller_epoch after the bump (fences state writes)
 	clusterID      string
@@ -119,15 +127,18 @@ type Controller struct {
 	closing        bool
 	rejoinInterval time.Duration // RejoinInterval; shorter in tests
 
-	// activeEpoch is the controller epoch while active (it holds
-	// /controller and won that epoch), 0 otherwise: read without c.mu (held
-	// for as long as a ZooKeeper operation takes) by ActiveEpoch.
-	activeEpoch atomic.Int32
+	// Published by the actor for readers on other goroutines (setActive,
+	// loadClusterID): activeEpoch is the controller epoch while active (it
+	// holds /controller and won that epoch), 0 otherwise; epochPub is
+	// c.epoch; activePub is c.active; clusterIDPub is c.clusterID.
+	activeEpoch  atomic.Int32
+	epochPub     atomic.Int32
+	activePub    atomic.Bool
+	clusterIDPub atomic.Pointer[string]
 
-	// Broker side (broker.go), under bmu, never taken with mu held in the
-	// other order: mu may be held when bmu is taken, not the reverse.
-	bmu       sync.Mutex
-	seenEpoch int32 // highest controller epoch seen in a controller request
+	// zk is the broker side's ZooKeeper client (broker.go): the
+	// controller-epoch fence, topic config and broker registration reads.
+	zk *zkclient.Client
 }
 
 // topicState is the controller's in-memory copy of a topic's znodes.
@@ -153,6 +164,10 @@ type Options struct {
 	// in System, or, when System is nil too, no peers (single node).
 	Peers  Peers
 	System *actor.ActorSystem
+	// ZK is this broker's ZooKeeper client over the same store (the broker
+	// builds it before the replica manager, which writes ISR changes
+	// through it). nil = one of the controller's own.
+	ZK *zkclient.Client
 }
 
 // New builds a controller over store for the broker configured by cfg
@@ -166,6 +181,9 @@ func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Opti
 		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval}
 	if c.log == nil {
 		c.log = zap.NewNop()
+	}
+	if c.zk = opts.ZK; c.zk == nil {
+		c.zk = zkclient.New(store, cfg.BrokerID, c.log.Named("zk"))
 	}
 	if c.peers == nil {
 		if opts.System != nil {
@@ -186,9 +204,10 @@ func (c *Controller) Snapshot() *metadata.Snapshot { return c.cache.Load() }
 
 // ClusterID is the cluster id from /cluster/id ("" before Start).
 func (c *Controller) ClusterID() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.clusterID
+	if id := c.clusterIDPub.Load(); id != nil {
+		return *id
+	}
+	return ""
 }
 
 // ActiveEpoch is the controller epoch while this broker is the active
@@ -198,10 +217,13 @@ func (c *Controller) ClusterID() string {
 // 0 as soon as it knows, and never blocks (Kafka's ActiveControllerCount).
 func (c *Controller) ActiveEpoch() int32 { return c.activeEpoch.Load() }
 
-// setActiveLocked records whether this broker is the active controller
-// (c.active and ActiveEpoch). Called under c.mu.
-func (c *Controller) setActiveLocked(active bool) {
+// setActive records whether this broker is the active controller
+// (c.active and ActiveEpoch) and publishes it with c.epoch for the
+// readers on other goroutines. Every change of c.epoch ends here.
+func (c *Controller) setActive(active bool) {
 	c.active = active
+	c.activePub.Store(active)
+	c.epochPub.Store(c.epoch)
 	if active && c.epoch > 0 {
 		c.activeEpoch.Store(c.epoch)
 	} else {
@@ -210,11 +232,7 @@ func (c *Controller) setActiveLocked(active bool) {
 }
 
 // Epoch is the controller epoch this controller won (0 when not active).
-func (c *Controller) Epoch() int32 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.epoch
-}
+func (c *Controller) Epoch() int32 { return c.epochPub.Load() }
 
 // Start runs broker start-up and controller election (Kafka's
 // KafkaServer.startup + KafkaController.onControllerFailover): create the
@@ -229,10 +247,17 @@ func (c *Controller) Epoch() int32 {
 // nothing running) when the store cannot be set up, this broker.id is
 // already registered or the actor cannot be spawned.
 func (c *Controller) Start() error {
-	c.mu.Lock()
-	if c.started {
-		c.mu.Unlock()
-		return errors.New("controller: already started")
+	c.life.Lock()
+	claimed := !c.started && !c.closing
+	c.started = claimed // claimed now: a concurrent Start fails; released below on failure
+	c.life.Unlock()
+	if !claimed {
+		return errors.New("controller: already started or closed")
+	}
+	release := func() {
+		c.life.Lock()
+		c.started = false
+		c.life.Unlock()
 	}
 	err := zkmeta.EnsurePersistentPaths(c.store)
 	if err != nil {
@@ -242,23 +267,23 @@ func (c *Controller) Start() error {
 		err = c.loadClusterID()
 	}
 	if err == nil {
+		id := c.clusterID
+		c.clusterIDPub.Store(&id)
+	}
+	if err == nil {
 		err = c.registerBroker()
 	}
 	if err != nil {
-		c.mu.Unlock()
+		release()
 		return err
 	}
-	c.started = true
-	c.mu.Unlock()
 	if c.asys == nil {
 		c.asys, c.ownSys = actors.NewSystem(c.log.Named("actors")), true
 	}
 	c.supervision = c.newSupervision()
 	if err := c.spawn(); err != nil {
-		c.mu.Lock()
-		c.started = false
+		release()
 		c.store.Delete(zkmeta.BrokerPath(c.cfg.BrokerID), metastore.AnyVersion)
-		c.mu.Unlock()
 		if c.ownSys {
 			c.asys.Shutdown()
 		}
@@ -330,7 +355,7 @@ func (c *Controller) elect() error {
 		c.store.Delete(zkmeta.ControllerPath, metastore.AnyVersion) // resign
 		return err
 	}
-	c.setActiveLocked(true)
+	c.setActive(true)
 	c.log.Info("became controller", zap.Int32("controller.epoch", c.epoch))
 	return nil
 }
@@ -353,10 +378,10 @@ func (c *Controller) bumpEpoch() error {
 	}
 	if err != nil {
 		c.epoch = 0
-		c.setActiveLocked(c.active) // a failed re-election after an actor restart reports 0
+		c.setActive(c.active) // a failed re-election after an actor restart reports 0
 		return fmt.Errorf("controller: bump %s: %w", zkmeta.ControllerEpochPath, err)
 	}
-	c.setActiveLocked(c.active) // re-elected after an actor restart (recoverLocked): the new epoch
+	c.setActive(c.active) // re-elected after an actor restart (recoverLocked): the new epoch
 	return nil
 }
 
@@ -492,16 +517,11 @@ func (c *Controller) liveBrokers() []int32 {
 
 // onlineAll elects leaders for every partition and sends LeaderAndIsr
 // (Kafka's onControllerFailover: every partition's state goes to every
-// live replica).
+// live replica), the writes batched across topics.
 func (c *Controller) onlineAll() {
-	var states []partition.LeaderAndIsr
-	for _, n := range c.sortedTopics() {
-		t := c.topics[n]
-		ps, err := c.electPartitions(t, t.sortedPartitions())
-		if err != nil {
-			c.log.Error("partition state write failed", zap.String("topic", n), zap.Error(err))
-		}
-		states = append(states, ps...)
+	states, _, err := c.electBatch(c.allPartitions())
+	if err != nil {
+		c.log.Error("partition state write failed", zap.Error(err))
 	}
 	c.sendLeaderAndIsr(states, nil)
 }
@@ -520,21 +540,79 @@ func (c *Controller) sortedTopics() []string {
 // fenced by the controller epoch) and returns the LeaderAndIsr of every
 // given partition (changed or not).
 func (c *Controller) electPartitions(t *topicState, parts []int32) ([]partition.LeaderAndIsr, error) {
-	policy, _ := c.cfg.TopicPolicy(t.overrides) // invalid overrides: broker defaults (logged by logConfig)
-	var out []partition.LeaderAndIsr
-	var firstErr error
-	for _, p := range parts {
-		if err := c.electOne(t, p, policy.UncleanLeaderElection); err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
-			if t.state[p] == nil {
-				continue
-			}
-		}
-		out = append(out, c.stateOf(t, p))
+	tps := make([]partition.TopicPartition, len(parts))
+	for i, p := range parts {
+		tps[i] = partition.TopicPartition{Topic: t.name, Partition: p}
 	}
-	return out, firstErr
+	states, _, err := c.electBatch(tps)
+	return states, err
+}
+
+// electBatch plans the elections of tps (planElections over the
+// controller's copy), writes them in batched, fenced transactions
+// (writeStates) and decides again, one at a time, the partitions whose
+// state changed under it (electOne re-reads them). It returns the
+// LeaderAndIsr of every given partition that has a state, in the order
+// of tps, and which of them were written; err is the first failure
+// (the partitions it left unwritten keep their old state).
+func (c *Controller) electBatch(tps []partition.TopicPartition) ([]partition.LeaderAndIsr, map[partition.TopicPartition]bool, error) {
+	return c.electBatchWith(tps, false)
+}
+
+// writtenOnly keeps the states of the partitions electBatch wrote.
+func writtenOnly(states []partition.LeaderAndIsr, wrote map[partition.TopicPartition]bool) []partition.LeaderAndIsr {
+	var out []partition.LeaderAndIsr
+	for _, st := range states {
+		if wrote[st.TopicPartition] {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// electBatchWith is electBatch; forceUnclean allows an out-of-sync
+// leader whatever the topics' unclean.leader.election.enable says.
+func (c *Controller) electBatchWith(tps []partition.TopicPartition, forceUnclean bool) ([]partition.LeaderAndIsr, map[partition.TopicPartition]bool, error) {
+	unclean := map[string]bool{}
+	views := make([]partitionView, 0, len(tps))
+	for _, tp := range tps {
+		t := c.topics[tp.Topic]
+		u, ok := unclean[tp.Topic]
+		if !ok {
+			policy, _ := c.cfg.TopicPolicy(t.overrides) // invalid overrides: broker defaults (logged by logConfig)
+			u = policy.UncleanLeaderElection || forceUnclean
+			unclean[tp.Topic] = u
+		}
+		v := partitionView{tp: tp, replicas: t.assignment[tp.Partition], online: c.replicaOnline(t.name, tp.Partition), unclean: u}
+		if st := t.state[tp.Partition]; st != nil {
+			cur := st.PartitionLeadership
+			v.cur, v.version = &cur, st.zkVersion
+		}
+		views = append(views, v)
+	}
+	written, conflicts, firstErr := c.writeStates(planElections(views))
+	changed := make(map[partition.TopicPartition]bool, len(written))
+	for _, w := range written {
+		emitElection(c.sys, w.tp.Topic, w.prev, w.next)
+		changed[w.tp] = true
+	}
+	for _, w := range conflicts {
+		t := c.topics[w.tp.Topic]
+		before := t.state[w.tp.Partition]
+		if err := c.electOne(t, w.tp.Partition, unclean[w.tp.Topic]); err != nil && firstErr == nil {
+			firstErr = err
+		}
+		if t.state[w.tp.Partition] != before {
+			changed[w.tp] = true
+		}
+	}
+	out := make([]partition.LeaderAndIsr, 0, len(tps))
+	for _, tp := range tps {
+		if t := c.topics[tp.Topic]; t.state[tp.Partition] != nil {
+			out = append(out, c.stateOf(t, tp.Partition))
+		}
+	}
+	return out, changed, firstErr
 }
 
 // electOne moves partition p of t to NextLeadership's state. A version
@@ -581,31 +659,22 @@ func emitElection(sys *actor.ActorSystem, topic string, cur *PartitionLeadership
 	}
 }
 
-// writeState writes partition p's state znode (create when the controller
-// has none, else conditional on its zkVersion) in a transaction that also
-// checks /controller_epoch's version, so a deposed controller cannot write
-// (Kafka's controller-epoch fencing, KAFKA-6082).
+// writeState writes partition p's state znode alone (create when the
+// controller has none, else conditional on its zkVersion) through the
+// executor's fenced transaction (execute.go), so a deposed controller
+// cannot write (Kafka's controller-epoch fencing, KAFKA-6082). Events that
+// change many partitions use writeStates.
 func (c *Controller) writeState(t *topicState, p int32, next PartitionLeadership) error {
-	zs := zkmeta.PartitionState{ControllerEpoch: c.epoch, Leader: next.Leader, LeaderEpoch: next.LeaderEpoch, ISR: next.ISR}
-	path := zkmeta.PartitionStatePath(t.name, p)
-	fence := &metastore.CheckVersionOp{Path: zkmeta.ControllerEpochPath, Version: c.epochZkVersion}
-	var v int32
-	if cur := t.state[p]; cur == nil {
-		if err := metastore.EnsurePath(c.store, zkmeta.PartitionPath(t.name, p)); err != nil {
-			return err
-		}
-		if _, err := c.store.Multi(fence, &metastore.CreateOp{Path: path, Data: zs.Encode()}); err != nil {
-			return err
-		}
-	} else {
-		res, err := c.store.Multi(fence, &metastore.SetOp{Path: path, Data: zs.Encode(), Version: cur.zkVersion})
-		if err != nil {
-			return err
-		}
-		v = res[1].Version
+	w := stateWrite{tp: partition.TopicPartition{Topic: t.name, Partition: p}, create: t.state[p] == nil, next: next}
+	if !w.create {
+		w.version = t.state[p].zkVersion
 	}
-	t.state[p] = &partState{PartitionLeadership: next, zkVersion: v}
-	return nil
+	ops, err := c.stateOps([]stateWrite{w})
+	if err != nil {
+		return err
+	}
+	_, err = c.multiStates(ops)
+	return err
 }
 
 // reloadState re-reads partition p's state znode into the controller's copy.
@@ -646,21 +715,27 @@ func (c *Controller) stateOf(t *topicState, p int32) partition.LeaderAndIsr {
 }
 
 // sendLeaderAndIsr sends each state to its live replicas (only to the
-// brokers in only, when only is non-nil): to this broker in-process, to
-// the others through their channels.
+// brokers in only, when only is non-nil): one request per broker, to this
+// broker in-process, to the others through their channels.
 func (c *Controller) sendLeaderAndIsr(states []partition.LeaderAndIsr, only map[int32]bool) {
-	if len(states) == 0 {
-		return
+	c.sendLeaderAndIsrPlan(planLeaderAndIsr(states, c.deliverTo(only)))
+}
+
+// deliverTo is whether broker r gets a partition's LeaderAndIsr: it is
+// live, its replica is not offline and (only non-nil) it is in only.
+func (c *Controller) deliverTo(only map[int32]bool) func(partition.TopicPartition, int32) bool {
+	return func(tp partition.TopicPartition, r int32) bool {
+		return c.live(r) && !c.isOffline(tp, r) && (only == nil || only[r])
 	}
-	per := map[int32][]partition.LeaderAndIsr{}
-	for _, s := range states {
-		for _, r := range s.Replicas {
-			if c.live(r) && !c.isOffline(s.TopicPartition, r) && (only == nil || only[r]) {
-				per[r] = append(per[r], s)
-			}
-		}
-	}
+}
+
+// sendLeaderAndIsrPlan sends each broker its planned states in one
+// LeaderAndIsr, this broker's in-process.
+func (c *Controller) sendLeaderAndIsrPlan(per map[int32][]partition.LeaderAndIsr) {
 	for id, ss := range per {
+		if len(ss) == 0 {
+			continue
+		}
 		if id == c.cfg.BrokerID {
 			c.applyLocalLeaderAndIsr(ss)
 			continue
@@ -672,7 +747,7 @@ func (c *Controller) sendLeaderAndIsr(states []partition.LeaderAndIsr, only map[
 // applyLocalLeaderAndIsr hands states to this broker's replica manager and
 // records which partitions it failed to start (reported offline).
 func (c *Controller) applyLocalLeaderAndIsr(states []partition.LeaderAndIsr) {
-	c.noteEpoch(c.epoch)
+	c.zk.NoteControllerEpoch(c.epoch)
 	errs := c.rm.ApplyLeaderAndIsr(states)
 	for _, s := range states {
 		t := c.topics[s.Topic]
@@ -803,30 +878,27 @@ func (c *Controller) Close() {
 	c.closing = true
 	r := c.cur
 	c.cur = nil
+	wasStarted := c.started
 	c.life.Unlock()
-	close(c.stop) // waiting callers, retry timers and watch forwarders end
+	close(c.stop) // waiting callers, retry timers, watch forwarders and rejoin end
 	if r != nil {
 		_ = c.asys.Root.StopFuture(r.pid).Wait()
 		r.markStopped()
 	}
-	c.mu.Lock()
-	if c.active {
-		c.store.Delete(zkmeta.ControllerPath, metastore.AnyVersion)
-		c.setActiveLocked(false)
-	}
-	wasStarted := c.started
-	if c.started {
-		c.store.Delete(zkmeta.BrokerPath(c.cfg.BrokerID), metastore.AnyVersion)
-	}
-	c.started = false
-	c.mu.Unlock()
 	if !wasStarted {
 		return
 	}
+	// No actor runs any more and no rejoin: the state is Close's alone.
+	c.wg.Wait()
+	if c.active {
+		c.store.Delete(zkmeta.ControllerPath, metastore.AnyVersion)
+		c.setActive(false)
+	}
+	c.store.Delete(zkmeta.BrokerPath(c.cfg.BrokerID), metastore.AnyVersion)
+	c.started = false
 	if c.removeSession != nil {
 		c.removeSession()
 	}
-	c.wg.Wait()
 	c.peers.Close()
 	if c.ownSys {
 		c.asys.Shutdown()

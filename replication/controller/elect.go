@@ -39,7 +39,7 @@ func (e ElectionType) strategy() string {
 	return "PreferredReplicaPartitionLeaderElectionStrategy"
 }
 
-// electLeadersLocked is the body of ElectLeaders, run on the controller actor under c.mu.
+// electLeadersLocked is the body of ElectLeaders, run on the controller actor.
 // ElectLeaders runs elections for the given partitions, or for every
 // partition when tps is nil (then partitions that need no election are
 // left out of the result). Per partition: nil (elected),
@@ -81,12 +81,22 @@ func (c *Controller) allPartitions() []partition.TopicPartition {
 	return out
 }
 
-// electLocked decides and writes the elections; it returns the outcome per
-// partition and the LeaderAndIsr states to send.
+// electLocked decides and writes the elections (batched, applyDecisions);
+// it returns the outcome per partition and the LeaderAndIsr states to
+// send.
 func (c *Controller) electLocked(typ ElectionType, tps []partition.TopicPartition) (map[partition.TopicPartition]error, []partition.LeaderAndIsr) {
 	out := make(map[partition.TopicPartition]error, len(tps))
 	var states []partition.LeaderAndIsr
+	var ds []decision
+	leaderOf := map[partition.TopicPartition]int32{}
+	before := map[partition.TopicPartition]PartitionLeadership{}
 	for _, tp := range tps {
+		if _, dup := out[tp]; dup {
+			continue // named twice: one election (Kafka takes a set)
+		}
+		if _, dup := leaderOf[tp]; dup {
+			continue
+		}
 		t := c.topics[tp.Topic]
 		if t == nil || t.assignment[tp.Partition] == nil {
 			out[tp] = errf(kerr.UnknownTopicOrPartition, "The partition %s does not exist.", tp)
@@ -102,15 +112,21 @@ func (c *Controller) electLocked(typ ElectionType, tps []partition.TopicPartitio
 			out[tp] = err
 			continue
 		}
-		leader := next.Leader
-		before := st.PartitionLeadership
-		if werr := c.writeStateRetry(t, tp.Partition, func(cur PartitionLeadership) (PartitionLeadership, bool) {
+		leader, tp := next.Leader, tp
+		leaderOf[tp], before[tp] = leader, st.PartitionLeadership
+		ds = append(ds, decision{tp, func(cur PartitionLeadership) (PartitionLeadership, bool) {
 			n, err := c.decideElection(typ, tp, t.assignment[tp.Partition], cur)
 			if err != nil || n.Leader != leader {
 				return cur, false
 			}
 			return n, true
-		}); werr != nil {
+		}})
+	}
+	failed := c.applyDecisions(ds)
+	for _, d := range ds {
+		tp, leader := d.tp, leaderOf[d.tp]
+		t := c.topics[tp.Topic]
+		if werr := failed[tp]; werr != nil {
 			out[tp] = errf(kerr.UnknownServerError, "writing the state of %s: %v", tp, werr)
 			continue
 		}
@@ -119,7 +135,8 @@ func (c *Controller) electLocked(typ ElectionType, tps []partition.TopicPartitio
 			continue
 		}
 		out[tp] = nil
-		emitElection(c.sys, tp.Topic, &before, t.state[tp.Partition].PartitionLeadership)
+		b := before[tp]
+		emitElection(c.sys, tp.Topic, &b, t.state[tp.Partition].PartitionLeadership)
 		states = append(states, c.stateOf(t, tp.Partition))
 		c.log.Info("leader elected", zap.Stringer("partition", tp), zap.String("strategy", typ.strategy()),
 			zap.Int32("leader", leader), zap.Int32("leader.epoch", t.state[tp.Partition].LeaderEpoch))

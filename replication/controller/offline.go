@@ -145,17 +145,19 @@ func (c *Controller) onLogDirEvent() error {
 	if len(hits) == 0 {
 		return nil
 	}
-	var changed []partition.LeaderAndIsr
+	var tps []partition.TopicPartition
+	seen := map[partition.TopicPartition]bool{}
 	for _, h := range hits {
-		before := h.t.state[h.p]
-		policy, _ := c.cfg.TopicPolicy(h.t.overrides)
-		if err := c.electOne(h.t, h.p, policy.UncleanLeaderElection); err != nil {
-			c.log.Error("leader election for an offline replica failed", zap.String("topic", h.t.name), zap.Int32("partition", h.p), zap.Error(err))
-		}
-		if st := h.t.state[h.p]; st != nil && st != before {
-			changed = append(changed, c.stateOf(h.t, h.p))
+		if tp := (partition.TopicPartition{Topic: h.t.name, Partition: h.p}); !seen[tp] {
+			seen[tp] = true
+			tps = append(tps, tp)
 		}
 	}
+	states, wrote, err := c.electBatch(tps)
+	if err != nil {
+		c.log.Error("leader election for an offline replica failed", zap.Error(err))
+	}
+	changed := writtenOnly(states, wrote)
 	c.sendLeaderAndIsr(changed, nil) // offline replicas are skipped
 	c.publish()
 	return nil

@@ -55,7 +55,7 @@ const (
 )
 
 // handleAdminEvent dispatches the events of reassignment and election
-// (called from handle, under c.mu).
+// (called from handle, on the actor).
 func (c *Controller) handleAdminEvent(ev event) error {
 	switch ev.kind {
 	case evReassign:
@@ -178,7 +178,7 @@ func (c *Controller) onReassignZnode() error {
 	return nil
 }
 
-// alterReassignmentsLocked is the body of AlterPartitionReassignments, run on the controller actor under c.mu.
+// alterReassignmentsLocked is the body of AlterPartitionReassignments, run on the controller actor.
 // AlterPartitionReassignments starts (replicas non-nil) or cancels
 // (replicas nil) reassignments (API 45, KIP-455). The result holds one
 // error per partition: nil, UNKNOWN_TOPIC_OR_PARTITION,
@@ -221,7 +221,7 @@ type PartitionReassignment struct {
 	Replicas, Adding, Removing []int32
 }
 
-// listReassignmentsLocked is the body of ListPartitionReassignments, run on the controller actor under c.mu.
+// listReassignmentsLocked is the body of ListPartitionReassignments, run on the controller actor.
 // ListPartitionReassignments returns the ongoing reassignments (API 46),
 // all of them when filter is nil, else those of the given partitions,
 // sorted by topic and partition. Not the controller: ErrNotController.

@@ -52,6 +52,13 @@ func (r *recPeers) count(id int32, key int16) int {
 // in the same embedded store.
 func startCluster3(t *testing.T) (*env, *recPeers) {
 	t.Helper()
+	return startCluster3Over(t, nil)
+}
+
+// startCluster3Over is startCluster3 with the controller's store wrapped
+// by wrap (nil: the embedded store itself).
+func startCluster3Over(t *testing.T, wrap func(metastore.Store) metastore.Store) (*env, *recPeers) {
+	t.Helper()
 	s, err := metastore.OpenEmbeddedDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +74,11 @@ func startCluster3(t *testing.T) (*env, *recPeers) {
 	}
 	rm := &fakeRM{}
 	peers := &recPeers{}
-	c := New(s, rm, testConfig(), Options{Peers: peers})
+	var cs metastore.Store = s
+	if wrap != nil {
+		cs = wrap(s)
+	}
+	c := New(cs, rm, testConfig(), Options{Peers: peers})
 	if err := c.Start(); err != nil {
 		s.Close()
 		t.Fatal(err)
@@ -146,7 +157,7 @@ func TestReassignmentMovesReplicasAndLeader(t *testing.T) {
 	}
 	// The leader (this broker) adds the caught-up replica 2 to the ISR;
 	// the notification wakes the controller, which completes the move.
-	if _, err := e.c.AlterIsr(tp, 1, []int32{0, 1, 2}, v); err != nil {
+	if _, err := e.c.zk.AlterIsr(tp, 1, []int32{0, 1, 2}, v); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "reassignment completion", func() bool {
@@ -272,8 +283,6 @@ func TestElectionDecisions(t *testing.T) {
 	e, _ := startCluster3(t)
 	c := e.c
 	tp := partition.TopicPartition{Topic: "t", Partition: 0}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	cases := []struct {
 		typ      ElectionType
 		replicas []int32
@@ -290,7 +299,12 @@ func TestElectionDecisions(t *testing.T) {
 		{ElectUnclean, []int32{7, 8}, PartitionLeadership{Leader: -1, ISR: []int32{7}}, -1, kerr.EligibleLeadersNotAvailable.Code},
 	}
 	for i, tc := range cases {
-		next, err := c.decideElection(tc.typ, tp, tc.replicas, tc.cur)
+		var next PartitionLeadership
+		var err error
+		// On the actor, which owns the live brokers decideElection reads.
+		if cerr := c.call(func() { next, err = c.decideElection(tc.typ, tp, tc.replicas, tc.cur) }); cerr != nil {
+			t.Fatal(cerr)
+		}
 		if code(err) != tc.code || (err == nil && (next.Leader != tc.leader || next.LeaderEpoch != tc.cur.LeaderEpoch+1)) {
 			t.Errorf("case %d: got %+v %v", i, next, err)
 		}

@@ -16,7 +16,7 @@ import (
 	"gregor/replication/zkmeta"
 )
 
-// controlledShutdownLocked is the body of ControlledShutdown, run on the controller actor under c.mu.
+// controlledShutdownLocked is the body of ControlledShutdown, run on the controller actor.
 // ControlledShutdown is the controller side of a broker's controlled
 // shutdown (API key 7; Kafka's KafkaController.doControlledShutdown):
 // every partition with more than one replica that broker leads moves to
@@ -37,6 +37,10 @@ func (c *Controller) controlledShutdownLocked(brokerID int32) ([]partition.Topic
 	eligible := func(id int32) bool { return c.live(id) && !c.shuttingDown[id] }
 	var moved, stopped []partition.LeaderAndIsr
 	var remaining []partition.TopicPartition
+	// Plan every move, write them in batched transactions, then sort the
+	// partitions by outcome.
+	var ds []decision
+	leads := map[partition.TopicPartition]bool{} // a leadership move, else an ISR shrink
 	for _, n := range c.sortedTopics() {
 		t := c.topics[n]
 		for _, p := range t.sortedPartitions() {
@@ -59,31 +63,39 @@ func (c *Controller) controlledShutdownLocked(brokerID int32) ([]partition.Topic
 					remaining = append(remaining, tp)
 					continue
 				}
-				if err := c.writeStateRetry(t, p, func(cur PartitionLeadership) (PartitionLeadership, bool) {
+				leads[tp] = true
+				ds = append(ds, decision{tp, func(cur PartitionLeadership) (PartitionLeadership, bool) {
 					if cur.Leader != brokerID {
 						return cur, false
 					}
 					return PartitionLeadership{Leader: leader, LeaderEpoch: cur.LeaderEpoch + 1, ISR: without(cur.ISR, brokerID)}, true
-				}); err != nil {
-					c.log.Error("controlled shutdown: moving leadership failed", zap.Stringer("partition", tp), zap.Error(err))
-					remaining = append(remaining, tp)
-					continue
-				}
-				moved = append(moved, c.stateOf(t, p))
+				}})
 			case contains(cur.ISR, brokerID):
-				if err := c.writeStateRetry(t, p, func(cur PartitionLeadership) (PartitionLeadership, bool) {
+				ds = append(ds, decision{tp, func(cur PartitionLeadership) (PartitionLeadership, bool) {
 					if !contains(cur.ISR, brokerID) || cur.Leader == brokerID {
 						return cur, false
 					}
 					return PartitionLeadership{Leader: cur.Leader, LeaderEpoch: cur.LeaderEpoch + 1, ISR: without(cur.ISR, brokerID)}, true
-				}); err != nil {
-					c.log.Error("controlled shutdown: shrinking ISR failed", zap.Stringer("partition", tp), zap.Error(err))
-					continue
-				}
-				stopped = append(stopped, c.stateOf(t, p))
+				}})
 			}
 		}
 	}
+	failed := c.applyDecisions(ds)
+	for _, d := range ds {
+		t, err := c.topics[d.tp.Topic], failed[d.tp]
+		switch {
+		case leads[d.tp] && err != nil:
+			c.log.Error("controlled shutdown: moving leadership failed", zap.Stringer("partition", d.tp), zap.Error(err))
+			remaining = append(remaining, d.tp)
+		case leads[d.tp]:
+			moved = append(moved, c.stateOf(t, d.tp.Partition))
+		case err != nil:
+			c.log.Error("controlled shutdown: shrinking ISR failed", zap.Stringer("partition", d.tp), zap.Error(err))
+		default:
+			stopped = append(stopped, c.stateOf(t, d.tp.Partition))
+		}
+	}
+	SortTPs(remaining)
 	// The other replicas learn the new leaders and ISRs; the shutting-down
 	// broker stops its replicas (keeping the logs), so it neither serves
 	// as a stale leader nor fetches its way back into an ISR.

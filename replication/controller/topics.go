@@ -34,7 +34,7 @@ type CreatedTopic struct {
 	Configs           []config.ConfigEntry // effective configs (CreateTopics v5+)
 }
 
-// createTopicsLocked is the body of CreateTopics, run on the controller actor under c.mu.
+// createTopicsLocked is the body of CreateTopics, run on the controller actor.
 // CreateTopics validates and creates topics (Kafka's rules, see
 // checkNewTopic). With validateOnly nothing is written, but the answer is
 // what a real create would answer. Each topic succeeds or fails alone.
@@ -172,7 +172,7 @@ func (c *Controller) writeNewTopic(name string, assignment map[int32][]int32, ov
 	return t, err
 }
 
-// autoCreateTopicsLocked is the body of AutoCreateTopics, run on the controller actor under c.mu.
+// autoCreateTopicsLocked is the body of AutoCreateTopics, run on the controller actor.
 // AutoCreateTopics creates missing topics with num.partitions and
 // default.replication.factor (capped at the live brokers, as Kafka caps
 // internal topics) for a Metadata request with auto-creation allowed. The
@@ -209,7 +209,7 @@ func (c *Controller) autoCreateTopicsLocked(names []string) map[string]error {
 	return errs
 }
 
-// deleteTopicsLocked is the body of DeleteTopics, run on the controller actor under c.mu.
+// deleteTopicsLocked is the body of DeleteTopics, run on the controller actor.
 // DeleteTopics deletes topics: mark /admin/delete_topics/<t>, stop the
 // replicas and delete their logs, remove the topic's znodes, unmark.
 // Errors per name: TOPIC_DELETION_DISABLED (delete.topic.enable=false),
@@ -286,7 +286,7 @@ type PartitionIncrease struct {
 	Assignment [][]int32
 }
 
-// createPartitionsBatchLocked is the body of CreatePartitions, run on the controller actor under c.mu.
+// createPartitionsBatchLocked is the body of CreatePartitions, run on the controller actor.
 // CreatePartitions adds partitions to existing topics (Kafka
 // AdminZkClient.addPartitions). Errors per topic: UNKNOWN_TOPIC_OR_PARTITION,
 // INVALID_PARTITIONS (count not higher), INVALID_REPLICA_ASSIGNMENT,

@@ -24,6 +24,7 @@ import (
 	"gregor/replication/controller"
 	"gregor/replication/fetcher"
 	"gregor/replication/metastore"
+	"gregor/replication/zkclient"
 	"gregor/storage"
 	"gregor/wire/handlers"
 	"gregor/wire/server"
@@ -42,10 +43,10 @@ type Broker struct {
 	groups   *coordinator.Coordinator
 	groupsAt lateGroups // the coordinator for hooks set up before it exists
 	server   *server.Server
-	isr      lateIsrWriter
-	admin    *admin.Server  // nil unless admin.listener is set
-	closers  []func() error // in start order; Close runs them in reverse
-	started  bool           // Start completed: Close first does a controlled shutdown (cluster mode)
+	zk       *zkclient.Client // the broker's own ZooKeeper reads and writes (ISR, producer ids, configs, epoch fence)
+	admin    *admin.Server    // nil unless admin.listener is set
+	closers  []func() error   // in start order; Close runs them in reverse
+	started  bool             // Start completed: Close first does a controlled shutdown (cluster mode)
 }
 
 // Start brings a broker up: it opens (and, after an unclean shutdown,
@@ -81,22 +82,30 @@ func Start(cfg *config.Broker, log *zap.Logger) (_ *Broker, err error) {
 	b.system = actors.NewSystem(log.Named("actors"))
 	b.closers = append(b.closers, func() error { b.system.Shutdown(); return nil })
 
+	store, err := b.openStore(onlineDir)
+	if err != nil {
+		return nil, err
+	}
+	b.store = store
+	b.closers = append(b.closers, store.Close)
+	// The replica manager writes ISR changes and reserves producer ids
+	// through the broker's ZooKeeper client; the controller shares it.
+	b.zk = zkclient.New(store, cfg.BrokerID, log.Named("zk"))
+
 	pids, err := partition.OpenProducerIDs(onlineDir)
 	if err != nil {
 		return nil, fmt.Errorf("producer id block in %s: %w", onlineDir, err)
 	}
 	if cfg.ZookeeperConnect != "" { // ids unique across the cluster (/latest_producer_id_block)
-		pids = partition.NewBlockProducerIDs(b.reserveProducerIDs)
+		pids = partition.NewBlockProducerIDs(func() (int64, int64, error) { return b.zk.ReserveProducerIDs(partition.ProducerIDBlockSize) })
 	}
 	b.replicas, err = partition.NewManager(partition.ManagerConfig{
-		System:      b.system,
-		Store:       partition.StorageStore{M: b.logs},
-		BrokerID:    cfg.BrokerID,
-		Logger:      log.Named("replicas"),
-		ProducerIDs: pids,
-		// The controller (created below, it needs the replica manager)
-		// writes leaders' ISR changes to the metadata store.
-		IsrWriter:         &b.isr,
+		System:            b.system,
+		Store:             partition.StorageStore{M: b.logs},
+		BrokerID:          cfg.BrokerID,
+		Logger:            log.Named("replicas"),
+		ProducerIDs:       pids,
+		IsrWriter:         b.zk,
 		ReplicaLagTimeMax: cfg.ReplicaLagTimeMax,
 		// __consumer_offsets leadership loads/unloads groups (offsets_topic.go).
 		OnLeadershipChange: b.groupsAt.leadershipChanged,
@@ -114,15 +123,7 @@ func Start(cfg *config.Broker, log *zap.Logger) (_ *Broker, err error) {
 	}
 	b.closers = append(b.closers, func() error { b.maint.Stop(); return nil })
 
-	store, err := b.openStore(onlineDir)
-	if err != nil {
-		return nil, err
-	}
-	b.store = store
-	b.closers = append(b.closers, store.Close)
-
-	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system})
-	b.isr.c.Store(b.ctrl)
+	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk})
 	if cfg.ZookeeperConnect != "" {
 		// Followers fetch from their leaders (before the first LeaderAndIsr).
 		fc := fetcher.ConfigFromBroker(cfg)

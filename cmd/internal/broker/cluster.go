@@ -3,12 +3,10 @@ package broker
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
-	"gregor/partition"
 	"gregor/replication/controller"
 	"gregor/replication/metastore"
 	"gregor/replication/zkstore"
@@ -47,30 +45,4 @@ func (b *Broker) controlledShutdown() {
 		return
 	}
 	b.log.Info("controlled shutdown complete", zap.Duration("took", time.Since(began)))
-}
-
-// lateIsrWriter lets the replica manager, built before the controller,
-// reach the controller's IsrWriter once it exists.
-type lateIsrWriter struct {
-	c atomic.Pointer[controller.Controller]
-}
-
-// AlterIsr implements partition.IsrWriter.
-func (w *lateIsrWriter) AlterIsr(tp partition.TopicPartition, leaderEpoch int32, newIsr []int32, zkVersion int32) (int32, error) {
-	c := w.c.Load()
-	if c == nil {
-		return 0, fmt.Errorf("broker: controller not started; ISR of %s unchanged", tp)
-	}
-	return c.AlterIsr(tp, leaderEpoch, newIsr, zkVersion)
-}
-
-// reserveProducerIDs reserves a producer id block in ZooKeeper through the
-// controller (created after the replica manager; InitProducerId is only
-// served once the listeners are up, after the controller started).
-func (b *Broker) reserveProducerIDs() (int64, int64, error) {
-	c := b.isr.c.Load()
-	if c == nil {
-		return 0, 0, fmt.Errorf("broker: controller not started")
-	}
-	return c.ReserveProducerIDs(partition.ProducerIDBlockSize)
 }

@@ -1,4 +1,4 @@
-package controller
+package zkclient
 
 import (
 	"encoding/json"
@@ -9,6 +9,10 @@ import (
 	"gregor/replication/metastore"
 	"gregor/replication/zkmeta"
 )
+
+// reserveAttempts bounds ReserveProducerIDs' compare-and-set loop when
+// other brokers reserve at the same time (each lost race re-reads).
+const reserveAttempts = 20
 
 // producerIDBlock is /latest_producer_id_block (Kafka's
 // ProducerIdBlockZNode, version 1): the last block any broker reserved,
@@ -23,9 +27,10 @@ type producerIDBlock struct {
 // ReserveProducerIDs reserves the next block of size producer ids for
 // this broker with a compare-and-set on /latest_producer_id_block
 // (Kafka's ZkProducerIdManager), retrying on a version conflict with
-// another broker. It returns [start, end).
-func (c *Controller) ReserveProducerIDs(size int64) (int64, int64, error) {
-	for attempt := 0; attempt < 20; attempt++ {
+// another broker. It returns [start, end). Errors: an unreadable znode, a
+// store failure, or reserveAttempts lost races in a row.
+func (c *Client) ReserveProducerIDs(size int64) (int64, int64, error) {
+	for attempt := 0; attempt < reserveAttempts; attempt++ {
 		data, version, err := c.store.Get(zkmeta.ProducerIDBlockPath)
 		if errors.Is(err, metastore.ErrNoNode) {
 			if err := metastore.EnsurePath(c.store, zkmeta.ProducerIDBlockPath); err != nil {
@@ -40,15 +45,15 @@ func (c *Controller) ReserveProducerIDs(size int64) (int64, int64, error) {
 		if len(data) > 0 {
 			var b producerIDBlock
 			if err := json.Unmarshal(data, &b); err != nil {
-				return 0, 0, fmt.Errorf("controller: bad %s: %q", zkmeta.ProducerIDBlockPath, data)
+				return 0, 0, fmt.Errorf("zkclient: bad %s: %q", zkmeta.ProducerIDBlockPath, data)
 			}
 			end, err := strconv.ParseInt(b.BlockEnd, 10, 64)
 			if err != nil {
-				return 0, 0, fmt.Errorf("controller: bad block_end in %s: %q", zkmeta.ProducerIDBlockPath, data)
+				return 0, 0, fmt.Errorf("zkclient: bad block_end in %s: %q", zkmeta.ProducerIDBlockPath, data)
 			}
 			start = end + 1
 		}
-		next := producerIDBlock{Version: 1, Broker: c.cfg.BrokerID, BlockStart: strconv.FormatInt(start, 10),
+		next := producerIDBlock{Version: 1, Broker: c.brokerID, BlockStart: strconv.FormatInt(start, 10),
 			BlockEnd: strconv.FormatInt(start+size-1, 10)}
 		raw, _ := json.Marshal(next)
 		if _, err := c.store.Set(zkmeta.ProducerIDBlockPath, raw, version); errors.Is(err, metastore.ErrBadVersion) {
@@ -58,5 +63,5 @@ func (c *Controller) ReserveProducerIDs(size int64) (int64, int64, error) {
 		}
 		return start, start + size, nil
 	}
-	return 0, 0, fmt.Errorf("controller: %s: too many concurrent reservations", zkmeta.ProducerIDBlockPath)
+	return 0, 0, fmt.Errorf("zkclient: %s: too many concurrent reservations", zkmeta.ProducerIDBlockPath)
 }
