@@ -33,9 +33,9 @@
 //     of its own, one at a time, and feeds each outcome back as a
 //     message: a commit, a rejoin or a SyncGroup waiting for acks=-1
 //     replication holds no heartbeat, leave or session timer of its group.
-//     ProduceWait is the one wait on a partition.Produce (abandon before
-//     the actor starts it, give up after it appended) that the broker's
-//     OffsetsTopic uses.
+//     The broker's OffsetsTopic waits on each append with
+//     partition.ProduceWait, the one wait on a partition.Produce (abandon
+//     before the actor starts it, give up after it appended).
 //
 // The coordinator of a group is the leader of partition
 // abs(javaStringHashCode(group)) % offsets.topic.num.partitions of

@@ -185,8 +185,9 @@ func setProduceError(sp *kmsg.ProduceResponseTopicPartition, version int16, err 
 }
 
 // waitProduce collects the actors' replies, bounded by timeout (and the
-// connection's life). A partition the actor has not started is abandoned
-// (REQUEST_TIMED_OUT); one it has started is waited for.
+// connection's life). Once the wait has run out each remaining partition
+// is settled with partition.SettleExpired: one the actor has not started
+// is abandoned (REQUEST_TIMED_OUT), one it is appending is waited for.
 func waitProduce(rc *wire.RequestContext, pending []pendingProduce, version int16, timeout time.Duration) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -197,27 +198,19 @@ func waitProduce(rc *wire.RequestContext, pending []pendingProduce, version int1
 	expired := false
 	for _, pp := range pending {
 		var r partition.ProduceResult
-		if expired {
-			var ok bool
-			if r, ok = afterExpiry(pp); !ok {
-				setProduceError(pp.p, version, kerr.RequestTimedOut, "", nil)
-				continue
-			}
-		} else {
+		got := false
+		if !expired {
 			select {
 			case r = <-pp.reply:
+				got = true
 			case <-timer.C:
 				expired = true
 			case <-done:
 				expired = true
 			}
-			if expired {
-				var ok bool
-				if r, ok = afterExpiry(pp); !ok {
-					setProduceError(pp.p, version, kerr.RequestTimedOut, "", nil)
-					continue
-				}
-			}
+		}
+		if !got {
+			r = partition.SettleExpired(pp.msg, pp.reply)
 		}
 		if r.Err != nil {
 			setProduceError(pp.p, version, r.Err, r.ErrorMessage, nil)
@@ -225,27 +218,5 @@ func waitProduce(rc *wire.RequestContext, pending []pendingProduce, version int1
 		}
 		pp.p.ErrorCode = 0
 		pp.p.BaseOffset, pp.p.LogAppendTime, pp.p.LogStartOffset = r.BaseOffset, r.LogAppendTime, r.LogStartOffset
-	}
-}
-
-// afterExpiry settles one partition once the request timed out: not yet
-// started → abandoned (never appended); being appended → wait for the
-// actor to finish reading the batch (it aliases the request buffer); an
-// acks=-1 append waiting for the ISR (Kafka's delayed produce) → timed out
-// (ok false), though the record stays in the leader's log.
-func afterExpiry(pp pendingProduce) (partition.ProduceResult, bool) {
-	if pp.msg.Abandon() {
-		return partition.ProduceResult{}, false
-	}
-	select {
-	case r := <-pp.reply:
-		return r, true
-	case <-pp.msg.Released():
-		select {
-		case r := <-pp.reply:
-			return r, true
-		default:
-			return partition.ProduceResult{}, false
-		}
 	}
 }

@@ -96,7 +96,7 @@ func (o *offsetsTopic) Ensure(ctx context.Context) error {
 
 // Append writes one batch through the partition actor and returns once the
 // high watermark covers it (acks=all), or REQUEST_TIMED_OUT when ctx ends
-// first (coordinator.ProduceWait: not appended if the actor had not
+// first (partition.ProduceWait: not appended if the actor had not
 // started it; else appended but not yet replicated to the ISR).
 func (o *offsetsTopic) Append(ctx context.Context, p int32, batch []byte) (int64, error) {
 	h, ok := o.replicas.Get(o.tp(p))
@@ -107,7 +107,7 @@ func (o *offsetsTopic) Append(ctx context.Context, p int32, batch []byte) (int64
 	if err != nil {
 		return -1, err
 	}
-	r := coordinator.ProduceWait(ctx, h, &partition.Produce{Batch: batch, Header: hdr, Acks: -1})
+	r := partition.ProduceWait(ctx, h, &partition.Produce{Batch: batch, Header: hdr, Acks: -1})
 	if r.Err != nil {
 		return -1, r.Err
 	}

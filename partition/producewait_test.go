@@ -1,21 +1,19 @@
-package coordinator
+package partition
 
 import (
 	"context"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-
-	"gregor/partition"
 )
 
 // fakeProducer answers a produce with result, or holds it (nil result).
 type fakeProducer struct {
-	result *partition.ProduceResult
-	got    *partition.Produce
+	result *ProduceResult
+	got    *Produce
 }
 
-func (f *fakeProducer) Produce(req *partition.Produce) {
+func (f *fakeProducer) Produce(req *Produce) {
 	f.got = req
 	if f.result != nil {
 		req.Reply <- *f.result
@@ -23,14 +21,14 @@ func (f *fakeProducer) Produce(req *partition.Produce) {
 }
 
 func TestProduceWaitReturnsTheActorsResult(t *testing.T) {
-	want := partition.ProduceResult{BaseOffset: 17, LogAppendTime: -1, LogStartOffset: 3}
+	want := ProduceResult{BaseOffset: 17, LogAppendTime: -1, LogStartOffset: 3}
 	f := &fakeProducer{result: &want}
-	r := ProduceWait(context.Background(), f, &partition.Produce{Acks: -1})
+	r := ProduceWait(context.Background(), f, &Produce{Acks: -1})
 	if r != want || f.got == nil || f.got.Reply == nil {
 		t.Fatalf("result %+v, want %+v", r, want)
 	}
-	f.result = &partition.ProduceResult{Err: kerr.NotEnoughReplicas, BaseOffset: -1}
-	if r := ProduceWait(context.Background(), f, &partition.Produce{Acks: -1}); r.Err != kerr.NotEnoughReplicas {
+	f.result = &ProduceResult{Err: kerr.NotEnoughReplicas, BaseOffset: -1}
+	if r := ProduceWait(context.Background(), f, &Produce{Acks: -1}); r.Err != kerr.NotEnoughReplicas {
 		t.Fatalf("error result %+v", r)
 	}
 }
@@ -39,7 +37,7 @@ func TestProduceWaitAbandonsAnUnstartedProduceWhenItsContextEnds(t *testing.T) {
 	f := &fakeProducer{} // never starts it
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	req := &partition.Produce{Acks: -1}
+	req := &Produce{Acks: -1}
 	r := ProduceWait(ctx, f, req)
 	if r.Err != kerr.RequestTimedOut || r.BaseOffset != -1 {
 		t.Fatalf("result %+v, want REQUEST_TIMED_OUT", r)

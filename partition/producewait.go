@@ -1,21 +1,19 @@
-package coordinator
+package partition
 
 import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-
-	"gregor/partition"
 )
 
-// Producer is what ProduceWait hands a produce to: partition.Handle's
+// Producer is what ProduceWait hands a produce to: Handle's
 // Produce (the result arrives on req.Reply; req.Released is set by it).
 type Producer interface {
-	Produce(req *partition.Produce)
+	Produce(req *Produce)
 }
 
 // ProduceWait hands req to h and waits for its outcome until ctx ends,
-// with the abandon/release protocol of partition.Produce: a produce the
+// with the abandon/release protocol of Produce: a produce the
 // actor has not started when ctx ends is abandoned (never appended); one
 // it is appending is waited for (req.Batch, which may alias a request
 // buffer, is still being read); one it has appended and that waits for the
@@ -24,8 +22,8 @@ type Producer interface {
 // delayed produce expiring. ProduceWait sets req.Reply (one slot). The
 // result's Err is nil on success; BaseOffset is then the batch's first
 // offset.
-func ProduceWait(ctx context.Context, h Producer, req *partition.Produce) partition.ProduceResult {
-	reply := make(chan partition.ProduceResult, 1)
+func ProduceWait(ctx context.Context, h Producer, req *Produce) ProduceResult {
+	reply := make(chan ProduceResult, 1)
 	req.Reply = reply
 	h.Produce(req)
 	select {
@@ -42,8 +40,8 @@ func ProduceWait(ctx context.Context, h Producer, req *partition.Produce) partit
 // actor releases the batch, else REQUEST_TIMED_OUT (appended, waiting for
 // the ISR). reply is where the produce's result arrives. It returns at
 // once unless the actor is appending the batch right now.
-func SettleExpired(req *partition.Produce, reply <-chan partition.ProduceResult) partition.ProduceResult {
-	timedOut := partition.ProduceResult{Err: kerr.RequestTimedOut, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
+func SettleExpired(req *Produce, reply <-chan ProduceResult) ProduceResult {
+	timedOut := ProduceResult{Err: kerr.RequestTimedOut, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
 	if req.Abandon() {
 		return timedOut
 	}
