@@ -49,6 +49,7 @@ type node struct {
 	data      []byte
 	version   int32
 	ephemeral bool
+	owner     int64 // the session that owns an ephemeral node (Memory only; 0 in Embedded)
 	cseq      int32 // sequential-child counter (ZooKeeper's cversion role)
 	children  map[string]struct{}
 }

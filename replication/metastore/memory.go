@@ -1,0 +1,202 @@
+package metastore
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Memory is an in-memory ZooKeeper ensemble for tests: one shared tree
+// that several sessions read and write, as several brokers share one
+// ZooKeeper. Each MemorySession (Open) is a Store of its own, with the
+// ephemeral nodes it created and the watches it armed, and can be expired
+// (Expire) or cut off and reconnected (Disconnect, Reconnect) on its own,
+// with the errors, watch events and SessionState transitions zkstore
+// reports for the same thing on a real ZooKeeper. Nothing is persisted.
+// Safe for concurrent use.
+type Memory struct {
+	mu       sync.Mutex
+	nodes    map[string]*node
+	lastID   int64                       // last session id handed out
+	sessions map[*MemorySession]struct{} // open handles: every watch lives in one
+}
+
+// firstSessionID is above zero and looks like a ZooKeeper session id in
+// logs (0x…); ids only grow, so an expired session's id is never reused.
+const firstSessionID = 0x1000000
+
+// NewMemory returns an ensemble whose tree holds only "/".
+func NewMemory() *Memory {
+	return &Memory{
+		nodes:    map[string]*node{"/": {children: map[string]struct{}{}}},
+		lastID:   firstSessionID,
+		sessions: map[*MemorySession]struct{}{},
+	}
+}
+
+// Open starts a new session on the ensemble. Close it when done: its
+// ephemeral nodes are deleted then, as a closed ZooKeeper session's are.
+func (m *Memory) Open() *MemorySession {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := &MemorySession{
+		m:         m,
+		id:        m.newIDLocked(),
+		dataW:     map[string][]chan Event{},
+		childW:    map[string][]chan Event{},
+		callbacks: map[int]func(SessionEvent){},
+		wake:      make(chan struct{}, 1),
+		closing:   make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	m.sessions[s] = struct{}{}
+	go s.dispatch()
+	return s
+}
+
+func (m *Memory) newIDLocked() int64 {
+	m.lastID++
+	return m.lastID
+}
+
+// Dump renders the tree for debugging, one "path (vN[ ephemeral 0xID]) data"
+// line per node, sorted.
+func (m *Memory) Dump() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	paths := make([]string, 0, len(m.nodes))
+	for p := range m.nodes {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	for _, p := range paths {
+		n := m.nodes[p]
+		kind := ""
+		if n.ephemeral {
+			kind = fmt.Sprintf(" ephemeral 0x%x", n.owner)
+		}
+		fmt.Fprintf(&b, "%s (v%d%s) %s\n", p, n.version, kind, n.data)
+	}
+	return b.String()
+}
+
+// watchSet picks one of a session's two watch tables.
+type watchSet int
+
+const (
+	dataWatches  watchSet = iota // GetW and ExistsW
+	childWatches                 // ChildrenW
+)
+
+// fireLocked delivers an event on p to the watches of every session.
+func (m *Memory) fireLocked(set watchSet, p string, t EventType) {
+	for s := range m.sessions {
+		s.fireLocked(set, p, t)
+	}
+}
+
+// createLocked adds a node; the caller has checked that p is valid and
+// that the calling session may write.
+func (m *Memory) createLocked(p string, data []byte, ephemeral bool, owner int64) error {
+	if p == "/" {
+		return ErrNodeExists
+	}
+	if _, ok := m.nodes[p]; ok {
+		return ErrNodeExists
+	}
+	parent, ok := m.nodes[Parent(p)]
+	if !ok {
+		return ErrNoNode
+	}
+	if parent.ephemeral {
+		return ErrNoChildrenForEphemerals
+	}
+	n := &node{data: clone(data), ephemeral: ephemeral, children: map[string]struct{}{}}
+	if ephemeral {
+		n.owner = owner
+	}
+	m.nodes[p] = n
+	parent.children[Base(p)] = struct{}{}
+	m.fireLocked(dataWatches, p, EventNodeCreated)
+	m.fireLocked(childWatches, Parent(p), EventNodeChildrenChanged)
+	return nil
+}
+
+// setLocked replaces a node's data if version matches.
+func (m *Memory) setLocked(p string, data []byte, version int32) (int32, error) {
+	n, ok := m.nodes[p]
+	if !ok {
+		return 0, ErrNoNode
+	}
+	if version != AnyVersion && version != n.version {
+		return 0, ErrBadVersion
+	}
+	n.data, n.version = clone(data), n.version+1
+	m.fireLocked(dataWatches, p, EventNodeDataChanged)
+	return n.version, nil
+}
+
+// deleteLocked removes a childless node if version matches.
+func (m *Memory) deleteLocked(p string, version int32) error {
+	if p == "/" {
+		return ErrInvalidPath
+	}
+	n, ok := m.nodes[p]
+	if !ok {
+		return ErrNoNode
+	}
+	if version != AnyVersion && version != n.version {
+		return ErrBadVersion
+	}
+	if len(n.children) > 0 {
+		return ErrNotEmpty
+	}
+	delete(m.nodes, p)
+	delete(m.nodes[Parent(p)].children, Base(p))
+	m.fireLocked(dataWatches, p, EventNodeDeleted)
+	m.fireLocked(childWatches, p, EventNodeDeleted)
+	m.fireLocked(childWatches, Parent(p), EventNodeChildrenChanged)
+	return nil
+}
+
+// dropEphemeralsLocked deletes every ephemeral node of session id, as the
+// ensemble does when a session closes or expires; the other sessions'
+// watches fire.
+func (m *Memory) dropEphemeralsLocked(id int64) {
+	var eph []string
+	for p, n := range m.nodes {
+		if n.ephemeral && n.owner == id {
+			eph = append(eph, p)
+		}
+	}
+	sort.Strings(eph) // deterministic event order
+	for _, p := range eph {
+		_ = m.deleteLocked(p, AnyVersion) // ephemerals have no children: cannot fail
+	}
+}
+
+// multiLocked applies ops atomically (see Store.Multi).
+func (m *Memory) multiLocked(ops []Op, owner int64) ([]OpResult, error) {
+	results, err := checkMulti(m.nodes, ops)
+	if err != nil {
+		return nil, err
+	}
+	// Validation passed against the tree as each op leaves it, so every
+	// step below succeeds; watches fire op by op.
+	for _, op := range ops {
+		switch o := op.(type) {
+		case *CreateOp:
+			err = m.createLocked(o.Path, o.Data, o.Ephemeral, owner)
+		case *SetOp:
+			_, err = m.setLocked(o.Path, o.Data, o.Version)
+		case *DeleteOp:
+			err = m.deleteLocked(o.Path, o.Version)
+		}
+		if err != nil { // a bug in checkMulti: say so rather than half-apply silently
+			return nil, fmt.Errorf("metastore: memory multi applied partially after validation: %w", err)
+		}
+	}
+	return results, nil
+}
