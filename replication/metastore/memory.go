@@ -20,6 +20,7 @@ type Memory struct {
 	nodes    map[string]*node
 	lastID   int64                       // last session id handed out
 	sessions map[*MemorySession]struct{} // open handles: every watch lives in one
+	changed  chan struct{}               // closed and replaced at every change to the tree
 }
 
 // firstSessionID is above zero and looks like a ZooKeeper session id in
@@ -32,7 +33,22 @@ func NewMemory() *Memory {
 		nodes:    map[string]*node{"/": {children: map[string]struct{}{}}},
 		lastID:   firstSessionID,
 		sessions: map[*MemorySession]struct{}{},
+		changed:  make(chan struct{}),
 	}
+}
+
+// Changed returns a channel closed at the tree's next change (a node
+// created, set or deleted, by any session or by an expiry), so a test
+// can wait for a condition on the tree without polling it.
+func (m *Memory) Changed() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.changed
+}
+
+func (m *Memory) bumpLocked() {
+	close(m.changed)
+	m.changed = make(chan struct{})
 }
 
 // Open starts a new session on the ensemble. Close it when done: its
@@ -119,6 +135,7 @@ func (m *Memory) createLocked(p string, data []byte, ephemeral bool, owner int64
 	}
 	m.nodes[p] = n
 	parent.children[Base(p)] = struct{}{}
+	m.bumpLocked()
 	m.fireLocked(dataWatches, p, EventNodeCreated)
 	m.fireLocked(childWatches, Parent(p), EventNodeChildrenChanged)
 	return nil
@@ -134,6 +151,7 @@ func (m *Memory) setLocked(p string, data []byte, version int32) (int32, error) 
 		return 0, ErrBadVersion
 	}
 	n.data, n.version = clone(data), n.version+1
+	m.bumpLocked()
 	m.fireLocked(dataWatches, p, EventNodeDataChanged)
 	return n.version, nil
 }
@@ -155,6 +173,7 @@ func (m *Memory) deleteLocked(p string, version int32) error {
 	}
 	delete(m.nodes, p)
 	delete(m.nodes[Parent(p)].children, Base(p))
+	m.bumpLocked()
 	m.fireLocked(dataWatches, p, EventNodeDeleted)
 	m.fireLocked(childWatches, p, EventNodeDeleted)
 	m.fireLocked(childWatches, Parent(p), EventNodeChildrenChanged)

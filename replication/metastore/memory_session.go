@@ -30,6 +30,7 @@ type MemorySession struct {
 	closed      bool
 	down        bool // Disconnect: calls fail with ErrConnectionLoss
 	expiredDown bool // expired by the ensemble while down; reported on Reconnect
+	lingering   bool // closed while down: its ephemerals stay until Expire
 	oldID       int64
 	dataW       map[string][]chan Event // GetW and ExistsW
 	childW      map[string][]chan Event // ChildrenW
@@ -58,13 +59,21 @@ func (s *MemorySession) SessionID() int64 {
 	return s.id
 }
 
-// Expire ends the session on the ensemble's side (see MemorySession). A
-// no-op on a closed handle.
+// Expire ends the session on the ensemble's side (see MemorySession). On
+// a handle closed while disconnected it deletes the ephemerals left
+// behind; on any other closed handle it does nothing.
 func (s *MemorySession) Expire() {
 	m := s.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if s.closed || s.expiredDown {
+	if s.expiredDown {
+		return
+	}
+	if s.closed {
+		if s.lingering { // the session of a handle closed while cut off
+			s.lingering = false
+			m.dropEphemeralsLocked(s.id)
+		}
 		return
 	}
 	if s.down {
@@ -340,7 +349,9 @@ func (s *MemorySession) Multi(ops ...Op) ([]OpResult, error) {
 // Close implements Store: the session's ephemeral nodes are deleted (the
 // other sessions' watches fire), its pending watches receive
 // EventNotWatching, its dispatcher has stopped when Close returns, and
-// later calls return ErrClosed. Idempotent.
+// later calls return ErrClosed. Closed while disconnected, the handle ends
+// but its session does not: the ephemerals stay until Expire (a process
+// killed while ZooKeeper still holds its session). Idempotent.
 func (s *MemorySession) Close() error {
 	m := s.m
 	m.mu.Lock()
@@ -350,11 +361,18 @@ func (s *MemorySession) Close() error {
 		return nil
 	}
 	s.closed = true
-	s.down = false // held events go out as NotWatching below
-	s.loseWatchesLocked()
-	if !s.expiredDown {
+	switch {
+	case s.expiredDown: // its ephemerals are gone already
+	case s.down:
+		// The close cannot reach the ensemble: the session and its
+		// ephemerals live on until it expires (Expire), as a killed
+		// process's do until zookeeper.session.timeout.ms has passed.
+		s.lingering = true
+	default:
 		m.dropEphemeralsLocked(s.id)
 	}
+	s.down = false // held events go out as NotWatching below
+	s.loseWatchesLocked()
 	delete(m.sessions, s)
 	close(s.closing)
 	m.mu.Unlock()

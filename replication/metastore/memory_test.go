@@ -125,3 +125,55 @@ func TestMemoryEphemeralOwnership(t *testing.T) {
 		t.Fatalf("closed session: %v, want ErrClosed", err)
 	}
 }
+
+// TestMemoryChanged: Changed's channel closes at the next change and not before.
+func TestMemoryChanged(t *testing.T) {
+	m := NewMemory()
+	s := m.Open()
+	defer s.Close()
+	ch := m.Changed()
+	if _, err := s.Exists("/a"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+		t.Fatal("a read closed Changed")
+	default:
+	}
+	if err := s.Create("/a", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("Create did not close Changed")
+	}
+	if m.Changed() == ch {
+		t.Fatal("Changed returned the closed channel again")
+	}
+}
+
+// TestMemoryCloseWhileDisconnected: a handle closed while cut off (a
+// process killed while ZooKeeper still holds its session) leaves its
+// ephemerals until the session expires.
+func TestMemoryCloseWhileDisconnected(t *testing.T) {
+	m := NewMemory()
+	a, b := m.Open(), m.Open()
+	defer b.Close()
+	if err := a.Create("/e", nil, true); err != nil {
+		t.Fatal(err)
+	}
+	a.Disconnect()
+	a.Close()
+	if ok, _ := b.Exists("/e"); !ok {
+		t.Fatal("ephemeral gone at a Close that could not reach the ensemble")
+	}
+	_, _, gone, err := b.GetW("/e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Expire()
+	if ev := recvEvent(t, "observer", gone); ev.Type != EventNodeDeleted {
+		t.Fatalf("observer got %v, want NodeDeleted", ev.Type)
+	}
+}

@@ -1,0 +1,119 @@
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Seeds are the listeners of the running brokers.
+func (c *Cluster) Seeds() []string {
+	var out []string
+	for _, id := range c.Running() {
+		out = append(out, c.Addr(id))
+	}
+	return out
+}
+
+// Client is a franz-go client seeded with the running brokers, closed at
+// the test's end.
+func (c *Cluster) Client(opts ...kgo.Opt) *kgo.Client {
+	c.t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.Seeds()...)}, opts...)...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(cl.Close)
+	return cl
+}
+
+// Admin is a kadm client over Client().
+func (c *Cluster) Admin() *kadm.Client { return kadm.NewClient(c.Client()) }
+
+// CreateTopic creates topic with CreateTopics and waits until every
+// partition has a leader with a full ISR that serves it.
+func (c *Cluster) CreateTopic(topic string, partitions int32, rf int16) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := c.Admin().CreateTopics(ctx, partitions, rf, nil, topic)
+	if err != nil {
+		c.t.Fatalf("clustertest: create %s: %v", topic, err)
+	}
+	if r := resp[topic]; r.Err != nil {
+		c.t.Fatalf("clustertest: create %s: %v", topic, r.Err)
+	}
+	for p := int32(0); p < partitions; p++ {
+		c.WaitFor(fmt.Sprintf("%s-%d led with a full ISR", topic, p), 10*time.Second, func() (bool, string) {
+			s, ok := c.PartitionState(topic, p)
+			return ok && s.Leader > 0 && len(s.ISR) == int(rf), fmt.Sprintf("%+v", s)
+		})
+		c.WaitServing(topic, p)
+	}
+}
+
+// WaitServing waits until the leader the tree names for topic-p answers
+// ListOffsets for it (it has applied its LeaderAndIsr) and returns it.
+func (c *Cluster) WaitServing(topic string, p int32) int32 {
+	c.t.Helper()
+	var leader int32
+	c.WaitFor(fmt.Sprintf("the leader of %s-%d serving", topic, p), 10*time.Second, func() (bool, string) {
+		leader = c.Leader(topic, p)
+		if leader <= 0 || c.Broker(leader) == nil {
+			return false, fmt.Sprintf("leader %d", leader)
+		}
+		_, code, err := c.EndOffset(leader, topic, p)
+		return err == nil && code == 0, fmt.Sprintf("leader %d: code %d, %v", leader, code, err)
+	})
+	return leader
+}
+
+// EndOffset asks broker id for topic-p's latest offset (the high
+// watermark a consumer sees), with the partition's error code.
+func (c *Cluster) EndOffset(id int32, topic string, p int32) (int64, int16, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr(id)))
+	if err != nil {
+		return -1, 0, err
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition = p
+	rp.Timestamp = -1 // latest
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
+	if err != nil {
+		return -1, 0, err
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return -1, 0, fmt.Errorf("list offsets on broker %d: response %+v", id, resp)
+	}
+	r := resp.Topics[0].Partitions[0]
+	return r.Offset, r.ErrorCode, nil
+}
+
+// Produce sends vals to topic-p with acks=all through a fresh client and
+// fails the test on any error.
+func (c *Cluster) Produce(topic string, p int32, vals ...string) {
+	c.t.Helper()
+	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	recs := make([]*kgo.Record, len(vals))
+	for i, v := range vals {
+		recs[i] = &kgo.Record{Topic: topic, Partition: p, Value: []byte(v)}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		c.t.Fatalf("clustertest: produce to %s-%d: %v", topic, p, err)
+	}
+}
