@@ -23,7 +23,11 @@ func (c *Cluster) Seeds() []string {
 // the test's end.
 func (c *Cluster) Client(opts ...kgo.Opt) *kgo.Client {
 	c.t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.Seeds()...)}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.Seeds()...),
+		// Leaders move within milliseconds here: retry and refresh
+		// metadata at that pace rather than kgo's 100 ms–1 s and 5 s.
+		kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond }),
+		kgo.MetadataMinAge(10 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -38,6 +42,7 @@ func (c *Cluster) Admin() *kadm.Client { return kadm.NewClient(c.Client()) }
 // partition has a leader with a full ISR that serves it.
 func (c *Cluster) CreateTopic(topic string, partitions int32, rf int16) {
 	c.t.Helper()
+	defer c.logf(time.Now(), "created %s", topic)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := c.Admin().CreateTopics(ctx, partitions, rf, nil, topic)
@@ -53,6 +58,61 @@ func (c *Cluster) CreateTopic(topic string, partitions int32, rf int16) {
 			return ok && s.Leader > 0 && len(s.ISR) == int(rf), fmt.Sprintf("%+v", s)
 		})
 		c.WaitServing(topic, p)
+	}
+	c.WaitMetadata(topic, partitions)
+}
+
+// Metadata asks broker id for its Metadata of topics (every topic when
+// none are named).
+func (c *Cluster) Metadata(id int32, topics ...string) (*kmsg.MetadataResponse, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr(id)))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return req.RequestWith(ctx, cl.SeedBrokers()[0])
+}
+
+// WaitMetadata waits until every running broker's metadata cache lists
+// every running broker, the controller in the tree, and (when topic is
+// not "") topic's partitions with the leaders the tree names, so that a
+// client starting now finds everything on its first try.
+func (c *Cluster) WaitMetadata(topic string, partitions int32) {
+	c.t.Helper()
+	var topics []string
+	if topic != "" {
+		topics = []string{topic}
+	}
+	for _, id := range c.Running() {
+		c.WaitFor(fmt.Sprintf("broker %d's metadata up to date", id), 10*time.Second, func() (bool, string) {
+			m, err := c.Metadata(id, topics...)
+			if err != nil {
+				return false, err.Error()
+			}
+			if len(m.Brokers) != len(c.Running()) || m.ControllerID != c.Controller() {
+				return false, fmt.Sprintf("%d brokers, controller %d", len(m.Brokers), m.ControllerID)
+			}
+			if topic == "" {
+				return true, ""
+			}
+			if len(m.Topics) != 1 || m.Topics[0].ErrorCode != 0 || len(m.Topics[0].Partitions) != int(partitions) {
+				return false, fmt.Sprintf("topics %+v", m.Topics)
+			}
+			for _, p := range m.Topics[0].Partitions {
+				if want := c.Leader(topic, p.Partition); p.Leader != want || p.ErrorCode != 0 {
+					return false, fmt.Sprintf("partition %d: leader %d (tree: %d), code %d", p.Partition, p.Leader, want, p.ErrorCode)
+				}
+			}
+			return true, ""
+		})
 	}
 }
 
@@ -106,6 +166,7 @@ func (c *Cluster) EndOffset(id int32, topic string, p int32) (int64, int16, erro
 // fails the test on any error.
 func (c *Cluster) Produce(topic string, p int32, vals ...string) {
 	c.t.Helper()
+	defer c.logf(time.Now(), "produced %d records to %s-%d", len(vals), topic, p)
 	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

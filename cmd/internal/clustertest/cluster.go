@@ -118,6 +118,7 @@ func MakeClusterWith(t testing.TB, n int, o Options) *Cluster {
 		ids := c.Registered()
 		return len(ids) == n && c.Controller() > 0, fmt.Sprintf("registered %v, controller %d", ids, c.Controller())
 	})
+	c.WaitMetadata("", 0)
 	return c
 }
 
@@ -188,6 +189,7 @@ func (c *Cluster) Start(id int32) {
 		n.lingering.Expire()
 		n.lingering = nil
 	}
+	began := time.Now()
 	log := n.log.logger(id)
 	cfg, err := config.Parse(n.Props, log)
 	if err != nil {
@@ -202,6 +204,15 @@ func (c *Cluster) Start(id int32) {
 	c.mu.Lock()
 	n.b, n.sess = b, sess
 	c.mu.Unlock()
+	c.logf(began, "broker %d started", id)
+}
+
+// logf logs under -v only, with how long the step took.
+func (c *Cluster) logf(began time.Time, format string, args ...any) {
+	c.t.Helper()
+	if testing.Verbose() {
+		c.t.Logf("clustertest: "+format+" in %v", append(args, time.Since(began).Round(time.Millisecond))...)
+	}
 }
 
 // Restart is Start, after the broker was killed or stopped.
@@ -225,11 +236,13 @@ func (c *Cluster) Kill(id int32) {
 // (replica.lag.time.max.ms). ExpireCrashed or Start ends that session.
 func (c *Cluster) Crash(id int32) {
 	c.t.Helper()
+	began := time.Now()
 	b, sess := c.take(id)
 	sess.Disconnect()
 	if err := b.Kill(); err != nil {
 		c.t.Logf("clustertest: kill broker %d: %v", id, err)
 	}
+	c.logf(began, "broker %d killed", id)
 	c.mu.Lock()
 	c.ns[id].lingering = sess
 	c.mu.Unlock()
@@ -252,10 +265,12 @@ func (c *Cluster) ExpireCrashed(id int32) {
 // away first, then it closes its session.
 func (c *Cluster) Stop(id int32) {
 	c.t.Helper()
+	began := time.Now()
 	b, _ := c.take(id)
 	if err := b.Close(); err != nil {
 		c.t.Logf("clustertest: stop broker %d: %v", id, err)
 	}
+	c.logf(began, "broker %d stopped (controlled shutdown)", id)
 }
 
 // ExpireSession expires broker id's session while it keeps running: its
@@ -376,6 +391,7 @@ func (c *Cluster) Store() metastore.Store { return c.obs }
 // what and cond's last description.
 func (c *Cluster) WaitFor(what string, d time.Duration, cond func() (bool, string)) {
 	c.t.Helper()
+	began := time.Now()
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -384,6 +400,9 @@ func (c *Cluster) WaitFor(what string, d time.Duration, cond func() (bool, strin
 		changed := c.ZK.Changed() // before cond: a change during it wakes us
 		ok, last := cond()
 		if ok {
+			if testing.Verbose() {
+				c.t.Logf("clustertest: %s after %v", what, time.Since(began).Round(time.Millisecond))
+			}
 			return
 		}
 		select {
