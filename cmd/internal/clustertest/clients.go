@@ -10,11 +10,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Seeds are the listeners of the running brokers.
+// Seeds are the listeners of the running brokers that reach the
+// metadata store: a broker cut off from it (Disconnect) may still believe
+// it leads, and a client that asked it first would wait on it.
 func (c *Cluster) Seeds() []string {
 	var out []string
 	for _, id := range c.Running() {
-		out = append(out, c.Addr(id))
+		if s := c.Session(id); s != nil && !s.Disconnected() {
+			out = append(out, c.Addr(id))
+		}
 	}
 	return out
 }
@@ -42,15 +46,45 @@ func (c *Cluster) Admin() *kadm.Client { return kadm.NewClient(c.Client()) }
 // partition has a leader with a full ISR that serves it.
 func (c *Cluster) CreateTopic(topic string, partitions int32, rf int16) {
 	c.t.Helper()
+	c.createTopic(topic, partitions, rf, nil)
+}
+
+// CreateTopicAssigned is CreateTopic with an explicit replica assignment
+// (CreateTopics' assignments; the first replica is the preferred leader),
+// partition → replica ids.
+func (c *Cluster) CreateTopicAssigned(topic string, assignment map[int32][]int32) {
+	c.t.Helper()
+	var rf int16
+	for _, rs := range assignment {
+		rf = int16(len(rs))
+	}
+	c.createTopic(topic, int32(len(assignment)), rf, assignment)
+}
+
+func (c *Cluster) createTopic(topic string, partitions int32, rf int16, assignment map[int32][]int32) {
+	c.t.Helper()
 	defer c.logf(time.Now(), "created %s", topic)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := c.Admin().CreateTopics(ctx, partitions, rf, nil, topic)
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, partitions, rf
+	if assignment != nil {
+		rt.NumPartitions, rt.ReplicationFactor = -1, -1
+		for p := int32(0); p < partitions; p++ {
+			a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+			a.Partition, a.Replicas = p, assignment[p]
+			rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+		}
+	}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, c.Client()) // kgo sends it to the controller
 	if err != nil {
 		c.t.Fatalf("clustertest: create %s: %v", topic, err)
 	}
-	if r := resp[topic]; r.Err != nil {
-		c.t.Fatalf("clustertest: create %s: %v", topic, r.Err)
+	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
+		c.t.Fatalf("clustertest: create %s: %+v", topic, resp.Topics)
 	}
 	for p := int32(0); p < partitions; p++ {
 		c.WaitFor(fmt.Sprintf("%s-%d led with a full ISR", topic, p), 10*time.Second, func() (bool, string) {
