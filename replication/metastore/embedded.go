@@ -152,18 +152,9 @@ func (e *Embedded) Create(p string, data []byte, ephemeral bool) error {
 }
 
 func (e *Embedded) createLocked(p string, data []byte, ephemeral bool) error {
-	if p == "/" {
-		return ErrNodeExists
-	}
-	if _, ok := e.nodes[p]; ok {
-		return ErrNodeExists
-	}
-	parent, ok := e.nodes[Parent(p)]
-	if !ok {
-		return ErrNoNode
-	}
-	if parent.ephemeral {
-		return ErrNoChildrenForEphemerals
+	parent, err := createParent(e.nodes, p)
+	if err != nil {
+		return err
 	}
 	n := &node{data: clone(data), ephemeral: ephemeral, children: map[string]struct{}{}}
 	e.nodes[p] = n
@@ -243,12 +234,9 @@ func (e *Embedded) Set(p string, data []byte, version int32) (int32, error) {
 	if err := e.check(p); err != nil {
 		return 0, err
 	}
-	n, ok := e.nodes[p]
-	if !ok {
-		return 0, ErrNoNode
-	}
-	if version != AnyVersion && version != n.version {
-		return 0, ErrBadVersion
+	n, err := versioned(e.nodes, p, version)
+	if err != nil {
+		return 0, err
 	}
 	oldData, oldVersion := n.data, n.version
 	n.data, n.version = clone(data), n.version+1
@@ -269,18 +257,9 @@ func (e *Embedded) Delete(p string, version int32) error {
 	if err := e.check(p); err != nil {
 		return err
 	}
-	if p == "/" {
-		return ErrInvalidPath
-	}
-	n, ok := e.nodes[p]
-	if !ok {
-		return ErrNoNode
-	}
-	if version != AnyVersion && version != n.version {
-		return ErrBadVersion
-	}
-	if len(n.children) > 0 {
-		return ErrNotEmpty
+	n, err := deletable(e.nodes, p, version)
+	if err != nil {
+		return err
 	}
 	parent := e.nodes[Parent(p)]
 	delete(e.nodes, p)

@@ -57,17 +57,13 @@ func (m *Memory) Open() *MemorySession {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := &MemorySession{
-		m:         m,
-		id:        m.newIDLocked(),
-		dataW:     map[string][]chan Event{},
-		childW:    map[string][]chan Event{},
-		callbacks: map[int]func(SessionEvent){},
-		wake:      make(chan struct{}, 1),
-		closing:   make(chan struct{}),
-		done:      make(chan struct{}),
+		m:      m,
+		id:     m.newIDLocked(),
+		dataW:  map[string][]chan Event{},
+		childW: map[string][]chan Event{},
+		events: NewSessionEvents(),
 	}
 	m.sessions[s] = struct{}{}
-	go s.dispatch()
 	return s
 }
 
@@ -116,18 +112,9 @@ func (m *Memory) fireLocked(set watchSet, p string, t EventType) {
 // createLocked adds a node; the caller has checked that p is valid and
 // that the calling session may write.
 func (m *Memory) createLocked(p string, data []byte, ephemeral bool, owner int64) error {
-	if p == "/" {
-		return ErrNodeExists
-	}
-	if _, ok := m.nodes[p]; ok {
-		return ErrNodeExists
-	}
-	parent, ok := m.nodes[Parent(p)]
-	if !ok {
-		return ErrNoNode
-	}
-	if parent.ephemeral {
-		return ErrNoChildrenForEphemerals
+	parent, err := createParent(m.nodes, p)
+	if err != nil {
+		return err
 	}
 	n := &node{data: clone(data), ephemeral: ephemeral, children: map[string]struct{}{}}
 	if ephemeral {
@@ -143,12 +130,9 @@ func (m *Memory) createLocked(p string, data []byte, ephemeral bool, owner int64
 
 // setLocked replaces a node's data if version matches.
 func (m *Memory) setLocked(p string, data []byte, version int32) (int32, error) {
-	n, ok := m.nodes[p]
-	if !ok {
-		return 0, ErrNoNode
-	}
-	if version != AnyVersion && version != n.version {
-		return 0, ErrBadVersion
+	n, err := versioned(m.nodes, p, version)
+	if err != nil {
+		return 0, err
 	}
 	n.data, n.version = clone(data), n.version+1
 	m.bumpLocked()
@@ -158,18 +142,8 @@ func (m *Memory) setLocked(p string, data []byte, version int32) (int32, error) 
 
 // deleteLocked removes a childless node if version matches.
 func (m *Memory) deleteLocked(p string, version int32) error {
-	if p == "/" {
-		return ErrInvalidPath
-	}
-	n, ok := m.nodes[p]
-	if !ok {
-		return ErrNoNode
-	}
-	if version != AnyVersion && version != n.version {
-		return ErrBadVersion
-	}
-	if len(n.children) > 0 {
-		return ErrNotEmpty
+	if _, err := deletable(m.nodes, p, version); err != nil {
+		return err
 	}
 	delete(m.nodes, p)
 	delete(m.nodes[Parent(p)].children, Base(p))

@@ -35,13 +35,8 @@ type MemorySession struct {
 	dataW       map[string][]chan Event // GetW and ExistsW
 	childW      map[string][]chan Event // ChildrenW
 	held        []heldEvent             // fired while down, delivered on Reconnect
-	queue       []SessionEvent          // for the dispatcher
-	callbacks   map[int]func(SessionEvent)
-	nextCB      int
 
-	wake    chan struct{} // cap 1: the dispatcher has work
-	closing chan struct{} // closed by Close
-	done    chan struct{} // closed when the dispatcher has returned
+	events *SessionEvents // OnSession delivery
 }
 
 // heldEvent is a watch event waiting for the session to reconnect.
@@ -357,7 +352,7 @@ func (s *MemorySession) Close() error {
 	m.mu.Lock()
 	if s.closed {
 		m.mu.Unlock()
-		<-s.done
+		s.events.Close()
 		return nil
 	}
 	s.closed = true
@@ -374,63 +369,15 @@ func (s *MemorySession) Close() error {
 	s.down = false // held events go out as NotWatching below
 	s.loseWatchesLocked()
 	delete(m.sessions, s)
-	close(s.closing)
 	m.mu.Unlock()
-	<-s.done
+	s.events.Close() // outside m.mu: a running callback may call the store
 	return nil
 }
 
 // OnSession implements Store. Callbacks run on the session's dispatcher
 // goroutine, in registration order, one event at a time.
 func (s *MemorySession) OnSession(fn func(SessionEvent)) (remove func()) {
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
-	id := s.nextCB
-	s.nextCB++
-	s.callbacks[id] = fn
-	return func() {
-		s.m.mu.Lock()
-		delete(s.callbacks, id)
-		s.m.mu.Unlock()
-	}
+	return s.events.OnSession(fn)
 }
 
-func (s *MemorySession) enqueueLocked(ev SessionEvent) {
-	s.queue = append(s.queue, ev)
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-// dispatch delivers queued session events to the callbacks, one at a
-// time and in order, until Close.
-func (s *MemorySession) dispatch() {
-	defer close(s.done)
-	for {
-		select {
-		case <-s.closing:
-			return
-		case <-s.wake:
-		}
-		for {
-			s.m.mu.Lock()
-			if len(s.queue) == 0 || s.closed {
-				s.m.mu.Unlock()
-				break
-			}
-			ev := s.queue[0]
-			s.queue = s.queue[1:]
-			cbs := make([]func(SessionEvent), 0, len(s.callbacks))
-			for i := 0; i < s.nextCB; i++ {
-				if fn, ok := s.callbacks[i]; ok {
-					cbs = append(cbs, fn)
-				}
-			}
-			s.m.mu.Unlock()
-			for _, fn := range cbs {
-				fn(ev)
-			}
-		}
-	}
-}
+func (s *MemorySession) enqueueLocked(ev SessionEvent) { s.events.Publish(ev) }
