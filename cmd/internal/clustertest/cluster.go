@@ -242,7 +242,7 @@ func (c *Cluster) Crash(id int32) {
 	if err := b.Kill(); err != nil {
 		c.t.Logf("clustertest: kill broker %d: %v", id, err)
 	}
-	c.logf(began, "broker %d killed", id)
+	c.logf(began, "broker %d killed (its session left to expire)", id)
 	c.mu.Lock()
 	c.ns[id].lingering = sess
 	c.mu.Unlock()
