@@ -40,7 +40,7 @@ import (
 // size. Tests override any of them through Options.Props.
 var DefaultProps = map[string]string{
 	"num.partitions":                       "1",
-	"replica.lag.time.max.ms":              "300",
+	"replica.lag.time.max.ms":              "500",
 	"replica.fetch.wait.max.ms":            "20",
 	"replica.fetch.backoff.ms":             "20",
 	"controlled.shutdown.max.retries":      "3",
@@ -90,6 +90,7 @@ func MakeClusterWith(t testing.TB, n int, o Options) *Cluster {
 	t.Helper()
 	mem := metastore.NewMemory()
 	c := &Cluster{t: t, ZK: mem, obs: mem.Open(), ns: map[int32]*Node{}}
+	dirs := t.TempDir() // before stopAll is registered: cleanups run last-in first-out
 	t.Cleanup(c.stopAll)
 	rf := strconv.Itoa(n)
 	offsetsRF := strconv.Itoa(min(n, 3))
@@ -103,7 +104,7 @@ func MakeClusterWith(t testing.TB, n int, o Options) *Cluster {
 		for k, v := range o.Props {
 			props[k] = v
 		}
-		nd := &Node{ID: id, Port: freePort(t), Dir: filepath.Join(t.TempDir(), fmt.Sprintf("broker-%d", id)), Props: props, log: &logBuffer{}}
+		nd := &Node{ID: id, Port: freePort(t), Dir: filepath.Join(dirs, fmt.Sprintf("broker-%d", id)), Props: props, log: &logBuffer{}}
 		props["broker.id"] = strconv.Itoa(int(id))
 		props["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", nd.Port)
 		props["log.dirs"] = nd.Dir

@@ -63,6 +63,11 @@ func TestIsrShrinkAndRejoin(t *testing.T) {
 	c := clustertest.MakeCluster(t, 3)
 	c.CreateTopic("isr", 1, 3)
 	c.Produce("isr", 0, "a")
+	// A follower slow to start fetching may have left and rejoined.
+	c.WaitFor("a full ISR", 5*time.Second, func() (bool, string) {
+		s, _ := c.PartitionState("isr", 0)
+		return len(s.ISR) == 3, fmt.Sprintf("%+v", s)
+	})
 	leader := c.Leader("isr", 0)
 	f := followerOf(t, c, "isr", 0)
 
