@@ -467,16 +467,25 @@ var _ Store = (*Embedded)(nil)
 func (e *Embedded) Dump() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	paths := make([]string, 0, len(e.nodes))
-	for p := range e.nodes {
+	return dumpNodes(e.nodes)
+}
+
+// dumpNodes renders nodes one "path (vN[ ephemeral[ 0xOWNER]]) data" line
+// per node, sorted by path (the owner only for Memory's sessions).
+func dumpNodes(nodes map[string]*node) string {
+	paths := make([]string, 0, len(nodes))
+	for p := range nodes {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	var b strings.Builder
 	for _, p := range paths {
-		n := e.nodes[p]
+		n := nodes[p]
 		kind := ""
-		if n.ephemeral {
+		switch {
+		case n.ephemeral && n.owner != 0:
+			kind = fmt.Sprintf(" ephemeral 0x%x", n.owner)
+		case n.ephemeral:
 			kind = " ephemeral"
 		}
 		fmt.Fprintf(&b, "%s (v%d%s) %s\n", p, n.version, kind, n.data)

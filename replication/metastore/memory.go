@@ -3,7 +3,6 @@ package metastore
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 )
 
@@ -72,26 +71,12 @@ func (m *Memory) newIDLocked() int64 {
 	return m.lastID
 }
 
-// Dump renders the tree for debugging, one "path (vN[ ephemeral 0xID]) data"
-// line per node, sorted.
+// Dump renders the tree for debugging, one "path (vN[ ephemeral 0xID])
+// data" line per node, sorted.
 func (m *Memory) Dump() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	paths := make([]string, 0, len(m.nodes))
-	for p := range m.nodes {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	var b strings.Builder
-	for _, p := range paths {
-		n := m.nodes[p]
-		kind := ""
-		if n.ephemeral {
-			kind = fmt.Sprintf(" ephemeral 0x%x", n.owner)
-		}
-		fmt.Fprintf(&b, "%s (v%d%s) %s\n", p, n.version, kind, n.data)
-	}
-	return b.String()
+	return dumpNodes(m.nodes)
 }
 
 // watchSet picks one of a session's two watch tables.

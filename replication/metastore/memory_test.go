@@ -2,6 +2,8 @@ package metastore
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -116,6 +118,9 @@ func TestMemoryEphemeralOwnership(t *testing.T) {
 	}
 	if ok, _ := b.Exists("/persist"); !ok {
 		t.Fatal("a persistent node created in a Multi vanished with the session")
+	}
+	if d, want := m.Dump(), fmt.Sprintf("/ids/b (v0 ephemeral 0x%x) \n", b.SessionID()); !strings.Contains(d, want) || strings.Count(d, "\n") != 4 {
+		t.Fatalf("Dump =\n%s\nwant 4 lines (/, /ids, /ids/b, /persist) with %q", d, want)
 	}
 	b.Close()
 	if kids, _ := a.Children("/ids"); len(kids) != 0 {
