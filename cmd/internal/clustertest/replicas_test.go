@@ -60,7 +60,7 @@ func TestBrokerDeath(t *testing.T) {
 // it shrinks the ISR. acks=all then completes with the smaller ISR. The
 // follower restarts, catches up from the leader and is added back.
 func TestIsrShrinkAndRejoin(t *testing.T) {
-	c := clustertest.MakeCluster(t, 3)
+	c := clustertest.MakeClusterWith(t, 3, clustertest.Options{Props: map[string]string{"replica.lag.time.max.ms": "250"}})
 	c.CreateTopic("isr", 1, 3)
 	c.Produce("isr", 0, "a")
 	// A follower slow to start fetching may have left and rejoined.
