@@ -49,6 +49,7 @@ type node struct {
 	data      []byte
 	version   int32
 	ephemeral bool
+	owner     int64 // the session that owns an ephemeral node (Memory only; 0 in Embedded)
 	cseq      int32 // sequential-child counter (ZooKeeper's cversion role)
 	children  map[string]struct{}
 }
@@ -151,18 +152,9 @@ func (e *Embedded) Create(p string, data []byte, ephemeral bool) error {
 }
 
 func (e *Embedded) createLocked(p string, data []byte, ephemeral bool) error {
-	if p == "/" {
-		return ErrNodeExists
-	}
-	if _, ok := e.nodes[p]; ok {
-		return ErrNodeExists
-	}
-	parent, ok := e.nodes[Parent(p)]
-	if !ok {
-		return ErrNoNode
-	}
-	if parent.ephemeral {
-		return ErrNoChildrenForEphemerals
+	parent, err := createParent(e.nodes, p)
+	if err != nil {
+		return err
 	}
 	n := &node{data: clone(data), ephemeral: ephemeral, children: map[string]struct{}{}}
 	e.nodes[p] = n
@@ -242,12 +234,9 @@ func (e *Embedded) Set(p string, data []byte, version int32) (int32, error) {
 	if err := e.check(p); err != nil {
 		return 0, err
 	}
-	n, ok := e.nodes[p]
-	if !ok {
-		return 0, ErrNoNode
-	}
-	if version != AnyVersion && version != n.version {
-		return 0, ErrBadVersion
+	n, err := versioned(e.nodes, p, version)
+	if err != nil {
+		return 0, err
 	}
 	oldData, oldVersion := n.data, n.version
 	n.data, n.version = clone(data), n.version+1
@@ -268,18 +257,9 @@ func (e *Embedded) Delete(p string, version int32) error {
 	if err := e.check(p); err != nil {
 		return err
 	}
-	if p == "/" {
-		return ErrInvalidPath
-	}
-	n, ok := e.nodes[p]
-	if !ok {
-		return ErrNoNode
-	}
-	if version != AnyVersion && version != n.version {
-		return ErrBadVersion
-	}
-	if len(n.children) > 0 {
-		return ErrNotEmpty
+	n, err := deletable(e.nodes, p, version)
+	if err != nil {
+		return err
 	}
 	parent := e.nodes[Parent(p)]
 	delete(e.nodes, p)
@@ -487,16 +467,25 @@ var _ Store = (*Embedded)(nil)
 func (e *Embedded) Dump() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	paths := make([]string, 0, len(e.nodes))
-	for p := range e.nodes {
+	return dumpNodes(e.nodes)
+}
+
+// dumpNodes renders nodes one "path (vN[ ephemeral[ 0xOWNER]]) data" line
+// per node, sorted by path (the owner only for Memory's sessions).
+func dumpNodes(nodes map[string]*node) string {
+	paths := make([]string, 0, len(nodes))
+	for p := range nodes {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	var b strings.Builder
 	for _, p := range paths {
-		n := e.nodes[p]
+		n := nodes[p]
 		kind := ""
-		if n.ephemeral {
+		switch {
+		case n.ephemeral && n.owner != 0:
+			kind = fmt.Sprintf(" ephemeral 0x%x", n.owner)
+		case n.ephemeral:
 			kind = " ephemeral"
 		}
 		fmt.Fprintf(&b, "%s (v%d%s) %s\n", p, n.version, kind, n.data)

@@ -2,7 +2,9 @@
 // primitives (versioned znodes, ephemeral nodes, one-shot watches), so that
 // the controller code runs unchanged over a real ZooKeeper ensemble
 // (zookeeper.connect set) or over the embedded, file-backed store of the
-// zero-config single-node mode (embedded.go).
+// zero-config single-node mode (embedded.go). Memory (memory.go) is an
+// in-memory ensemble with one session per broker, for in-process cluster
+// tests.
 //
 // Semantics follow ZooKeeper 3.x:
 //   - paths are absolute, "/"-separated, without a trailing slash (root "/");

@@ -40,7 +40,7 @@ func (s *Store) onEvent(ev zk.Event) {
 	case zk.StateDisconnected:
 		// Reported on every connection loss (and again after an expiry):
 		// only the first since the last session counts.
-		if s.hadSession && !s.expired && (len(s.queue) == 0 || s.queue[len(s.queue)-1].State != metastore.SessionDisconnected) {
+		if s.hadSession && !s.expired && s.events.Last() != metastore.SessionDisconnected {
 			s.enqueueLocked(metastore.SessionEvent{State: metastore.SessionDisconnected, SessionID: s.lastSession})
 		}
 	}
@@ -48,56 +48,11 @@ func (s *Store) onEvent(ev zk.Event) {
 
 func (s *Store) enqueueLocked(ev metastore.SessionEvent) {
 	s.log.Sugar().Infof("zookeeper session %s (0x%x)", ev.State, ev.SessionID)
-	s.queue = append(s.queue, ev)
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-// dispatch delivers queued session events to the callbacks, one at a
-// time and in order, until the store closes.
-func (s *Store) dispatch() {
-	defer s.wg.Done()
-	for {
-		select {
-		case <-s.closing:
-			return
-		case <-s.wake:
-		}
-		for {
-			s.sessMu.Lock()
-			if len(s.queue) == 0 {
-				s.sessMu.Unlock()
-				break
-			}
-			ev := s.queue[0]
-			s.queue = s.queue[1:]
-			cbs := make([]func(metastore.SessionEvent), 0, len(s.callbacks))
-			for i := 0; i < s.nextCB; i++ {
-				if fn, ok := s.callbacks[i]; ok {
-					cbs = append(cbs, fn)
-				}
-			}
-			s.sessMu.Unlock()
-			for _, fn := range cbs {
-				fn(ev)
-			}
-		}
-	}
+	s.events.Publish(ev)
 }
 
 // OnSession implements metastore.Store. Callbacks run on the store's
 // dispatcher goroutine, in registration order, one event at a time.
 func (s *Store) OnSession(fn func(metastore.SessionEvent)) (remove func()) {
-	s.sessMu.Lock()
-	defer s.sessMu.Unlock()
-	id := s.nextCB
-	s.nextCB++
-	s.callbacks[id] = fn
-	return func() {
-		s.sessMu.Lock()
-		delete(s.callbacks, id)
-		s.sessMu.Unlock()
-	}
+	return s.events.OnSession(fn)
 }

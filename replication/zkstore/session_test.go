@@ -1,10 +1,12 @@
 package zkstore
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"gregor/replication/metastore"
+	"gregor/replication/metastore/storetest"
 	"gregor/test/zkharness"
 )
 
@@ -122,4 +124,62 @@ func TestReconnectKeepsSession(t *testing.T) {
 	if ok, err := s.Exists("/e"); err != nil || !ok {
 		t.Fatalf("ephemeral after reconnect: %v, %v", ok, err)
 	}
+}
+
+// zkSessions drives storetest's session cases over a real ZooKeeper: each
+// session has its own proxy, so one can be cut off (Disconnect) or kept
+// cut off until the server expires it (Expire).
+type zkSessions struct {
+	addr    string // server address
+	chroot  string // one per case
+	proxies map[metastore.Store]*zkharness.Proxy
+	n       int
+}
+
+// zkSessionTimeout is long enough for a Disconnect case to reconnect
+// within it and short enough for an Expire to take a few seconds.
+const zkSessionTimeout = 4 * time.Second
+
+func (x *zkSessions) Open(t *testing.T) metastore.Store {
+	px := zkharness.NewProxy(t, x.addr)
+	s := openT(t, px.Addr()+x.chroot, zkSessionTimeout)
+	x.proxies[s] = px
+	return s
+}
+
+// Expire cuts s off until the server has expired its session, seen by an
+// observer as the deletion of a marker ephemeral s created first.
+func (x *zkSessions) Expire(t *testing.T, s metastore.Store) {
+	t.Helper()
+	x.n++
+	marker := fmt.Sprintf("/expire-marker-%d", x.n)
+	if err := s.Create(marker, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	observer := openT(t, x.addr+x.chroot, zkSessionTimeout)
+	_, _, gone, err := observer.GetW(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := x.proxies[s]
+	px.Pause()
+	select {
+	case ev := <-gone:
+		if ev.Type != metastore.EventNodeDeleted {
+			t.Fatalf("marker watch: %v, want NodeDeleted", ev.Type)
+		}
+	case <-time.After(5 * zkSessionTimeout):
+		t.Fatal("session not expired 5 session timeouts after the cut")
+	}
+	px.Resume()
+}
+
+func (x *zkSessions) Disconnect(t *testing.T, s metastore.Store) { x.proxies[s].Pause() }
+func (x *zkSessions) Reconnect(t *testing.T, s metastore.Store)  { x.proxies[s].Resume() }
+
+func TestSessionConformance(t *testing.T) {
+	addr := server(t).Addr()
+	storetest.RunSessions(t, func(t *testing.T) storetest.Sessions {
+		return &zkSessions{addr: addr, chroot: freshChroot(), proxies: map[metastore.Store]*zkharness.Proxy{}}
+	})
 }

@@ -42,7 +42,7 @@ type Store struct {
 	log     *zap.Logger
 
 	closed  atomic.Bool
-	closing chan struct{} // closed by Close: relays and the dispatcher stop
+	closing chan struct{} // closed by Close: the watch relays stop
 	wg      sync.WaitGroup
 
 	// Session tracking, updated from go-zookeeper's event callback.
@@ -52,10 +52,7 @@ type Store struct {
 	hadSession  bool
 	expired     bool // StateExpired seen since the last StateHasSession
 	lastSession int64
-	queue       []metastore.SessionEvent
-	wake        chan struct{} // cap 1: the dispatcher has work
-	callbacks   map[int]func(metastore.SessionEvent)
-	nextCB      int
+	events      *metastore.SessionEvents // OnSession delivery
 }
 
 // Open connects to the ensemble named by connect
@@ -77,13 +74,12 @@ func Open(connect string, cfg Config) (*Store, error) {
 		cfg.Logger = zap.NewNop()
 	}
 	s := &Store{
-		servers:   servers,
-		chroot:    chroot,
-		log:       cfg.Logger,
-		closing:   make(chan struct{}),
-		ready:     make(chan struct{}),
-		wake:      make(chan struct{}, 1),
-		callbacks: map[int]func(metastore.SessionEvent){},
+		servers: servers,
+		chroot:  chroot,
+		log:     cfg.Logger,
+		closing: make(chan struct{}),
+		ready:   make(chan struct{}),
+		events:  metastore.NewSessionEvents(),
 	}
 	conn, _, err := zk.Connect(servers, cfg.SessionTimeout,
 		zk.WithLogger(zkLogger{cfg.Logger.Sugar()}),
@@ -93,13 +89,12 @@ func Open(connect string, cfg Config) (*Store, error) {
 		// it is not read (a full channel only makes sendEvent skip it).
 		zk.WithEventCallback(s.onEvent))
 	if err != nil {
+		s.events.Close()
 		return nil, fmt.Errorf("zkstore: connect %s: %w", strings.Join(servers, ","), err)
 	}
 	s.sessMu.Lock() // onEvent may already be running
 	s.conn = conn
 	s.sessMu.Unlock()
-	s.wg.Add(1)
-	go s.dispatch()
 
 	select {
 	case <-s.ready:
@@ -439,6 +434,7 @@ func (s *Store) Close() error {
 		s.conn.Close()
 	}
 	s.wg.Wait()
+	s.events.Close()
 	return nil
 }
 

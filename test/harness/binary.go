@@ -46,8 +46,12 @@ func removeBuild() {
 // the race detector when the tests run with it), building it on first use
 // into a temporary directory that Main removes when the tests end.
 // GREGOR_BIN overrides it with a prebuilt binary (nothing is built).
+// Under -short it skips t: broker processes are the slow tier of the tests.
 func Binary(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skipping the slow tier (gregor broker processes)")
+	}
 	if p := os.Getenv("GREGOR_BIN"); p != "" {
 		return p
 	}

@@ -77,9 +77,14 @@ func Available() error {
 }
 
 // SkipIfUnavailable skips t when no server can be started, and fails it
-// instead when the CI environment variable is set.
+// instead when the CI environment variable is set. Under -short it always
+// skips: a real ZooKeeper is the slow tier of the tests (the in-process
+// cluster over metastore.Memory, cmd/internal/clustertest, is the fast one).
 func SkipIfUnavailable(t testing.TB) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skipping the slow tier (a real ZooKeeper)")
+	}
 	if err := Available(); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal(err)

@@ -39,6 +39,7 @@ type Broker struct {
 	replicas *partition.Manager
 	maint    *partition.Maintenance
 	store    metastore.Store
+	injected metastore.Store // WithStore: used instead of opening one (options.go)
 	ctrl     *controller.Controller
 	groups   *coordinator.Coordinator
 	groupsAt lateGroups // the coordinator for hooks set up before it exists
@@ -52,8 +53,11 @@ type Broker struct {
 // Start brings a broker up: it opens (and, after an unclean shutdown,
 // recovers) every log under log.dirs, starts the actors and the controller,
 // and binds the listeners. On error everything started so far is stopped.
-func Start(cfg *config.Broker, log *zap.Logger) (_ *Broker, err error) {
+func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err error) {
 	b := &Broker{cfg: cfg, log: log}
+	for _, o := range opts {
+		o(b)
+	}
 	defer func() {
 		if err != nil { // stop what was started; the caller gets only the error
 			_ = b.Close()

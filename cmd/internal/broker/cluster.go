@@ -15,6 +15,9 @@ import (
 // openStore opens the metadata store: ZooKeeper when zookeeper.connect is
 // set (cluster mode), else the embedded store under the first online log dir.
 func (b *Broker) openStore(onlineDir string) (metastore.Store, error) {
+	if b.injected != nil {
+		return b.injected, nil
+	}
 	if b.cfg.ZookeeperConnect == "" {
 		s, err := metastore.OpenEmbeddedDir(onlineDir)
 		if err != nil {

@@ -1,0 +1,28 @@
+package broker
+
+import "gregor/replication/metastore"
+
+// Option changes how Start assembles a broker. The gregor binary passes
+// none; in-process clusters in tests (cmd/internal/clustertest) do.
+type Option func(*Broker)
+
+// WithStore makes the broker use store as its metadata store instead of
+// opening ZooKeeper (zookeeper.connect) or the embedded store. Cluster
+// mode is still chosen by zookeeper.connect being set: give it any
+// non-empty value (it is not dialled) for a store shared by several
+// brokers, such as a metastore.MemorySession. The broker closes store in
+// Close, as it closes a store it opened.
+func WithStore(store metastore.Store) Option {
+	return func(b *Broker) { b.injected = store }
+}
+
+// Kill stops the broker as abruptly as the process allows: no controlled
+// shutdown (leadership is not moved away first), then the same stop as
+// Close so that every goroutine, actor, file and socket still ends. With
+// its metadata session cut off first (metastore.MemorySession.Disconnect)
+// nothing of the stop reaches the cluster's metadata, as after a kill -9.
+// Idempotent, and Close after Kill does nothing more.
+func (b *Broker) Kill() error {
+	b.started = false
+	return b.Close()
+}
