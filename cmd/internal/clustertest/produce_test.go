@@ -2,7 +2,6 @@ package clustertest_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -53,12 +52,6 @@ func rawProduce(t *testing.T, c *clustertest.Cluster, id int32, topic string, ba
 // from ZooKeeper acknowledged a client's retry this way and the record
 // was truncated away when the zombie rejoined.
 func TestAcksAllRetryOfAnUnreplicatedBatch(t *testing.T) {
-	if os.Getenv("GREGOR_KNOWN_BUGS") == "" {
-		// Fails on today's code: the partition leader answers a duplicate
-		// at once (partitionActor.produce, Core.CheckProduce on the
-		// partition branch). Remove this skip with the fix.
-		t.Skip("known bug: a duplicate acks=-1 retry is acknowledged without waiting for the high watermark (GREGOR_KNOWN_BUGS=1 runs it)")
-	}
 	c := clustertest.MakeClusterWith(t, 3, clustertest.Options{Props: map[string]string{
 		"replica.lag.time.max.ms": "60000", // the followers stay in the ISR throughout
 	}})
