@@ -102,7 +102,8 @@ type Cache struct {
 // OnPublish sets fn (nil = none) to be called by every later Publish with
 // the replaced snapshot (Empty for the first) and the new one, after the
 // new one is visible to Load. It runs on the publisher's goroutine — the
-// controller's, possibly under its lock — so it must be quick and must
+// controller actor's, or a connection's serving UpdateMetadata, possibly
+// both at once — so it must be quick, safe for concurrent calls, and must
 // not call back into the controller (Kafka's KafkaApis hands the
 // partitions an UpdateMetadata deleted to the group coordinator this way).
 func (c *Cache) OnPublish(fn func(prev, next *Snapshot)) {
