@@ -201,7 +201,7 @@ func (c *Coordinator) LoadLocal() { c.sys.Root.Send(c.router, &loadLocal{}) }
 // (a stale LeaderAndIsr applied late); leaderEpoch < 0 means unknown and is
 // never considered stale. It never blocks.
 func (c *Coordinator) Elected(partition, leaderEpoch int32) {
-	c.sys.Root.Send(c.router, &electPartition{partition: partition, epoch: leaderEpoch})
+	c.tell(&electPartition{partition: partition, epoch: leaderEpoch})
 }
 
 // Resign drops the groups of a partition this broker no longer leads:
@@ -215,7 +215,7 @@ func (c *Coordinator) Resign(partition int32) { c.ResignEpoch(partition, -1) }
 // epoch already seen for the partition, so a late event cannot unload
 // groups the broker leads again. A load in progress is abandoned.
 func (c *Coordinator) ResignEpoch(partition, leaderEpoch int32) {
-	c.sys.Root.Send(c.router, &resignPartition{partition: partition, epoch: leaderEpoch})
+	c.tell(&resignPartition{partition: partition, epoch: leaderEpoch})
 }
 
 // LeadershipChanged is Elected (leader) or ResignEpoch (not leader): the
@@ -244,7 +244,18 @@ func (c *Coordinator) DeleteTopicOffsets(topics []string) {
 	for _, t := range topics {
 		set[t] = true
 	}
-	c.sys.Root.Send(c.router, &deleteTopics{topics: set})
+	c.tell(&deleteTopics{topics: set})
+}
+
+// tell sends a hook's event (leadership, deleted topics) to the router.
+// The replica manager and the metadata cache outlive the coordinator
+// (they are built after it and stopped after it): an event after Stop has
+// nothing left to change and is dropped rather than dead-lettered.
+func (c *Coordinator) tell(msg any) {
+	if c.ctx.Err() != nil {
+		return
+	}
+	c.sys.Root.Send(c.router, msg)
 }
 
 func (c *Coordinator) ensureTopic(ctx context.Context) error {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -23,6 +24,7 @@ import (
 	"gregor/partition"
 	"gregor/replication/controller"
 	"gregor/replication/fetcher"
+	"gregor/replication/metadata"
 	"gregor/replication/metastore"
 	"gregor/replication/zkclient"
 	"gregor/storage"
@@ -42,7 +44,6 @@ type Broker struct {
 	injected metastore.Store // WithStore: used instead of opening one (options.go)
 	ctrl     *controller.Controller
 	groups   *coordinator.Coordinator
-	groupsAt lateGroups // the coordinator for hooks set up before it exists
 	server   *server.Server
 	zk       *zkclient.Client // the broker's own ZooKeeper reads and writes (ISR, producer ids, configs, epoch fence)
 	admin    *admin.Server    // nil unless admin.listener is set
@@ -103,6 +104,26 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	if cfg.ZookeeperConnect != "" { // ids unique across the cluster (/latest_producer_id_block)
 		pids = partition.NewBlockProducerIDs(func() (int64, int64, error) { return b.zk.ReserveProducerIDs(partition.ProducerIDBlockSize) })
 	}
+
+	// Built in an order without late-bound references: the group
+	// coordinator (an actor) first, so that every leadership change of a
+	// __consumer_offsets partition reaches it as a message; its
+	// offsets-topic store becomes usable below, before the controller
+	// starts and so before anything can call it (offsets_topic.go).
+	topic := &offsetsTopic{cfg: cfg}
+	b.groups, err = coordinator.New(b.system, coordinator.OptionsFromBroker(cfg, topic, log.Named("groups")))
+	if err != nil {
+		return nil, fmt.Errorf("group coordinator: %w", err)
+	}
+	// Stopped before the controller (the closer appended after it); this
+	// one only covers a failed Start.
+	stopGroups := sync.OnceFunc(b.groups.Stop)
+	b.closers = append(b.closers, func() error { stopGroups(); return nil })
+
+	// The metadata cache exists before the controller that fills it, so
+	// the fetchers can resolve leaders from it.
+	cache := &metadata.Cache{}
+	var fm *fetcher.Manager
 	b.replicas, err = partition.NewManager(partition.ManagerConfig{
 		System:            b.system,
 		Store:             partition.StorageStore{M: b.logs},
@@ -112,12 +133,25 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		IsrWriter:         b.zk,
 		ReplicaLagTimeMax: cfg.ReplicaLagTimeMax,
 		// __consumer_offsets leadership loads/unloads groups (offsets_topic.go).
-		OnLeadershipChange: b.groupsAt.leadershipChanged,
+		OnLeadershipChange: groupsLeadership(b.groups),
+		NewFetchers: func(r partition.ReplicaLookup) (partition.FetcherControl, error) {
+			if cfg.ZookeeperConnect == "" {
+				return nil, nil // single node: no follower ever fetches
+			}
+			fc := fetcher.ConfigFromBroker(cfg)
+			fc.System, fc.Replicas, fc.Endpoints, fc.Logger = b.system, r, controller.NewEndpoints(cfg, cache, b.zk), log.Named("fetcher")
+			var err error
+			if fm, err = fetcher.Start(fc); err != nil {
+				return nil, err
+			}
+			return fm, nil
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("replica manager: %w", err)
 	}
 	b.closers = append(b.closers, func() error { b.replicas.Close(); return nil })
+	topic.replicas = b.replicas
 
 	b.maint, err = partition.StartMaintenance(b.system, partition.StorageStore{M: b.logs}, b.replicas.HighWatermarks,
 		partition.MaintenanceConfig{RetentionCheck: cfg.LogRetentionCheckInterval, CleanerBackoff: cfg.LogCleanerBackoff, CleanerDisabled: !cfg.LogCleanerEnable,
@@ -126,40 +160,23 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		return nil, fmt.Errorf("log-manager actor: %w", err)
 	}
 	b.closers = append(b.closers, func() error { b.maint.Stop(); return nil })
-
-	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk})
-	if cfg.ZookeeperConnect != "" {
-		// Followers fetch from their leaders (before the first LeaderAndIsr).
-		fc := fetcher.ConfigFromBroker(cfg)
-		fc.System, fc.Replicas, fc.Endpoints, fc.Logger = b.system, b.replicas, b.ctrl, log.Named("fetcher")
-		fm, err := fetcher.Start(fc)
-		if err != nil {
-			return nil, fmt.Errorf("replica fetchers: %w", err)
-		}
-		b.replicas.SetFetchers(fm)
+	if fm != nil { // stopped first: no follower append after the final checkpoints
 		b.closers = append(b.closers, func() error { fm.Close(); return nil })
 	}
+
+	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk, Cache: cache})
+	topic.topics = b.ctrl
+	// Deleted topics' offsets leave the groups coordinated here.
+	b.ctrl.OnMetadataChange(groupsMetadata(b.groups))
 	if err := b.ctrl.Start(); err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
 	b.closers = append(b.closers, func() error { b.ctrl.Close(); return nil })
+	b.closers = append(b.closers, func() error { stopGroups(); return nil })
 
 	if err := b.logs.EnsureMetaProperties(cfg.BrokerID, b.ctrl.ClusterID()); err != nil {
 		return nil, err
 	}
-
-	b.groups, err = coordinator.New(b.system, coordinator.OptionsFromBroker(cfg,
-		&offsetsTopic{cfg: cfg, replicas: b.replicas, topics: b.ctrl}, log.Named("groups")))
-	if err != nil {
-		return nil, fmt.Errorf("group coordinator: %w", err)
-	}
-	b.closers = append(b.closers, func() error { b.groupsAt.c.Store(nil); b.groups.Stop(); return nil })
-	// From now on leadership changes of __consumer_offsets partitions and
-	// deleted topics reach the coordinator; the partitions led already
-	// (single node: all of them) load in the background.
-	b.groupsAt.c.Store(b.groups)
-	b.ctrl.OnMetadataChange(b.groupsAt.metadataChanged)
-	b.groups.LoadLocal()
 
 	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Cluster: b.ctrl}
 	// After the server (closed first, its connections' contexts cancelled)
