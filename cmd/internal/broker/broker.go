@@ -52,8 +52,10 @@ type Broker struct {
 }
 
 // Start brings a broker up: it opens (and, after an unclean shutdown,
-// recovers) every log under log.dirs, starts the actors and the controller,
-// and binds the listeners. On error everything started so far is stopped.
+// recovers) every log under log.dirs, starts the actors, binds the
+// listeners and then starts the controller, which registers the broker in
+// /brokers/ids (Kafka's order). On error everything started so far is
+// stopped.
 func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err error) {
 	b := &Broker{cfg: cfg, log: log}
 	for _, o := range opts {
@@ -108,8 +110,9 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	// Built in an order without late-bound references: the group
 	// coordinator (an actor) first, so that every leadership change of a
 	// __consumer_offsets partition reaches it as a message; its
-	// offsets-topic store becomes usable below, before the controller
-	// starts and so before anything can call it (offsets_topic.go).
+	// offsets-topic store becomes usable below, before the listeners open
+	// and the controller starts, so before anything can call it
+	// (offsets_topic.go).
 	topic := &offsetsTopic{cfg: cfg}
 	b.groups, err = coordinator.New(b.system, coordinator.OptionsFromBroker(cfg, topic, log.Named("groups")))
 	if err != nil {
@@ -168,20 +171,25 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	topic.topics = b.ctrl
 	// Deleted topics' offsets leave the groups coordinated here.
 	b.ctrl.OnMetadataChange(groupsMetadata(b.groups))
-	if err := b.ctrl.Start(); err != nil {
-		return nil, fmt.Errorf("controller: %w", err)
-	}
-	b.closers = append(b.closers, func() error { b.ctrl.Close(); return nil })
-	b.closers = append(b.closers, func() error { stopGroups(); return nil })
 
-	if err := b.logs.EnsureMetaProperties(cfg.BrokerID, b.ctrl.ClusterID()); err != nil {
-		return nil, err
-	}
-
+	// The listeners open before the controller registers this broker in
+	// /brokers/ids, as Kafka's KafkaServer.startup binds its SocketServer
+	// before registerBroker: the controller's first connection to a
+	// broker it has just seen register is never refused (it would wait a
+	// channel backoff). Requests that arrive meanwhile are answered with
+	// Kafka's retriable errors: the metadata cache is empty (no brokers,
+	// UNKNOWN_TOPIC_OR_PARTITION), no partition is hosted yet
+	// (NOT_LEADER_OR_FOLLOWER), the controller actor is not running
+	// (NOT_CONTROLLER), FindCoordinator finds no cluster metadata
+	// (COORDINATOR_NOT_AVAILABLE) and the groups' partitions are not led
+	// here (NOT_COORDINATOR). Close still stops the listeners first: their
+	// closers run once, from the end of the list (below) or, if Start
+	// fails before that, from here.
 	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Cluster: b.ctrl}
 	// After the server (closed first, its connections' contexts cancelled)
 	// and before what the handlers' goroutines call into.
-	b.closers = append(b.closers, func() error { h.Close(); return nil })
+	closeHandlers := sync.OnceValue(func() error { h.Close(); return nil })
+	b.closers = append(b.closers, closeHandlers)
 	d, err := b.startAdmin(h) // admin.listener (admin.go)
 	if err != nil {
 		return nil, err
@@ -191,7 +199,19 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	if err := b.server.Start(); err != nil {
 		return nil, fmt.Errorf("listeners: %w", err)
 	}
-	b.closers = append(b.closers, b.server.Close)
+	closeServer := sync.OnceValue(b.server.Close)
+	b.closers = append(b.closers, closeServer)
+
+	if err := b.ctrl.Start(); err != nil { // registers /brokers/ids/<broker.id>
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	b.closers = append(b.closers, func() error { b.ctrl.Close(); return nil })
+	b.closers = append(b.closers, func() error { stopGroups(); return nil })
+
+	if err := b.logs.EnsureMetaProperties(cfg.BrokerID, b.ctrl.ClusterID()); err != nil {
+		return nil, err
+	}
+	b.closers = append(b.closers, closeHandlers, closeServer)
 	b.started = true
 	log.Info("started", zap.Int32("broker.id", cfg.BrokerID), zap.String("cluster.id", b.ctrl.ClusterID()),
 		zap.Strings("log.dirs", cfg.LogDirs), zap.Duration("took", time.Since(began)))
@@ -213,10 +233,12 @@ func (b *Broker) firstOnlineDir() (string, error) {
 // Addrs are the bound listener addresses.
 func (b *Broker) Addrs() []net.Addr { return b.server.Addrs() }
 
-// Close stops the broker in reverse start order: listeners first (no new
-// requests), then the controller, the log-manager actor (final checkpoint),
-// the partition actors, the actor system, and last the logs (flush,
-// checkpoints, clean-shutdown marker). Idempotent.
+// Close stops the broker in reverse start order, except that the
+// listeners, opened before the controller started, still stop first (no
+// new requests); then the group coordinator, the controller, the
+// fetchers, the log-manager actor (final checkpoint), the partition
+// actors, the actor system, and last the logs (flush, checkpoints,
+// clean-shutdown marker). Idempotent.
 func (b *Broker) Close() error {
 	if b.started && b.cfg.ZookeeperConnect != "" && b.ctrl != nil {
 		b.started = false

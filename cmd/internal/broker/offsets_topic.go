@@ -23,10 +23,10 @@ import (
 //
 // The coordinator is built before the replica manager and the controller
 // (broker.go), so replicas and topics are filled in afterwards, on Start's
-// goroutine, before the controller starts. Nothing calls the methods
-// before then: they serve requests (the listeners open later) and the
-// loads of partitions led here (after a LeaderAndIsr, which the
-// controller's start precedes).
+// goroutine, before the listeners open and the controller starts. Nothing
+// calls the methods before then: they serve requests and the loads of
+// partitions led here (after a LeaderAndIsr, which the controller's start
+// precedes).
 type offsetsTopic struct {
 	cfg      *config.Broker
 	replicas *partition.Manager
