@@ -2,8 +2,6 @@ package broker
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -12,8 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
-
-	"gregor/config"
 )
 
 // TestCommittedOffsetsAfterRestart: the restart path of the construction
@@ -24,20 +20,10 @@ import (
 // not by itself show that no leadership event is lost: that follows from
 // the coordinator existing before the replica manager.)
 func TestCommittedOffsetsAfterRestart(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0") // a free port, for the advertised listener
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cfg, err := config.Parse(map[string]string{
-		"listeners":                    fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port),
+	cfg, _ := configOnFreePort(t, map[string]string{
 		"log.dirs":                     filepath.Join(t.TempDir(), "data"),
 		"offsets.topic.num.partitions": "3",
-	}, zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	withAdmin := func(fn func(adm *kadm.Client)) {

@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
-	"gregor/config"
 	"gregor/replication/metastore"
 	"gregor/replication/zkmeta"
 )
@@ -44,22 +42,12 @@ func (g *registrationGate) Create(path string, data []byte, ephemeral bool) erro
 // refused. Requests arriving before the controller and the metadata are
 // ready get Kafka's retriable errors.
 func TestListenersOpenBeforeRegistration(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0") // a free port, for the advertised listener
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cfg, err := config.Parse(map[string]string{
+	cfg, port := configOnFreePort(t, map[string]string{
 		"broker.id":                    "1",
-		"listeners":                    fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port),
 		"log.dirs":                     filepath.Join(t.TempDir(), "data"),
 		"zookeeper.connect":            "memory", // cluster mode over the injected store
 		"offsets.topic.num.partitions": "1",
-	}, zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	gate := &registrationGate{Store: metastore.NewMemory().Open(), path: zkmeta.BrokerPath(1),
 		registering: make(chan struct{}), release: make(chan struct{})}
 	releaseOnce := sync.OnceFunc(func() { close(gate.release) })
