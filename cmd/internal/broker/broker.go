@@ -53,9 +53,9 @@ type Broker struct {
 
 // Start brings a broker up: it opens (and, after an unclean shutdown,
 // recovers) every log under log.dirs, starts the actors, binds the
-// listeners and then starts the controller, which registers the broker in
-// /brokers/ids (Kafka's order). On error everything started so far is
-// stopped.
+// listeners, starts the controller (which registers the broker in
+// /brokers/ids) and last serves the listeners (Kafka's order). On error
+// everything started so far is stopped.
 func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err error) {
 	b := &Broker{cfg: cfg, log: log}
 	for _, o := range opts {
@@ -172,19 +172,15 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	// Deleted topics' offsets leave the groups coordinated here.
 	b.ctrl.OnMetadataChange(groupsMetadata(b.groups))
 
-	// The listeners open before the controller registers this broker in
-	// /brokers/ids, as Kafka's KafkaServer.startup binds its SocketServer
-	// before registerBroker: the controller's first connection to a
-	// broker it has just seen register is never refused (it would wait a
-	// channel backoff). Requests that arrive meanwhile are answered with
-	// Kafka's retriable errors: the metadata cache is empty (no brokers,
-	// UNKNOWN_TOPIC_OR_PARTITION), no partition is hosted yet
-	// (NOT_LEADER_OR_FOLLOWER), the controller actor is not running
-	// (NOT_CONTROLLER), FindCoordinator finds no cluster metadata
-	// (COORDINATOR_NOT_AVAILABLE) and the groups' partitions are not led
-	// here (NOT_COORDINATOR). Close still stops the listeners first: their
-	// closers run once, from the end of the list (below) or, if Start
-	// fails before that, from here.
+	// The listeners are bound before the controller registers this broker
+	// in /brokers/ids and serve once the broker has started, as Kafka's
+	// KafkaServer.startup binds its SocketServer before registerBroker
+	// and starts processing requests last: the controller's first
+	// connection to a broker it has just seen register is never refused
+	// (it would wait a channel backoff); its requests wait in the backlog
+	// until this broker can answer them. Close still stops the listeners
+	// first: their closers run once, from the end of the list (below) or,
+	// if Start fails before that, from here.
 	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Cluster: b.ctrl}
 	// After the server (closed first, its connections' contexts cancelled)
 	// and before what the handlers' goroutines call into.
@@ -196,11 +192,11 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	}
 	b.server = server.New(server.ConfigFromBroker(cfg), d, log.Named("server"))
 	b.attachAdmin(b.server)
-	if err := b.server.Start(); err != nil {
-		return nil, fmt.Errorf("listeners: %w", err)
-	}
 	closeServer := sync.OnceValue(b.server.Close)
 	b.closers = append(b.closers, closeServer)
+	if err := b.server.Listen(); err != nil {
+		return nil, fmt.Errorf("listeners: %w", err)
+	}
 
 	if err := b.ctrl.Start(); err != nil { // registers /brokers/ids/<broker.id>
 		return nil, fmt.Errorf("controller: %w", err)
@@ -212,6 +208,9 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		return nil, err
 	}
 	b.closers = append(b.closers, closeHandlers, closeServer)
+	if err := b.server.Start(); err != nil {
+		return nil, fmt.Errorf("listeners: %w", err)
+	}
 	b.started = true
 	log.Info("started", zap.Int32("broker.id", cfg.BrokerID), zap.String("cluster.id", b.ctrl.ClusterID()),
 		zap.Strings("log.dirs", cfg.LogDirs), zap.Duration("took", time.Since(began)))
@@ -234,7 +233,7 @@ func (b *Broker) firstOnlineDir() (string, error) {
 func (b *Broker) Addrs() []net.Addr { return b.server.Addrs() }
 
 // Close stops the broker in reverse start order, except that the
-// listeners, opened before the controller started, still stop first (no
+// listeners, bound before the controller started, still stop first (no
 // new requests); then the group coordinator, the controller, the
 // fetchers, the log-manager actor (final checkpoint), the partition
 // actors, the actor system, and last the logs (flush, checkpoints,
