@@ -188,11 +188,6 @@ func (c *Coordinator) PartitionFor(group string) int32 {
 	return PartitionFor(group, c.opts.Partitions)
 }
 
-// LoadLocal starts loading every __consumer_offsets partition this broker
-// leads (call after becoming leader of some; requests for a partition
-// being loaded wait for it).
-func (c *Coordinator) LoadLocal() { c.sys.Root.Send(c.router, &loadLocal{}) }
-
 // Elected tells the coordinator that this broker became leader of
 // __consumer_offsets partition p at leaderEpoch (Kafka's
 // GroupCoordinator.onElection): it starts loading the partition's groups
@@ -313,7 +308,6 @@ type (
 	listGroupsReq struct {
 		reply func([]Listing)
 	}
-	loadLocal       struct{}
 	electPartition  struct{ partition, epoch int32 }
 	resignPartition struct{ partition, epoch int32 }
 	// deleteTopics goes to the router and from it to every group actor.
@@ -448,8 +442,6 @@ func (r *router) Receive(ctx actor.Context) {
 		r.lists = append(r.lists, m.reply)
 		r.loadAllLocal(ctx)
 		r.answerLists(false)
-	case *loadLocal:
-		r.loadAllLocal(ctx)
 	case *electPartition:
 		if r.current(m.partition, m.epoch) {
 			r.startLoad(ctx, m.partition, r.part(m.partition))
