@@ -43,10 +43,17 @@ type ManagerConfig struct {
 	// ReplicaLagTimeMax is replica.lag.time.max.ms (default 30s): a leader
 	// drops a follower from the ISR that has not caught up for this long.
 	ReplicaLagTimeMax time.Duration
-	// Fetchers starts and stops follower fetching (replication/fetcher);
-	// nil = followers do not fetch. Can also be set later with SetFetchers
-	// (the fetcher manager needs the Manager to exist first).
-	Fetchers FetcherControl
+	// NewFetchers, if set, builds the replica fetcher manager that starts
+	// and stops follower fetching (replication/fetcher), given the
+	// partitions it fetches for (the Manager being built). NewManager
+	// calls it once, after the replica-manager actor exists and before it
+	// returns, so the Manager owns its fetcher control from construction
+	// on, as Kafka's ReplicaManager creates its ReplicaFetcherManager: the
+	// fetchers need the partitions and the partitions need the fetchers,
+	// and neither is handed over later. nil = followers do not fetch
+	// (single node). Its error fails NewManager. The caller stops what it
+	// built (before Close).
+	NewFetchers func(replicas ReplicaLookup) (FetcherControl, error)
 	// OnLeadershipChange, if set, is told every role change of a hosted
 	// partition: leader=true with the partition's leader epoch after this
 	// broker applied a LeaderAndIsr naming it leader; leader=false after
@@ -85,7 +92,7 @@ type Manager struct {
 	pids     *ProducerIDs
 	isr      IsrWriter
 	lag      time.Duration
-	fetchers atomic.Pointer[fetcherBox]
+	fetchers FetcherControl              // set by NewManager (NewFetchers), then only read
 	reporter atomic.Pointer[reporterBox] // offline replicas (offline.go)
 	onRole   func(tp TopicPartition, leader bool, leaderEpoch int32)
 	wg       sync.WaitGroup // offline reports (offline.go)
@@ -167,8 +174,16 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		return nil, fmt.Errorf("partition: spawn %s: %w", ManagerName, err)
 	}
 	m.sup = pid
-	if cfg.Fetchers != nil {
-		m.SetFetchers(cfg.Fetchers)
+	if cfg.NewFetchers != nil {
+		// Written before m is returned: every later reader (LeaderAndIsr,
+		// StopReplica, offline reports) comes after that; the actor just
+		// spawned never reads it.
+		f, err := cfg.NewFetchers(m)
+		if err != nil {
+			_ = cfg.System.Root.StopFuture(pid).Wait()
+			return nil, fmt.Errorf("partition: replica fetchers: %w", err)
+		}
+		m.fetchers = f
 	}
 	return m, nil
 }
@@ -222,19 +237,15 @@ func (m *Manager) spawnRegistered(ctx actor.Context, msg *spawnChild) (*actor.PI
 	return pid, err
 }
 
-type fetcherBox struct{ f FetcherControl }
-
-// SetFetchers installs the replica fetcher manager (see
-// ManagerConfig.Fetchers). Partitions applied as followers afterwards
-// start fetching; call it before the first LeaderAndIsr.
-func (m *Manager) SetFetchers(f FetcherControl) { m.fetchers.Store(&fetcherBox{f}) }
-
-func (m *Manager) fetcherControl() FetcherControl {
-	if b := m.fetchers.Load(); b != nil {
-		return b.f
-	}
-	return nil
+// ReplicaLookup is what the replica fetchers need from the replica
+// manager: the Handle of a hosted partition (*Manager implements it).
+type ReplicaLookup interface {
+	Get(tp TopicPartition) (*Handle, bool)
 }
+
+var _ ReplicaLookup = (*Manager)(nil)
+
+func (m *Manager) fetcherControl() FetcherControl { return m.fetchers }
 
 // onGiveUp runs when a partition actor failed too often (in its guardian's
 // strategy, on the failed actor's goroutine, before that actor handles the

@@ -188,11 +188,6 @@ func (c *Coordinator) PartitionFor(group string) int32 {
 	return PartitionFor(group, c.opts.Partitions)
 }
 
-// LoadLocal starts loading every __consumer_offsets partition this broker
-// leads (call after becoming leader of some; requests for a partition
-// being loaded wait for it).
-func (c *Coordinator) LoadLocal() { c.sys.Root.Send(c.router, &loadLocal{}) }
-
 // Elected tells the coordinator that this broker became leader of
 // __consumer_offsets partition p at leaderEpoch (Kafka's
 // GroupCoordinator.onElection): it starts loading the partition's groups
@@ -201,7 +196,7 @@ func (c *Coordinator) LoadLocal() { c.sys.Root.Send(c.router, &loadLocal{}) }
 // (a stale LeaderAndIsr applied late); leaderEpoch < 0 means unknown and is
 // never considered stale. It never blocks.
 func (c *Coordinator) Elected(partition, leaderEpoch int32) {
-	c.sys.Root.Send(c.router, &electPartition{partition: partition, epoch: leaderEpoch})
+	c.tell(&electPartition{partition: partition, epoch: leaderEpoch})
 }
 
 // Resign drops the groups of a partition this broker no longer leads:
@@ -215,7 +210,7 @@ func (c *Coordinator) Resign(partition int32) { c.ResignEpoch(partition, -1) }
 // epoch already seen for the partition, so a late event cannot unload
 // groups the broker leads again. A load in progress is abandoned.
 func (c *Coordinator) ResignEpoch(partition, leaderEpoch int32) {
-	c.sys.Root.Send(c.router, &resignPartition{partition: partition, epoch: leaderEpoch})
+	c.tell(&resignPartition{partition: partition, epoch: leaderEpoch})
 }
 
 // LeadershipChanged is Elected (leader) or ResignEpoch (not leader): the
@@ -244,7 +239,18 @@ func (c *Coordinator) DeleteTopicOffsets(topics []string) {
 	for _, t := range topics {
 		set[t] = true
 	}
-	c.sys.Root.Send(c.router, &deleteTopics{topics: set})
+	c.tell(&deleteTopics{topics: set})
+}
+
+// tell sends a hook's event (leadership, deleted topics) to the router.
+// The replica manager and the metadata cache outlive the coordinator
+// (they are built after it and stopped after it): an event after Stop has
+// nothing left to change and is dropped rather than dead-lettered.
+func (c *Coordinator) tell(msg any) {
+	if c.ctx.Err() != nil {
+		return
+	}
+	c.sys.Root.Send(c.router, msg)
 }
 
 func (c *Coordinator) ensureTopic(ctx context.Context) error {
@@ -302,7 +308,6 @@ type (
 	listGroupsReq struct {
 		reply func([]Listing)
 	}
-	loadLocal       struct{}
 	electPartition  struct{ partition, epoch int32 }
 	resignPartition struct{ partition, epoch int32 }
 	// deleteTopics goes to the router and from it to every group actor.
@@ -437,8 +442,6 @@ func (r *router) Receive(ctx actor.Context) {
 		r.lists = append(r.lists, m.reply)
 		r.loadAllLocal(ctx)
 		r.answerLists(false)
-	case *loadLocal:
-		r.loadAllLocal(ctx)
 	case *electPartition:
 		if r.current(m.partition, m.epoch) {
 			r.startLoad(ctx, m.partition, r.part(m.partition))

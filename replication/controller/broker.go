@@ -287,25 +287,9 @@ func (c *Controller) logFailure(id int32, what string) func(kmsg.Response, error
 	}
 }
 
-// BrokerEndpoint implements partition.EndpointLookup: the inter-broker
-// address of broker id from the metadata cache, falling back to its
-// /brokers/ids/<id> registration (a LeaderAndIsr can arrive before the
-// UpdateMetadata naming a new leader).
+// BrokerEndpoint implements partition.EndpointLookup (see Endpoints).
 func (c *Controller) BrokerEndpoint(id int32) (string, int32, bool) {
-	listener := c.cfg.Raw["inter.broker.listener.name"]
-	if b, ok := c.cache.Load().Broker(id); ok {
-		if listener != "" {
-			if hp, ok := b.Listeners[listener]; ok {
-				return hp.Host, hp.Port, true
-			}
-		}
-		return b.Host, b.Port, true
-	}
-	info, ok := c.zk.BrokerInfo(id)
-	if !ok {
-		return "", 0, false
-	}
-	return interBrokerEndpoint(info, listener)
+	return NewEndpoints(c.cfg, c.cache, c.zk).BrokerEndpoint(id)
 }
 
 // noPeers is the Peers of a controller without other brokers.

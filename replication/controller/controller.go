@@ -85,7 +85,7 @@ type Controller struct {
 	peers Peers
 	sys   *actor.ActorSystem // for actors.Emit (election counters); may be nil
 
-	cache metadata.Cache
+	cache *metadata.Cache // this broker's metadata cache (Options.Cache)
 
 	// Owned by the actor (and by Start before it is spawned, rejoin while
 	// none runs, Close after it stopped).
@@ -168,6 +168,12 @@ type Options struct {
 	// builds it before the replica manager, which writes ISR changes
 	// through it). nil = one of the controller's own.
 	ZK *zkclient.Client
+	// Cache is this broker's metadata cache, which the controller
+	// publishes to (its own snapshots on the active controller, the
+	// UpdateMetadata it receives otherwise). The broker builds it first so
+	// that what reads it (the replica fetchers' Endpoints) can exist
+	// before the controller. nil = one of the controller's own.
+	Cache *metadata.Cache
 }
 
 // New builds a controller over store for the broker configured by cfg
@@ -181,6 +187,9 @@ func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Opti
 		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval}
 	if c.log == nil {
 		c.log = zap.NewNop()
+	}
+	if c.cache = opts.Cache; c.cache == nil {
+		c.cache = &metadata.Cache{}
 	}
 	if c.zk = opts.ZK; c.zk == nil {
 		c.zk = zkclient.New(store, cfg.BrokerID, c.log.Named("zk"))

@@ -151,16 +151,19 @@ func (c *cluster) start(id int32, dir string) *testBroker {
 	}
 	b.sys = actors.NewSystem(lg)
 	b.rm, err = partition.NewManager(partition.ManagerConfig{System: b.sys, Store: partition.StorageStore{M: b.logs}, BrokerID: id,
-		Logger: lg, IsrWriter: c.isr, ReplicaLagTimeMax: c.lag})
+		Logger: lg, IsrWriter: c.isr, ReplicaLagTimeMax: c.lag,
+		NewFetchers: func(r partition.ReplicaLookup) (partition.FetcherControl, error) {
+			fm, err := Start(Config{System: b.sys, BrokerID: id, Replicas: r, Endpoints: c.eps, Logger: lg,
+				MaxWait: 200 * time.Millisecond, Backoff: 50 * time.Millisecond})
+			if err != nil {
+				return nil, err
+			}
+			b.fm = fm
+			return fm, nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.fm, err = Start(Config{System: b.sys, BrokerID: id, Replicas: b.rm, Endpoints: c.eps, Logger: lg,
-		MaxWait: 200 * time.Millisecond, Backoff: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.rm.SetFetchers(b.fm)
 	cfg := config.Defaults()
 	cfg.BrokerID = id
 	b.gate = &gate{Dispatcher: &handlers.Broker{Config: cfg, Log: lg, Replicas: b.rm}, stuck: make(chan int16, 1)}

@@ -9,18 +9,25 @@
 // hands the batches to the follower partitions, which keep the leader's
 // offsets (partition.Handle.AppendAsFollower).
 //
-// Wiring in a broker (after the replica manager, before the first
-// LeaderAndIsr; stop it before the replica manager):
+// Wiring in a broker: the replica manager builds it while it is
+// constructed (partition.ManagerConfig.NewFetchers), so it exists before
+// the first LeaderAndIsr; stop it before the replica manager:
 //
-//	fc := fetcher.ConfigFromBroker(cfg)
-//	fc.System, fc.Replicas, fc.Endpoints, fc.Logger = system, replicas, ctrl, log.Named("fetcher")
-//	fm, err := fetcher.Start(fc)
-//	replicas.SetFetchers(fm)
-//	... on shutdown: fm.Close(), then replicas.Close()
+//	var fm *fetcher.Manager
+//	rm, err := partition.NewManager(partition.ManagerConfig{...,
+//		NewFetchers: func(r partition.ReplicaLookup) (partition.FetcherControl, error) {
+//			fc := fetcher.ConfigFromBroker(cfg)
+//			fc.System, fc.Replicas, fc.Endpoints, fc.Logger = system, r, endpoints, log.Named("fetcher")
+//			var err error
+//			if fm, err = fetcher.Start(fc); err != nil {
+//				return nil, err
+//			}
+//			return fm, nil
+//		}})
+//	... on shutdown: fm.Close(), then rm.Close()
 //
-// with partition.ManagerConfig{IsrWriter: ctrl, ReplicaLagTimeMax:
-// cfg.ReplicaLagTimeMax} and LeaderAndIsr.MinInsyncReplicas filled from
-// the topic policy.
+// where endpoints resolves leader ids from the broker's metadata cache
+// (controller.NewEndpoints, which exists before the controller).
 package fetcher
 
 import (
@@ -40,11 +47,10 @@ import (
 // "<ManagerName>/fetcher-<leader id>-<index>".
 const ManagerName = "fetcher-manager"
 
-// Replicas is what fetchers need from the replica manager
-// (*partition.Manager implements it).
-type Replicas interface {
-	Get(tp partition.TopicPartition) (*partition.Handle, bool)
-}
+// Replicas is what fetchers need from the replica manager: the
+// partition.ReplicaLookup that partition.ManagerConfig.NewFetchers is
+// given (*partition.Manager implements it).
+type Replicas = partition.ReplicaLookup
 
 // Config configures Start. Zero durations and sizes take Kafka's defaults.
 type Config struct {

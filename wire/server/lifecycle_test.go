@@ -146,3 +146,45 @@ func TestIdleConnectionsClosed(t *testing.T) {
 		}
 	}
 }
+
+// Listen binds without serving: a connection made then is accepted by the
+// kernel and its request answered once Start serves; Listen after Start is
+// refused, and Close closes listeners that never served.
+func TestListenThenStart(t *testing.T) {
+	s := New(Config{Listeners: []config.Listener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 0}}}, &fakeDispatcher{}, nil)
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Listen(); err != nil { // a no-op
+		t.Fatalf("second Listen: %v", err)
+	}
+	addr := s.Addrs()[0].String()
+	c := dialRaw(t, addr) // bound: not refused
+	corr := c.send(metadataReq(1))
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := c.recv(metadataReq(1)); err != nil || got != corr {
+		t.Fatalf("response to the request sent before Start: correlation %d (%v), want %d", got, err, corr)
+	}
+	if err := s.Listen(); err == nil {
+		t.Fatal("Listen after Start succeeded")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	idle := New(Config{Listeners: []config.Listener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 0}}}, &fakeDispatcher{}, nil)
+	if err := idle.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	port := idle.Addrs()[0].String()
+	if err := idle.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", port) // released by Close without Start
+	if err != nil {
+		t.Fatalf("port still bound after Close of a server that never served: %v", err)
+	}
+	ln.Close()
+}

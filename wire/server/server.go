@@ -157,6 +157,39 @@ func (s *Server) Start() error {
 		return errors.New("server: Start called twice or after Close")
 	}
 	s.started = true
+	if err := s.bindLocked(); err != nil {
+		return err
+	}
+	for i, ln := range s.listeners {
+		s.log.Info("listening", zap.String("listener", s.names[i]), zap.Stringer("addr", ln.Addr()))
+		s.wg.Add(1)
+		go s.acceptLoop(ln, s.names[i])
+	}
+	return nil
+}
+
+// Listen binds every listener without accepting yet: a client's connect
+// completes in the kernel's backlog and its requests wait there until
+// Start serves them, as Kafka's SocketServer.startup(startProcessingRequests
+// = false) binds its acceptors before the broker registers and
+// startProcessingRequests serves once start-up is done. Start binds
+// whatever Listen has not. Calling it again is a no-op; on an error no
+// listener stays bound. Close closes bound listeners whether or not
+// Start ran.
+func (s *Server) Listen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started || s.closed {
+		return errors.New("server: Listen after Start or Close")
+	}
+	return s.bindLocked()
+}
+
+// bindLocked binds the listeners unless they are bound (s.mu held).
+func (s *Server) bindLocked() error {
+	if len(s.listeners) > 0 {
+		return nil
+	}
 	for _, l := range s.cfg.Listeners {
 		addr := net.JoinHostPort(l.Host, strconv.Itoa(l.Port))
 		ln, err := net.Listen("tcp", addr)
@@ -169,11 +202,6 @@ func (s *Server) Start() error {
 		}
 		s.listeners = append(s.listeners, ln)
 		s.names = append(s.names, l.Name)
-	}
-	for i, ln := range s.listeners {
-		s.log.Info("listening", zap.String("listener", s.names[i]), zap.Stringer("addr", ln.Addr()))
-		s.wg.Add(1)
-		go s.acceptLoop(ln, s.names[i])
 	}
 	return nil
 }

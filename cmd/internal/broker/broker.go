@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -23,6 +24,7 @@ import (
 	"gregor/partition"
 	"gregor/replication/controller"
 	"gregor/replication/fetcher"
+	"gregor/replication/metadata"
 	"gregor/replication/metastore"
 	"gregor/replication/zkclient"
 	"gregor/storage"
@@ -42,7 +44,6 @@ type Broker struct {
 	injected metastore.Store // WithStore: used instead of opening one (options.go)
 	ctrl     *controller.Controller
 	groups   *coordinator.Coordinator
-	groupsAt lateGroups // the coordinator for hooks set up before it exists
 	server   *server.Server
 	zk       *zkclient.Client // the broker's own ZooKeeper reads and writes (ISR, producer ids, configs, epoch fence)
 	admin    *admin.Server    // nil unless admin.listener is set
@@ -51,8 +52,10 @@ type Broker struct {
 }
 
 // Start brings a broker up: it opens (and, after an unclean shutdown,
-// recovers) every log under log.dirs, starts the actors and the controller,
-// and binds the listeners. On error everything started so far is stopped.
+// recovers) every log under log.dirs, starts the actors, binds the
+// listeners, starts the controller (which registers the broker in
+// /brokers/ids) and last serves the listeners (Kafka's order). On error
+// everything started so far is stopped.
 func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err error) {
 	b := &Broker{cfg: cfg, log: log}
 	for _, o := range opts {
@@ -103,6 +106,27 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	if cfg.ZookeeperConnect != "" { // ids unique across the cluster (/latest_producer_id_block)
 		pids = partition.NewBlockProducerIDs(func() (int64, int64, error) { return b.zk.ReserveProducerIDs(partition.ProducerIDBlockSize) })
 	}
+
+	// Built in an order without late-bound references: the group
+	// coordinator (an actor) first, so that every leadership change of a
+	// __consumer_offsets partition reaches it as a message; its
+	// offsets-topic store becomes usable below, before the listeners open
+	// and the controller starts, so before anything can call it
+	// (offsets_topic.go).
+	topic := &offsetsTopic{cfg: cfg}
+	b.groups, err = coordinator.New(b.system, coordinator.OptionsFromBroker(cfg, topic, log.Named("groups")))
+	if err != nil {
+		return nil, fmt.Errorf("group coordinator: %w", err)
+	}
+	// Stopped before the controller (the closer appended after it); this
+	// one only covers a failed Start.
+	stopGroups := sync.OnceFunc(b.groups.Stop)
+	b.closers = append(b.closers, func() error { stopGroups(); return nil })
+
+	// The metadata cache exists before the controller that fills it, so
+	// the fetchers can resolve leaders from it.
+	cache := &metadata.Cache{}
+	var fm *fetcher.Manager
 	b.replicas, err = partition.NewManager(partition.ManagerConfig{
 		System:            b.system,
 		Store:             partition.StorageStore{M: b.logs},
@@ -112,12 +136,25 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		IsrWriter:         b.zk,
 		ReplicaLagTimeMax: cfg.ReplicaLagTimeMax,
 		// __consumer_offsets leadership loads/unloads groups (offsets_topic.go).
-		OnLeadershipChange: b.groupsAt.leadershipChanged,
+		OnLeadershipChange: groupsLeadership(b.groups),
+		NewFetchers: func(r partition.ReplicaLookup) (partition.FetcherControl, error) {
+			if cfg.ZookeeperConnect == "" {
+				return nil, nil // single node: no follower ever fetches
+			}
+			fc := fetcher.ConfigFromBroker(cfg)
+			fc.System, fc.Replicas, fc.Endpoints, fc.Logger = b.system, r, controller.NewEndpoints(cfg, cache, b.zk), log.Named("fetcher")
+			var err error
+			if fm, err = fetcher.Start(fc); err != nil {
+				return nil, err
+			}
+			return fm, nil
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("replica manager: %w", err)
 	}
 	b.closers = append(b.closers, func() error { b.replicas.Close(); return nil })
+	topic.replicas = b.replicas
 
 	b.maint, err = partition.StartMaintenance(b.system, partition.StorageStore{M: b.logs}, b.replicas.HighWatermarks,
 		partition.MaintenanceConfig{RetentionCheck: cfg.LogRetentionCheckInterval, CleanerBackoff: cfg.LogCleanerBackoff, CleanerDisabled: !cfg.LogCleanerEnable,
@@ -126,55 +163,54 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		return nil, fmt.Errorf("log-manager actor: %w", err)
 	}
 	b.closers = append(b.closers, func() error { b.maint.Stop(); return nil })
-
-	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk})
-	if cfg.ZookeeperConnect != "" {
-		// Followers fetch from their leaders (before the first LeaderAndIsr).
-		fc := fetcher.ConfigFromBroker(cfg)
-		fc.System, fc.Replicas, fc.Endpoints, fc.Logger = b.system, b.replicas, b.ctrl, log.Named("fetcher")
-		fm, err := fetcher.Start(fc)
-		if err != nil {
-			return nil, fmt.Errorf("replica fetchers: %w", err)
-		}
-		b.replicas.SetFetchers(fm)
+	if fm != nil { // stopped first: no follower append after the final checkpoints
 		b.closers = append(b.closers, func() error { fm.Close(); return nil })
 	}
-	if err := b.ctrl.Start(); err != nil {
-		return nil, fmt.Errorf("controller: %w", err)
-	}
-	b.closers = append(b.closers, func() error { b.ctrl.Close(); return nil })
 
-	if err := b.logs.EnsureMetaProperties(cfg.BrokerID, b.ctrl.ClusterID()); err != nil {
-		return nil, err
-	}
+	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk, Cache: cache})
+	topic.topics = b.ctrl
+	// Deleted topics' offsets leave the groups coordinated here.
+	b.ctrl.OnMetadataChange(groupsMetadata(b.groups))
 
-	b.groups, err = coordinator.New(b.system, coordinator.OptionsFromBroker(cfg,
-		&offsetsTopic{cfg: cfg, replicas: b.replicas, topics: b.ctrl}, log.Named("groups")))
-	if err != nil {
-		return nil, fmt.Errorf("group coordinator: %w", err)
-	}
-	b.closers = append(b.closers, func() error { b.groupsAt.c.Store(nil); b.groups.Stop(); return nil })
-	// From now on leadership changes of __consumer_offsets partitions and
-	// deleted topics reach the coordinator; the partitions led already
-	// (single node: all of them) load in the background.
-	b.groupsAt.c.Store(b.groups)
-	b.ctrl.OnMetadataChange(b.groupsAt.metadataChanged)
-	b.groups.LoadLocal()
-
+	// The listeners are bound before the controller registers this broker
+	// in /brokers/ids and serve once the broker has started, as Kafka's
+	// KafkaServer.startup binds its SocketServer before registerBroker
+	// and starts processing requests last: the controller's first
+	// connection to a broker it has just seen register is never refused
+	// (it would wait a channel backoff); its requests wait in the backlog
+	// until this broker can answer them. Close still stops the listeners
+	// first: their closers run once, from the end of the list (below) or,
+	// if Start fails before that, from here.
 	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Cluster: b.ctrl}
 	// After the server (closed first, its connections' contexts cancelled)
 	// and before what the handlers' goroutines call into.
-	b.closers = append(b.closers, func() error { h.Close(); return nil })
+	closeHandlers := sync.OnceValue(func() error { h.Close(); return nil })
+	b.closers = append(b.closers, closeHandlers)
 	d, err := b.startAdmin(h) // admin.listener (admin.go)
 	if err != nil {
 		return nil, err
 	}
 	b.server = server.New(server.ConfigFromBroker(cfg), d, log.Named("server"))
 	b.attachAdmin(b.server)
+	closeServer := sync.OnceValue(b.server.Close)
+	b.closers = append(b.closers, closeServer)
+	if err := b.server.Listen(); err != nil {
+		return nil, fmt.Errorf("listeners: %w", err)
+	}
+
+	if err := b.ctrl.Start(); err != nil { // registers /brokers/ids/<broker.id>
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	b.closers = append(b.closers, func() error { b.ctrl.Close(); return nil })
+	b.closers = append(b.closers, func() error { stopGroups(); return nil })
+
+	if err := b.logs.EnsureMetaProperties(cfg.BrokerID, b.ctrl.ClusterID()); err != nil {
+		return nil, err
+	}
+	b.closers = append(b.closers, closeHandlers, closeServer)
 	if err := b.server.Start(); err != nil {
 		return nil, fmt.Errorf("listeners: %w", err)
 	}
-	b.closers = append(b.closers, b.server.Close)
 	b.started = true
 	log.Info("started", zap.Int32("broker.id", cfg.BrokerID), zap.String("cluster.id", b.ctrl.ClusterID()),
 		zap.Strings("log.dirs", cfg.LogDirs), zap.Duration("took", time.Since(began)))
@@ -196,10 +232,12 @@ func (b *Broker) firstOnlineDir() (string, error) {
 // Addrs are the bound listener addresses.
 func (b *Broker) Addrs() []net.Addr { return b.server.Addrs() }
 
-// Close stops the broker in reverse start order: listeners first (no new
-// requests), then the controller, the log-manager actor (final checkpoint),
-// the partition actors, the actor system, and last the logs (flush,
-// checkpoints, clean-shutdown marker). Idempotent.
+// Close stops the broker in reverse start order, except that the
+// listeners, bound before the controller started, still stop first (no
+// new requests); then the group coordinator, the controller, the
+// fetchers, the log-manager actor (final checkpoint), the partition
+// actors, the actor system, and last the logs (flush, checkpoints,
+// clean-shutdown marker). Idempotent.
 func (b *Broker) Close() error {
 	if b.started && b.cfg.ZookeeperConnect != "" && b.ctrl != nil {
 		b.started = false

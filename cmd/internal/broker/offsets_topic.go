@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -21,6 +20,13 @@ import (
 // offsetsTopic gives the group coordinator its __consumer_offsets partitions:
 // it creates the topic through the controller, appends through the partition
 // actors (acks=all) and reads the partitions' logs for reloading groups.
+//
+// The coordinator is built before the replica manager and the controller
+// (broker.go), so replicas and topics are filled in afterwards, on Start's
+// goroutine, before the listeners open and the controller starts. Nothing
+// calls the methods before then: they serve requests and the loads of
+// partitions led here (after a LeaderAndIsr, which the controller's start
+// precedes).
 type offsetsTopic struct {
 	cfg      *config.Broker
 	replicas *partition.Manager
@@ -206,34 +212,27 @@ func (o *offsetsTopic) Leader(p int32) (int32, string, int32, bool) {
 	return b.ID, b.Host, b.Port, true
 }
 
-// lateGroups lets the replica manager and the controller, built before the
-// group coordinator, reach it once it exists (nil before and after).
-type lateGroups struct {
-	c atomic.Pointer[coordinator.Coordinator]
-}
-
-// leadershipChanged is the replica manager's OnLeadershipChange: a
+// groupsLeadership is the replica manager's OnLeadershipChange: a
 // __consumer_offsets partition led here loads its groups; one no longer
 // led here resigns them (Kafka's onLeadershipChange callback of
-// handleLeaderAndIsrRequest and StopReplica).
-func (l *lateGroups) leadershipChanged(tp partition.TopicPartition, leader bool, leaderEpoch int32) {
-	if tp.Topic != coordinator.OffsetsTopicName {
-		return
-	}
-	if c := l.c.Load(); c != nil {
-		c.LeadershipChanged(tp.Partition, leader, leaderEpoch)
+// handleLeaderAndIsrRequest and StopReplica). The coordinator exists
+// before the replica manager, so no change is lost; each one is a message
+// to its router (it never blocks).
+func groupsLeadership(c *coordinator.Coordinator) func(tp partition.TopicPartition, leader bool, leaderEpoch int32) {
+	return func(tp partition.TopicPartition, leader bool, leaderEpoch int32) {
+		if tp.Topic == coordinator.OffsetsTopicName {
+			c.LeadershipChanged(tp.Partition, leader, leaderEpoch)
+		}
 	}
 }
 
-// metadataChanged is the metadata cache's listener: offsets of topics the
+// groupsMetadata is the metadata cache's listener: offsets of topics the
 // new snapshot no longer has are dropped from the groups coordinated here.
-func (l *lateGroups) metadataChanged(prev, next *metadata.Snapshot) {
-	c := l.c.Load()
-	if c == nil {
-		return
-	}
-	if gone := deletedTopics(prev, next); len(gone) > 0 {
-		c.DeleteTopicOffsets(gone)
+func groupsMetadata(c *coordinator.Coordinator) func(prev, next *metadata.Snapshot) {
+	return func(prev, next *metadata.Snapshot) {
+		if gone := deletedTopics(prev, next); len(gone) > 0 {
+			c.DeleteTopicOffsets(gone)
+		}
 	}
 }
 
