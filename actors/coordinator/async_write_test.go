@@ -209,7 +209,7 @@ func TestSessionExpiresWhileCommitAppendIsHeld(t *testing.T) {
 	}
 	ja, jb := joinReq("s", ""), joinReq("s", "")
 	ja.SessionTimeoutMillis, ja.RebalanceTimeoutMillis = 5000, 5000
-	jb.SessionTimeoutMillis, jb.RebalanceTimeoutMillis = 1500, 5000
+	jb.SessionTimeoutMillis, jb.RebalanceTimeoutMillis = 3000, 5000
 	ja.MemberID = wait(t, join(ja)).MemberID
 	jb.MemberID = wait(t, join(jb)).MemberID
 	ca, cb := join(ja), join(jb)
@@ -239,10 +239,11 @@ func TestSessionExpiresWhileCommitAppendIsHeld(t *testing.T) {
 	release = topic.HoldAppends()
 	done := commitAsync(c, "s", b.MemberID, 1, "orders", 0, 5)
 	awaitHeld(t, topic, 1)
-	// b's session (1.5 s: room for its SyncGroup on a loaded machine)
-	// runs out while its commit is held: the group's timer still fires
-	// and evicts it; a, heartbeating, stays.
-	deadline := time.Now().Add(10 * time.Second)
+	// b's session (3 s: room for its join and SyncGroup under -race on a
+	// loaded 2-core machine, where 1.5 s ran out before b synced) runs
+	// out while its commit is held: the group's timer still fires and
+	// evicts it; a, heartbeating, stays.
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		code := heartbeat(t, c, "s", a.MemberID, 1)
 		if code == kerr.RebalanceInProgress.Code {
