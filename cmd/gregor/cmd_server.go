@@ -31,16 +31,25 @@ func init() {
 				log = newLogger(true)
 				defer func() { _ = log.Sync() }()
 			}
-			b, err := broker.Start(cfg, log)
+			var opts []broker.Option
+			if cfg.PidFile != "" { // pid.file: written before the listeners serve, removed at exit
+				written := false
+				opts = append(opts, broker.BeforeServing(func() error {
+					if err := writePidFile(cfg.PidFile); err != nil {
+						return err
+					}
+					written = true
+					return nil
+				}))
+				defer func() {
+					if written {
+						os.Remove(cfg.PidFile)
+					}
+				}()
+			}
+			b, err := broker.Start(cfg, log, opts...)
 			if err != nil {
 				return err
-			}
-			if cfg.PidFile != "" { // pid.file: written once serving, removed at exit
-				if err := writePidFile(cfg.PidFile); err != nil {
-					_ = b.Close()
-					return err
-				}
-				defer os.Remove(cfg.PidFile)
 			}
 			sig := make(chan os.Signal, 1)
 			signal.Notify(sig, shutdownSignals...)

@@ -34,21 +34,22 @@ import (
 
 // Broker is a running broker. Create with Start; stop with Close.
 type Broker struct {
-	cfg      *config.Broker
-	log      *zap.Logger
-	logs     *storage.LogManager
-	system   *actor.ActorSystem
-	replicas *partition.Manager
-	maint    *partition.Maintenance
-	store    metastore.Store
-	injected metastore.Store // WithStore: used instead of opening one (options.go)
-	ctrl     *controller.Controller
-	groups   *coordinator.Coordinator
-	server   *server.Server
-	zk       *zkclient.Client // the broker's own ZooKeeper reads and writes (ISR, producer ids, configs, epoch fence)
-	admin    *admin.Server    // nil unless admin.listener is set
-	closers  []func() error   // in start order; Close runs them in reverse
-	started  bool             // Start completed: Close first does a controlled shutdown (cluster mode)
+	cfg           *config.Broker
+	log           *zap.Logger
+	logs          *storage.LogManager
+	system        *actor.ActorSystem
+	replicas      *partition.Manager
+	maint         *partition.Maintenance
+	store         metastore.Store
+	injected      metastore.Store // WithStore: used instead of opening one (options.go)
+	beforeServing func() error    // BeforeServing: run just before the listeners serve (options.go)
+	ctrl          *controller.Controller
+	groups        *coordinator.Coordinator
+	server        *server.Server
+	zk            *zkclient.Client // the broker's own ZooKeeper reads and writes (ISR, producer ids, configs, epoch fence)
+	admin         *admin.Server    // nil unless admin.listener is set
+	closers       []func() error   // in start order; Close runs them in reverse
+	started       bool             // Start completed: Close first does a controlled shutdown (cluster mode)
 }
 
 // Start brings a broker up: it opens (and, after an unclean shutdown,
@@ -208,6 +209,11 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		return nil, err
 	}
 	b.closers = append(b.closers, closeHandlers, closeServer)
+	if b.beforeServing != nil {
+		if err := b.beforeServing(); err != nil {
+			return nil, err
+		}
+	}
 	if err := b.server.Start(); err != nil {
 		return nil, fmt.Errorf("listeners: %w", err)
 	}

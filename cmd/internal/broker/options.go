@@ -16,6 +16,15 @@ func WithStore(store metastore.Store) Option {
 	return func(b *Broker) { b.injected = store }
 }
 
+// BeforeServing makes Start call fn once everything is up, just before the
+// listeners start answering requests; an error from fn fails Start (and
+// stops what it started). The gregor binary writes pid.file here, so that
+// a client that got an answer also finds the pid file (a harness or init
+// script that waits for the port reads it next).
+func BeforeServing(fn func() error) Option {
+	return func(b *Broker) { b.beforeServing = fn }
+}
+
 // Kill stops the broker as abruptly as the process allows: no controlled
 // shutdown (leadership is not moved away first), then the same stop as
 // Close so that every goroutine, actor, file and socket still ends. With
