@@ -42,8 +42,10 @@ func (g *Group) Commit(now time.Time, req CommitRequest) int16 {
 // passed: code is then the append's outcome, else the check's error).
 // While the append is in flight the offsets are pending (Kafka's
 // prepareOffsetCommit): OffsetFetch does not see them. They become the
-// committed offsets when it succeeds, unless the group died or the
-// partition's topic was deleted meanwhile; a failed append drops them.
+// committed offsets when it succeeds, unless the group died (or was
+// deleted and forgotten, a new group of the same id perhaps living in g
+// now: see forget) or the partition's topic was deleted meanwhile; a
+// failed append drops them.
 func (g *Group) commit(now time.Time, req CommitRequest, cb func(commitResult)) {
 	created := false
 	if !g.exists {
@@ -76,7 +78,20 @@ func (g *Group) commit(now time.Time, req CommitRequest, cb func(commitResult)) 
 		recs = append(recs, Record{Key: OffsetKey(g.id, tp), Value: OffsetValue(o)})
 		g.pendingOffsets[tp] = o
 	}
+	inc := g.incarnation
 	g.write(now, recs, func(_ time.Time, err error) {
+		if !g.current(inc) {
+			// The group was deleted and forgotten meanwhile; the pending
+			// offsets and the existence are the new group's. The append's
+			// outcome is still this request's answer (Kafka's commit
+			// callback skips the group update when it is Dead).
+			r := commitResult{accepted: true}
+			if err != nil {
+				r.code = storeErrorCode(err, true)
+			}
+			cb(r)
+			return
+		}
 		for tp, o := range offs {
 			p, ok := g.pendingOffsets[tp]
 			if !ok || g.state == Dead {
