@@ -49,3 +49,54 @@ func TestDeletedGroupsCommitDoesNotLandInNewGroup(t *testing.T) {
 	}
 	_ = del
 }
+
+// A leader's SyncGroup append is in flight; the members leave, the empty
+// group is deleted and forgotten (groupActor.after), and a new group of
+// the same id rebalances to generation 1, CompletingRebalance. The old
+// append then lands, with the same state and generation as when it was
+// asked for: it must not install the old generation's assignment in the
+// new group, which stays CompletingRebalance until its own leader syncs.
+func TestDeletedGroupsSyncDoesNotCompleteNewGroup(t *testing.T) {
+	g := NewGroup("g", testCfg(), &memStore{}, t0)
+	g.deferWrites()
+	a, ja := joinNew(t, g, t0)
+	g.Tick(t0)
+	if ja.r == nil || ja.r.ErrorCode != 0 {
+		t.Fatalf("join %+v", ja.r)
+	}
+	var s syncBox
+	g.Sync(t0, SyncRequest{MemberID: a, Generation: 1, Assignments: map[string][]byte{a: []byte("OLD")}}, s.cb)
+	old := g.takeWrites() // the sync append, in flight
+	g.Leave(t0, []LeaveMember{{MemberID: a}})
+	g.Tick(t0)
+	complete(g, nil) // the empty generation's record
+	var del int16 = -1
+	g.delete(t0, func(c int16) { del = c })
+	complete(g, nil)
+	if del != 0 || g.State() != Dead {
+		t.Fatalf("setup: delete answered %d, state %v", del, g.State())
+	}
+	g.forget(t0)
+	b, jb := joinNew(t, g, t0)
+	g.Tick(t0.Add(10e9))
+	if jb.r == nil || g.State() != CompletingRebalance || g.Generation() != 1 {
+		t.Fatalf("setup: join %+v state %v gen %d", jb.r, g.State(), g.Generation())
+	}
+	if len(old) != 1 {
+		t.Fatalf("setup: %d sync appends", len(old))
+	}
+	if s.r == nil {
+		t.Fatal("the leader that left was never answered its SyncGroup")
+	}
+	old[0].done(t0, nil)
+	if g.State() != CompletingRebalance {
+		m, _ := g.Member(b)
+		t.Fatalf("the deleted group's sync append moved the new group to %v (new member's assignment %q) before its leader synced", g.State(), m.Assignment)
+	}
+	var sb syncBox
+	g.Sync(t0, SyncRequest{MemberID: b, Generation: 1, Assignments: map[string][]byte{b: []byte("NEW")}}, sb.cb)
+	complete(g, nil)
+	if m, _ := g.Member(b); g.State() != Stable || string(m.Assignment) != "NEW" {
+		t.Fatalf("after the new leader's sync: state %v, assignment %q, want Stable with NEW", g.State(), m.Assignment)
+	}
+}
