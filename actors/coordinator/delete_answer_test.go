@@ -49,3 +49,31 @@ func TestOffsetDeleteAnswersNoneWhenTombstonesFail(t *testing.T) {
 		t.Fatalf("offset %d after OffsetDelete, want -1", got[0].Offset)
 	}
 }
+
+// Through the group actor: DeleteGroups is answered NONE while its
+// tombstones' append is still held (the answer does not wait for a
+// best-effort append), and when that append then fails the group stays
+// deleted: no offsets, a second DeleteGroups finds no group.
+func TestDeleteGroupsAnsweredBeforeItsTombstonesLand(t *testing.T) {
+	topic := NewMemTopic()
+	c := startCoord(t, topic)
+	if code := commit(t, c, "g", "", -1, "orders", 0, 5); code != 0 {
+		t.Fatalf("commit %d", code)
+	}
+	release := topic.HoldAppends()
+	defer release(nil)
+	ch, reply := chanOf[int16]()
+	deleteNow(c, "g", reply)
+	if code := wait(t, ch); code != 0 {
+		t.Fatalf("DeleteGroups answered %v, want NONE", kerr.ErrorForCode(code))
+	}
+	awaitHeld(t, topic, 1) // the tombstones
+	release(kerr.NotEnoughReplicas)
+	if r := fetchAll(t, c, "g"); r.ErrorCode != 0 || len(r.Topics) != 0 {
+		t.Fatalf("OffsetFetch after delete: code %d, %d topics, want none", r.ErrorCode, len(r.Topics))
+	}
+	deleteNow(c, "g", reply)
+	if code := wait(t, ch); code != kerr.GroupIDNotFound.Code {
+		t.Fatalf("second DeleteGroups answered %v, want GROUP_ID_NOT_FOUND", kerr.ErrorForCode(code))
+	}
+}
