@@ -6,18 +6,26 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// DeleteGroups whose tombstone append times out: the group is already gone
-// (Dead, offsets dropped), so the answer is NONE, as Kafka's
-// handleDeleteGroups gives once the group is marked Dead (the tombstones
-// are appended with acks=0 by cleanupGroupMetadata); a retry finds no
-// group.
-func TestDeleteGroupAnswersNoneWhenTombstonesFail(t *testing.T) {
+// committedGroup is a group used only for commits, offset 5 of tp stored
+// in st (which fails later appends once st.fail is set).
+func committedGroup(t *testing.T) (*Group, *memStore, TopicPartition) {
+	t.Helper()
 	st := &memStore{}
 	g := NewGroup("g", testCfg(), st, t0)
 	tp := TopicPartition{Topic: "t", Partition: 0}
 	if code := g.Commit(t0, CommitRequest{Generation: -1, Offsets: map[TopicPartition]OffsetAndMetadata{tp: {Offset: 5, LeaderEpoch: -1}}}); code != 0 {
 		t.Fatal(code)
 	}
+	return g, st, tp
+}
+
+// DeleteGroups whose tombstone append times out: the group is already gone
+// (Dead, offsets dropped), so the answer is NONE, as Kafka's
+// handleDeleteGroups gives once the group is marked Dead (the tombstones
+// are appended with acks=0 by cleanupGroupMetadata); a retry finds no
+// group.
+func TestDeleteGroupAnswersNoneWhenTombstonesFail(t *testing.T) {
+	g, st, tp := committedGroup(t)
 	st.fail = kerr.RequestTimedOut
 	if code := g.Delete(t0); code != 0 || g.State() != Dead {
 		t.Fatalf("DeleteGroups answered %v, group state %v; want NONE and Dead", kerr.ErrorForCode(code), g.State())
@@ -34,12 +42,7 @@ func TestDeleteGroupAnswersNoneWhenTombstonesFail(t *testing.T) {
 // so the partition is answered NONE (Kafka's handleDeleteOffsets), and
 // OffsetFetch shows nothing committed.
 func TestOffsetDeleteAnswersNoneWhenTombstonesFail(t *testing.T) {
-	st := &memStore{}
-	g := NewGroup("g", testCfg(), st, t0)
-	tp := TopicPartition{Topic: "t", Partition: 0}
-	if code := g.Commit(t0, CommitRequest{Generation: -1, Offsets: map[TopicPartition]OffsetAndMetadata{tp: {Offset: 5, LeaderEpoch: -1}}}); code != 0 {
-		t.Fatal(code)
-	}
+	g, st, tp := committedGroup(t)
 	st.fail = kerr.NotEnoughReplicas
 	top, codes := g.DeleteOffsets(t0, []TopicPartition{tp})
 	if top != 0 || len(codes) != 1 || codes[0] != 0 {

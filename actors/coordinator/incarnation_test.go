@@ -57,13 +57,7 @@ func TestDeletedGroupsCommitDoesNotLandInNewGroup(t *testing.T) {
 // asked for: it must not install the old generation's assignment in the
 // new group, which stays CompletingRebalance until its own leader syncs.
 func TestDeletedGroupsSyncDoesNotCompleteNewGroup(t *testing.T) {
-	g := NewGroup("g", testCfg(), &memStore{}, t0)
-	g.deferWrites()
-	a, ja := joinNew(t, g, t0)
-	g.Tick(t0)
-	if ja.r == nil || ja.r.ErrorCode != 0 {
-		t.Fatalf("join %+v", ja.r)
-	}
+	g, a := deferredLeader(t)
 	var s syncBox
 	g.Sync(t0, SyncRequest{MemberID: a, Generation: 1, Assignments: map[string][]byte{a: []byte("OLD")}}, s.cb)
 	old := g.takeWrites() // the sync append, in flight
