@@ -193,7 +193,10 @@ func TestSessionExpiresWhileCommitAppendIsHeld(t *testing.T) {
 	topic := NewMemTopic()
 	sys := actors.NewSystem(zap.NewNop())
 	cfg := DefaultConfig()
-	cfg.InitialRebalanceDelay, cfg.MinSessionTimeout = 0, 50*time.Millisecond
+	// The initial delay collects both joins in generation 1: with none,
+	// the first join to arrive would complete the join phase alone (as in
+	// Kafka, the initial delayed join does not wait for pending members).
+	cfg.InitialRebalanceDelay, cfg.MinSessionTimeout = 500*time.Millisecond, 50*time.Millisecond
 	c, err := New(sys, Options{Config: cfg, Partitions: 5, Topic: topic})
 	if err != nil {
 		t.Fatal(err)

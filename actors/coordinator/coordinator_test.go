@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -305,10 +306,13 @@ func TestDescribeDeleteAndSessionExpiry(t *testing.T) {
 	if r := wait(t, delch); r.Groups[0].ErrorCode != 0 {
 		t.Fatalf("delete empty %+v", r.Groups)
 	}
-	last := topic.Records(c.PartitionFor("g"))
-	if k, _ := DecodeKey(last[len(last)-1].Key); k.Kind != KeyGroup || last[len(last)-1].Value != nil {
-		t.Fatal("no group tombstone after delete")
-	}
+	// The answer does not wait for the tombstones (best-effort, as
+	// Kafka's acks=0 append), so they are awaited.
+	eventually(t, "group tombstone after delete", func() (bool, string) {
+		last := topic.Records(c.PartitionFor("g"))
+		k, _ := DecodeKey(last[len(last)-1].Key)
+		return k.Kind == KeyGroup && last[len(last)-1].Value == nil, fmt.Sprintf("last record %+v", k)
+	})
 }
 
 func TestSessionTimeoutEvictsThroughActorTimer(t *testing.T) {

@@ -74,14 +74,22 @@ func TestDeferredStaticRejoinUndoneWhenAppendFails(t *testing.T) {
 	}
 }
 
-func TestDeferredSyncAppendIgnoredAfterARebalanceBegan(t *testing.T) {
-	g := NewGroup("g", testCfg(), &memStore{}, t0)
+// deferredLeader is a group deferring its writes, with one member a that
+// joined generation 1 and leads it (CompletingRebalance: a must sync).
+func deferredLeader(t *testing.T) (g *Group, a string) {
+	t.Helper()
+	g = NewGroup("g", testCfg(), &memStore{}, t0)
 	g.deferWrites()
 	a, ja := joinNew(t, g, t0)
 	g.Tick(t0)
 	if ja.r == nil || ja.r.ErrorCode != 0 {
 		t.Fatalf("join %+v", ja.r)
 	}
+	return g, a
+}
+
+func TestDeferredSyncAppendIgnoredAfterARebalanceBegan(t *testing.T) {
+	g, a := deferredLeader(t)
 	var s syncBox
 	g.Sync(t0, SyncRequest{MemberID: a, Generation: 1}, s.cb)
 	// A new member joins while the leader's assignment is appended: the

@@ -34,6 +34,14 @@
 //     of its own, one at a time, and feeds each outcome back as a
 //     message: a commit, a rejoin or a SyncGroup waiting for acks=-1
 //     replication holds no heartbeat, leave or session timer of its group.
+//     An append outlives the group that asked for it when the group is
+//     deleted and forgotten meanwhile: its outcome still answers its
+//     request, but the group's incarnation (counted by forget, captured
+//     by the write's callback) keeps it from changing the new group of the
+//     same id. Tombstones of a deletion (DeleteGroups, OffsetDelete,
+//     offset expiry, deleted topics) are best-effort, as Kafka's acks=0
+//     cleanup appends: the request is answered once the cache is updated
+//     and a failed append is only logged.
 //     The broker's OffsetsTopic waits on each append with
 //     partition.ProduceWait, the one wait on a partition.Produce (abandon
 //     before the actor starts it, give up after it appended).

@@ -70,6 +70,11 @@ type Group struct {
 	// says the owner performs them (else write performs them at once).
 	writes   []pendingWrite
 	deferred bool
+	// incarnation counts the groups of this id that this Group object has
+	// stood for: forget starts a new one. A write's callback captures it,
+	// so an append asked for by a deleted (forgotten) group changes nothing
+	// in the group of the same id that replaced it (see current).
+	incarnation uint64
 }
 
 // NewGroup returns a Group for id that does not exist yet (see exists).

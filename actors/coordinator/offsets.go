@@ -42,8 +42,10 @@ func (g *Group) Commit(now time.Time, req CommitRequest) int16 {
 // passed: code is then the append's outcome, else the check's error).
 // While the append is in flight the offsets are pending (Kafka's
 // prepareOffsetCommit): OffsetFetch does not see them. They become the
-// committed offsets when it succeeds, unless the group died or the
-// partition's topic was deleted meanwhile; a failed append drops them.
+// committed offsets when it succeeds, unless the group died (or was
+// deleted and forgotten, a new group of the same id perhaps living in g
+// now: see forget) or the partition's topic was deleted meanwhile; a
+// failed append drops them.
 func (g *Group) commit(now time.Time, req CommitRequest, cb func(commitResult)) {
 	created := false
 	if !g.exists {
@@ -76,7 +78,20 @@ func (g *Group) commit(now time.Time, req CommitRequest, cb func(commitResult)) 
 		recs = append(recs, Record{Key: OffsetKey(g.id, tp), Value: OffsetValue(o)})
 		g.pendingOffsets[tp] = o
 	}
+	inc := g.incarnation
 	g.write(now, recs, func(_ time.Time, err error) {
+		if !g.current(inc) {
+			// The group was deleted and forgotten meanwhile; the pending
+			// offsets and the existence are the new group's. The append's
+			// outcome is still this request's answer (Kafka's commit
+			// callback skips the group update when it is Dead).
+			r := commitResult{accepted: true}
+			if err != nil {
+				r.code = storeErrorCode(err, true)
+			}
+			cb(r)
+			return
+		}
 		for tp, o := range offs {
 			p, ok := g.pendingOffsets[tp]
 			if !ok || g.state == Dead {
@@ -220,9 +235,12 @@ func (g *Group) DeleteOffsets(now time.Time, tps []TopicPartition) (int16, []int
 // code and one code per requested partition. Offsets of topics the
 // members of a consumer group subscribe to are kept
 // (GROUP_SUBSCRIBED_TO_TOPIC); a non-consumer group with members gets
-// NON_EMPTY_GROUP. As Kafka's cleanupGroupMetadata, the offsets leave the
-// cache at once and their tombstones are appended after; the answer waits
-// for that append and carries its error (storeErrorCode) if it failed.
+// NON_EMPTY_GROUP. As Kafka's handleDeleteOffsets and cleanupGroupMetadata,
+// the offsets leave the cache at once and the answer (0 for each removed
+// partition) is given then: the deletion has happened, whatever becomes of
+// its tombstones, which are appended best-effort (a failure is the owner's
+// to log; the offsets may then come back when the partition is next
+// loaded, as in Kafka, whose tombstones are appended with acks=0).
 func (g *Group) deleteOffsets(now time.Time, tps []TopicPartition, cb func(int16, []int16)) {
 	codes := make([]int16, len(tps))
 	if !g.exists || g.state == Dead {
@@ -254,17 +272,10 @@ func (g *Group) deleteOffsets(now time.Time, tps []TopicPartition, cb func(int16
 			delete(g.pendingOffsets, tp)
 		}
 	}
-	if len(recs) == 0 {
-		cb(0, codes)
-		return
+	cb(0, codes)
+	if len(recs) > 0 {
+		g.write(now, recs, func(time.Time, error) {})
 	}
-	g.write(now, recs, func(_ time.Time, err error) {
-		if err != nil {
-			cb(storeErrorCode(err, false), nil)
-			return
-		}
-		cb(0, codes)
-	})
 }
 
 // Delete handles DeleteGroups for this group for an owner that does not
@@ -276,9 +287,12 @@ func (g *Group) Delete(now time.Time) int16 {
 }
 
 // delete handles DeleteGroups for this group: cb gets GROUP_ID_NOT_FOUND
-// (unknown or dead), NON_EMPTY_GROUP (has members), or, the group being
-// Dead at once (Kafka's handleDeleteGroups), the outcome of appending the
-// tombstones of its metadata and offsets: 0, or the append's error.
+// (unknown or dead), NON_EMPTY_GROUP (has members), or 0: the group is
+// Dead at once, its offsets gone, and, as Kafka's handleDeleteGroups, the
+// answer says so whatever becomes of the tombstones of its metadata and
+// offsets, appended best-effort (cleanupGroupMetadata appends them with
+// acks=0; a failure is the owner's to log, and the group may then come
+// back when the partition is next loaded).
 func (g *Group) delete(now time.Time, cb func(int16)) {
 	if !g.exists || g.state == Dead {
 		cb(kerr.GroupIDNotFound.Code)
@@ -301,13 +315,8 @@ func (g *Group) delete(now time.Time, cb func(int16)) {
 	g.offsets = map[TopicPartition]OffsetAndMetadata{}
 	g.pendingOffsets = map[TopicPartition]OffsetAndMetadata{}
 	g.transition(Dead, now)
-	g.write(now, recs, func(_ time.Time, err error) {
-		if err != nil {
-			cb(storeErrorCode(err, false))
-			return
-		}
-		cb(0)
-	})
+	cb(0)
+	g.write(now, recs, func(time.Time, error) {})
 }
 
 // ExpireOffsets deletes the offsets whose retention has passed (Kafka's

@@ -74,17 +74,27 @@ func viaOutbox[T any](g *Group, f func(T)) func(T) {
 }
 
 // forget turns a Dead group back into an unknown one, keeping its outbox
-// (answers and queued appends; an append in flight still completes into
-// this Group, whose callbacks find its state gone and change nothing):
-// Kafka removes a group from its cache as it becomes Dead (deleted, or
-// emptied by offset expiration or topic deletion), so the next request
-// finds no group (a JoinGroup or simple commit starts a new one) rather
-// than a Dead one.
+// (answers and queued appends) and starting a new incarnation: Kafka
+// removes a group from its cache as it becomes Dead (deleted, or emptied
+// by offset expiration or topic deletion), so the next request finds no
+// group (a JoinGroup or simple commit starts a new one) rather than a Dead
+// one. An append the forgotten group asked for still completes into this
+// Group object, possibly once a new group of the same id lives in it: its
+// callback sees that the incarnation changed (current) and only answers
+// its request, as Kafka's callbacks do for a group that is no longer the
+// one in the cache.
 func (g *Group) forget(now time.Time) {
 	held, holding, writes, deferred := g.held, g.holding, g.writes, g.deferred
+	inc := g.incarnation + 1
 	*g = *NewGroup(g.id, g.cfg, g.store, now)
 	g.held, g.holding, g.writes, g.deferred = held, holding, writes, deferred
+	g.incarnation = inc
 }
+
+// current reports whether inc, the incarnation captured when a write was
+// asked for, is still the group's: false once the group that asked was
+// forgotten, whatever state and generation the new group has reached.
+func (g *Group) current(inc uint64) bool { return g.incarnation == inc }
 
 // The outbox also carries the records the group asked to persist. Kafka's
 // GroupMetadataManager appends a commit's or a rebalance's records to

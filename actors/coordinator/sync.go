@@ -77,9 +77,12 @@ func (g *Group) Sync(now time.Time, req SyncRequest, cb func(*kmsg.SyncGroupResp
 		// durable (heartbeats are answered meanwhile); as Kafka's
 		// doSyncGroup callback, the outcome only counts if no rebalance
 		// began while it was appended.
-		gen := g.generation
+		// A forgotten group's generation restarts at 0, so a new group
+		// of the same id may be back in this state and generation when
+		// the append lands: the incarnation tells them apart.
+		gen, inc := g.generation, g.incarnation
 		g.persistGroup(now, assignment, func(now time.Time, err error) {
-			if g.state != CompletingRebalance || g.generation != gen {
+			if !g.current(inc) || g.state != CompletingRebalance || g.generation != gen {
 				return
 			}
 			if err != nil {
