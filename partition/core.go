@@ -137,7 +137,9 @@ func (c *Core) Start(logStart, logEnd int64, prod *Producers, state LeaderAndIsr
 }
 
 // Apply takes a LeaderAndIsr from the controller. It replaces the state
-// and any pending ISR proposal (its result will be dropped). A replica
+// and any pending ISR proposal (its result will be dropped) — except when
+// the state is the one this leader already holds (same leader epoch and
+// znode version, see Replica.Apply): the proposal stays pending. A replica
 // that no longer leads fails its waiting acks=-1 produces with
 // NOT_LEADER_OR_FOLLOWER; the client retries on the new leader.
 func (c *Core) Apply(s LeaderAndIsr) (*kerr.Error, Effects) {
@@ -145,7 +147,9 @@ func (c *Core) Apply(s LeaderAndIsr) (*kerr.Error, Effects) {
 	if err := c.rep.Apply(s, -1); err != nil {
 		return err, eff
 	}
-	c.proposal = nil
+	if c.rep.PendingISR == nil {
+		c.proposal = nil
+	}
 	eff.Publish = true
 	if c.rep.Role != RoleLeader {
 		c.failPending(&eff, kerr.NotLeaderForPartition)
