@@ -223,7 +223,8 @@ func (a *partitionActor) writeIsr(ctx actor.Context, p IsrProposal) {
 }
 
 // isrWritten feeds an AlterIsr result to the core. A failure leaves the
-// committed ISR in place; the next check or fetch proposes again.
+// committed ISR in place and the proposal pending; the core writes it
+// again at the next check (or a fetch after a backoff).
 func (a *partitionActor) isrWritten(ctx actor.Context, r IsrResult) {
 	if a.core == nil {
 		return
