@@ -240,11 +240,17 @@ func (a *partitionActor) isrWritten(ctx actor.Context, r IsrResult) {
 	a.do(ctx, eff)
 }
 
+// apply takes a LeaderAndIsr and saves it in the Handle before the
+// answer is sent, under stateMu as the ISR commits in do: only the actor
+// writes the saved state while it runs, so a later write can never bring
+// back an older one, and an incarnation started right after the answer
+// begins from this state.
 func (a *partitionActor) apply(ctx actor.Context, s LeaderAndIsr) *kerr.Error {
 	err, eff := a.core.Apply(s)
 	if err != nil {
 		return err
 	}
+	a.h.setState(s)
 	a.lg.SetConfig(s.Config)
 	a.do(ctx, eff)
 	return nil

@@ -311,7 +311,7 @@ func (m *Manager) applyOne(s LeaderAndIsr) error {
 		if kerrv != nil {
 			return kerrv
 		}
-		h.setState(s)
+		// The actor saved s in the Handle before answering (apply).
 		if f := m.fetcherControl(); f != nil {
 			// Kafka ReplicaManager.makeLeaders/makeFollowers: a leader stops
 			// fetching; a follower (re)starts from its leader under the new
