@@ -42,6 +42,7 @@ type partitionActor struct {
 	writes   *sync.WaitGroup
 	lag      time.Duration
 	isrTimer *time.Timer
+	isrArmed *isrCheck // the check isrTimer sends; any other is stale
 }
 
 // isrWritten is the result of an IsrWriter.AlterIsr run off the actor.
@@ -82,7 +83,10 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 			panic(fmt.Errorf("partition %s: truncate: %w", a.h.tp, r.err))
 		}
 	case *isrCheck:
-		a.isrTimer = nil
+		if m != a.isrArmed {
+			return // stale: armed by a previous incarnation or a stopped timer
+		}
+		a.isrTimer, a.isrArmed = nil, nil
 		a.do(ctx, a.core.IsrTick())
 		a.armIsrCheck(ctx)
 	case *isrWritten:
@@ -351,12 +355,14 @@ func (a *partitionActor) armIsrCheck(ctx actor.Context) {
 		return
 	}
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	a.isrTimer = time.AfterFunc(a.lag/2, func() { root.Send(self, &isrCheck{}) })
+	m := &isrCheck{armed: time.Now()}
+	a.isrArmed = m
+	a.isrTimer = time.AfterFunc(a.lag/2, func() { root.Send(self, m) })
 }
 
 func (a *partitionActor) stopIsrCheck() {
 	if a.isrTimer != nil {
 		a.isrTimer.Stop()
-		a.isrTimer = nil
+		a.isrTimer, a.isrArmed = nil, nil
 	}
 }

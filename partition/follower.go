@@ -69,8 +69,13 @@ type FollowerResult struct {
 	Err          error
 }
 
-// isrCheck is the leader's periodic ISR shrink check.
-type isrCheck struct{}
+// isrCheck is the leader's periodic ISR shrink check. Each armed timer
+// sends its own *isrCheck; the actor acts only on the one it armed last
+// (partitionActor.isrArmed), so a check queued by a previous incarnation
+// or by a timer stopped too late does not start a second chain.
+type isrCheck struct {
+	armed time.Time // when the timer was armed (for traces; non-empty so each check is a distinct pointer)
+}
 
 // replicationAskTimeout bounds a fetch handler's or fetcher's wait on a
 // partition actor: local work (an append, a truncation, at most one ISR
