@@ -68,7 +68,7 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 	case *followerFetch:
 		err, eff := a.core.FollowerFetch(m.replica, m.fetchOffset, &m.tr)
 		a.do(ctx, eff)
-		m.done(err)
+		m.finish(err)
 	case *followerAppend:
 		r := a.followerAppend(m)
 		m.reply(r)
@@ -121,6 +121,7 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 				close(*g)
 			}
 		}
+		a.h.failFetches(ctx.Self())
 	}
 }
 

@@ -64,6 +64,11 @@ type Handle struct {
 
 	// isrSeq numbers ISR proposals across incarnations (Core.nextSeq).
 	isrSeq atomic.Uint64
+
+	// fetches are the follower fetches sent to an actor and not answered
+	// yet (see followerFetch).
+	fetchMu sync.Mutex
+	fetches map[*followerFetch]struct{}
 }
 
 type waiter struct {
@@ -83,7 +88,7 @@ func (w waiter) satisfied(v *View) bool {
 }
 
 func newHandle(tp TopicPartition, root *actor.RootContext) *Handle {
-	h := &Handle{tp: tp, root: root, waiters: make(map[uint64]waiter)}
+	h := &Handle{tp: tp, root: root, waiters: make(map[uint64]waiter), fetches: make(map[*followerFetch]struct{})}
 	h.view.Store(&View{Err: kerr.NotLeaderForPartition, LeaderEpoch: -1})
 	return h
 }
