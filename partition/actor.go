@@ -43,6 +43,9 @@ type partitionActor struct {
 	lag      time.Duration
 	isrTimer *time.Timer
 	isrArmed *isrCheck // the check isrTimer sends; any other is stale
+	// saved is the core's proposal last stored in the Handle (do keeps
+	// the Handle's copy current for the next incarnation).
+	saved *IsrProposal
 }
 
 // isrWritten is the result of an IsrWriter.AlterIsr run off the actor.
@@ -130,7 +133,7 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 // the log and re-applies the last LeaderAndIsr state. A failure panics so
 // the supervisor retries with backoff and eventually marks it offline.
 func (a *partitionActor) start() {
-	state, n := a.h.nextStart()
+	state, pending, n := a.h.nextStart()
 	var (
 		lg  Log
 		err error
@@ -160,6 +163,12 @@ func (a *partitionActor) start() {
 	a.lg = lg
 	a.core = NewCore(CoreConfig{TP: a.h.tp, BrokerID: a.brokerID, AlterIsr: a.isr != nil, Lag: a.lag, NextSeq: func() uint64 { return a.h.isrSeq.Add(1) }})
 	a.core.Start(lg.LogStartOffset(), lg.LogEndOffset(), prod, state, hw)
+	if a.core.Resume(pending) {
+		a.log.Info("ISR change of the previous incarnation still pending", zap.Stringer("partition", a.h.tp),
+			zap.String("change", pending.Why), zap.Int32s("proposed", pending.ISR), zap.Int32("zkVersion", pending.ZkVersion))
+	}
+	a.saved = a.core.proposal
+	a.h.saveProposal(a.saved)
 	rep := a.core.rep
 	a.log.Info("partition started", zap.Stringer("partition", a.h.tp), zap.Int("incarnation", n),
 		zap.Int64("logStartOffset", rep.LogStartOffset), zap.Int64("logEndOffset", rep.LogEndOffset),
@@ -193,6 +202,10 @@ func (a *partitionActor) publish() {
 func (a *partitionActor) do(ctx actor.Context, eff Effects) {
 	if eff.Publish {
 		a.publish()
+	}
+	if p := a.core.proposal; p != a.saved {
+		a.saved = p
+		a.h.saveProposal(p)
 	}
 	if c := eff.Committed; c != nil {
 		rep := a.core.rep

@@ -144,6 +144,24 @@ func (c *Core) Start(logStart, logEnd int64, prod *Producers, state LeaderAndIsr
 	_ = c.rep.Apply(state, checkpointHW)
 }
 
+// Resume takes over p, the proposal a previous incarnation had pending
+// when it stopped (the Handle keeps it), after Start: when it was made
+// over the state this core holds (leader, same leader epoch, znode
+// version and committed ISR) it is pending again — its write may be in
+// flight or have landed, so its members stay in the maximal ISR — and it
+// is written again at the next tick (or a fetch after the backoff) unless
+// its result arrives first. It reports whether p was taken.
+func (c *Core) Resume(p *IsrProposal) bool {
+	r := c.rep
+	if p == nil || !c.canAlterIsr || r.Role != RoleLeader || p.LeaderEpoch != r.LeaderEpoch || p.ZkVersion != r.ZkVersion || !slices.Equal(p.From, r.ISR) {
+		return false
+	}
+	r.ProposeISR(p.ISR)
+	c.proposal = p
+	c.retryAt = r.now().Add(isrRetryBackoff)
+	return true
+}
+
 // Apply takes a LeaderAndIsr from the controller. It replaces the state
 // and any pending ISR proposal (its result will be dropped) — except when
 // the state is the one this leader already holds (same leader epoch and

@@ -61,6 +61,9 @@ type Handle struct {
 	stateMu sync.Mutex
 	state   LeaderAndIsr
 	starts  int
+	// proposal is the ISR change the actor has pending (nil: none), for
+	// the next incarnation to resume (Core.Resume); under stateMu.
+	proposal *IsrProposal
 
 	// isrSeq numbers ISR proposals across incarnations (Core.nextSeq).
 	isrSeq atomic.Uint64
@@ -213,9 +216,15 @@ func (h *Handle) setState(s LeaderAndIsr) {
 	h.stateMu.Unlock()
 }
 
-func (h *Handle) nextStart() (LeaderAndIsr, int) {
+func (h *Handle) nextStart() (LeaderAndIsr, *IsrProposal, int) {
 	h.stateMu.Lock()
 	defer h.stateMu.Unlock()
 	h.starts++
-	return h.state, h.starts
+	return h.state, h.proposal, h.starts
+}
+
+func (h *Handle) saveProposal(p *IsrProposal) {
+	h.stateMu.Lock()
+	h.proposal = p
+	h.stateMu.Unlock()
 }

@@ -64,3 +64,43 @@ func TestNewerLeaderAndIsrReplacesProposal(t *testing.T) {
 		t.Fatalf("proposal %+v / PendingISR %v kept over a newer state", e.c.Proposal(), e.c.Replica().PendingISR)
 	}
 }
+
+// A restart while an expansion is being written: the next incarnation's
+// core resumes the proposal the Handle kept, so the high watermark keeps
+// waiting for the new member until the write's result (here: success,
+// delivered to the new incarnation) arrives.
+func TestRestartedCoreResumesPendingProposal(t *testing.T) {
+	e := newCoreEnv(t, []int32{1, 2}, 1)
+	e.fetch(2, 10)
+	eff := e.fetch(3, 10)
+	if eff.Propose == nil {
+		t.Fatal("no expansion proposed")
+	}
+	prop := *eff.Propose
+	// The next incarnation: same log, same saved state.
+	n := newCoreEnv(t, []int32{1, 2}, 1)
+	n.clk = e.clk
+	if !n.c.Resume(&prop) {
+		t.Fatal("proposal over the same state not resumed")
+	}
+	n.fetch(2, 10)
+	n.fetch(3, 10)
+	p, _, done, _ := n.produce(-1) // 10..19
+	if done {
+		t.Fatal("answered before followers")
+	}
+	eff = n.fetch(2, 20)
+	if _, acked := replied(eff, p); acked || n.hw() != 10 {
+		t.Fatalf("acked=%v hw=%d with follower 3 of the resumed proposal at 10, want false 10", acked, n.hw())
+	}
+	if committed, _ := n.c.IsrWritten(IsrResult{Proposal: prop, NewZkVersion: 8}); !committed || !slices.Equal(n.c.Replica().ISR, []int32{1, 2, 3}) {
+		t.Fatalf("old incarnation's write result: committed=%v ISR=%v", committed, n.c.Replica().ISR)
+	}
+	// A proposal over another state (a newer znode version) is not resumed.
+	o := newCoreEnv(t, []int32{1, 2}, 1)
+	stale := prop
+	stale.ZkVersion = 6
+	if o.c.Resume(&stale) || o.c.Replica().PendingISR != nil {
+		t.Fatal("proposal over an older znode version resumed")
+	}
+}
