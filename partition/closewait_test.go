@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"gregor/actors"
 	"gregor/storage"
 )
 
@@ -28,30 +27,14 @@ func (w *blockedIsr) AlterIsr(TopicPartition, int32, []int32, int32) (int32, err
 // than closeWait: the store is closed after the replica manager, so
 // waiting for it would hang the shutdown for the whole outage.
 func TestCloseDoesNotWaitForAStuckIsrWrite(t *testing.T) {
-	lm, err := storage.NewLogManager(storage.LogManagerConfig{Dirs: []string{t.TempDir()}, Defaults: storage.DefaultLogConfig()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := actors.NewSystem(nil)
 	w := &blockedIsr{started: make(chan struct{}, 1), release: make(chan struct{})}
-	m, err := NewManager(ManagerConfig{System: sys, Store: StorageStore{M: lm}, BrokerID: 1, IsrWriter: w, ReplicaLagTimeMax: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newStorageManager(t, ManagerConfig{BrokerID: 1, IsrWriter: w, ReplicaLagTimeMax: 100 * time.Millisecond}, nil)
 	m.closeWait = 50 * time.Millisecond
 	t.Cleanup(func() {
 		close(w.release) // the store failing the write, as closing it does
 		m.isrWrites.Wait()
-		sys.Shutdown()
-		if err := lm.Close(); err != nil {
-			t.Error(err)
-		}
 	})
-	tp := TopicPartition{Topic: "t", Partition: 0}
-	st := LeaderAndIsr{TopicPartition: tp, Leader: 1, ISR: []int32{1, 2}, Replicas: []int32{1, 2}, MinInsyncReplicas: 1, Config: storage.DefaultLogConfig()}
-	if errs := m.ApplyLeaderAndIsr([]LeaderAndIsr{st}); len(errs) != 0 {
-		t.Fatal(errs)
-	}
+	leadT0(t, m, 1, 2)
 	select {
 	case <-w.started: // follower 2 never fetches: the shrink is being written
 	case <-time.After(ReplicationAskTimeout):

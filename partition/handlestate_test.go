@@ -17,23 +17,7 @@ import (
 // (the manager used to store the state then) can overwrite an ISR change
 // the actor committed meanwhile.
 func TestActorSavesAppliedStateBeforeAnswering(t *testing.T) {
-	lm, err := storage.NewLogManager(storage.LogManagerConfig{Dirs: []string{t.TempDir()}, Defaults: storage.DefaultLogConfig()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := actors.NewSystem(nil)
-	m, err := NewManager(ManagerConfig{System: sys, Store: StorageStore{M: lm}, BrokerID: 1,
-		Backoff: actors.BackoffStrategy{Initial: time.Millisecond, Max: 5 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		m.Close()
-		sys.Shutdown()
-		if err := lm.Close(); err != nil {
-			t.Error(err)
-		}
-	})
+	m := newStorageManager(t, ManagerConfig{BrokerID: 1, Backoff: actors.BackoffStrategy{Initial: time.Millisecond, Max: 5 * time.Millisecond}}, nil)
 	tp := TopicPartition{Topic: "t", Partition: 0}
 	s1 := LeaderAndIsr{TopicPartition: tp, Leader: 1, LeaderEpoch: 0, ISR: []int32{1}, Replicas: []int32{1}, Config: storage.DefaultLogConfig()}
 	if errs := m.ApplyLeaderAndIsr([]LeaderAndIsr{s1}); len(errs) != 0 {

@@ -13,13 +13,7 @@ import (
 // zkVersion) is written again — at a fetch once the backoff passed, or
 // at the tick — until it succeeds.
 func TestFailedIsrWriteStaysPendingAndIsRetried(t *testing.T) {
-	e := newCoreEnv(t, []int32{1, 2}, 1)
-	e.fetch(2, 10)
-	eff := e.fetch(3, 10)
-	if eff.Propose == nil {
-		t.Fatal("no expansion proposed")
-	}
-	prop := *eff.Propose
+	e, prop := proposedExpand(t)
 	if committed, _ := e.c.IsrWritten(IsrResult{Proposal: prop, Err: errors.New("zk: connection closed")}); committed {
 		t.Fatal("a failed write committed")
 	}
@@ -30,7 +24,7 @@ func TestFailedIsrWriteStaysPendingAndIsRetried(t *testing.T) {
 	if done {
 		t.Fatal("answered before followers")
 	}
-	eff = e.fetch(2, 20) // before the backoff: no retry yet
+	eff := e.fetch(2, 20) // before the backoff: no retry yet
 	if _, acked := replied(eff, p); acked || e.hw() != 10 {
 		t.Fatalf("acked=%v hw=%d with follower 3 of the pending ISR at 10, want false 10", acked, e.hw())
 	}

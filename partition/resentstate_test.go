@@ -11,13 +11,7 @@ import (
 // high watermark keeps waiting for follower 3 and an acks=-1 produce is
 // not acknowledged before the write lands with 3 in the ISR.
 func TestResentLeaderAndIsrKeepsPendingExpand(t *testing.T) {
-	e := newCoreEnv(t, []int32{1, 2}, 1)
-	e.fetch(2, 10)
-	eff := e.fetch(3, 10)
-	if eff.Propose == nil {
-		t.Fatal("no expansion proposed")
-	}
-	prop := *eff.Propose
+	e, prop := proposedExpand(t)
 	// Controller re-sends the state it holds (epoch 5, version 7).
 	if err, _ := e.c.Apply(LeaderAndIsr{Leader: 1, LeaderEpoch: 5, ISR: []int32{1, 2}, Replicas: []int32{1, 2, 3}, ZkVersion: 7, MinInsyncReplicas: 1}); err != nil {
 		t.Fatal(err)
@@ -32,7 +26,7 @@ func TestResentLeaderAndIsrKeepsPendingExpand(t *testing.T) {
 	if done {
 		t.Fatal("answered before followers")
 	}
-	eff = e.fetch(2, 20) // only follower 2 has it; 3 is still at 10
+	eff := e.fetch(2, 20) // only follower 2 has it; 3 is still at 10
 	if _, acked := replied(eff, p); acked {
 		t.Fatal("acks=-1 produce acknowledged with follower 3 (in the ISR being written) at offset 10")
 	}
@@ -52,11 +46,7 @@ func TestResentLeaderAndIsrKeepsPendingExpand(t *testing.T) {
 // A LeaderAndIsr with a newer znode version replaces the proposal: the
 // controller's state is based on ZooKeeper after (or instead of) the write.
 func TestNewerLeaderAndIsrReplacesProposal(t *testing.T) {
-	e := newCoreEnv(t, []int32{1, 2}, 1)
-	e.fetch(2, 10)
-	if eff := e.fetch(3, 10); eff.Propose == nil {
-		t.Fatal("no expansion proposed")
-	}
+	e, _ := proposedExpand(t)
 	if err, _ := e.c.Apply(LeaderAndIsr{Leader: 1, LeaderEpoch: 5, ISR: []int32{1, 2}, Replicas: []int32{1, 2, 3}, ZkVersion: 9, MinInsyncReplicas: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -70,13 +60,7 @@ func TestNewerLeaderAndIsrReplacesProposal(t *testing.T) {
 // waiting for the new member until the write's result (here: success,
 // delivered to the new incarnation) arrives.
 func TestRestartedCoreResumesPendingProposal(t *testing.T) {
-	e := newCoreEnv(t, []int32{1, 2}, 1)
-	e.fetch(2, 10)
-	eff := e.fetch(3, 10)
-	if eff.Propose == nil {
-		t.Fatal("no expansion proposed")
-	}
-	prop := *eff.Propose
+	e, prop := proposedExpand(t)
 	// The next incarnation: same log, same saved state.
 	n := newCoreEnv(t, []int32{1, 2}, 1)
 	n.clk = e.clk
@@ -89,7 +73,7 @@ func TestRestartedCoreResumesPendingProposal(t *testing.T) {
 	if done {
 		t.Fatal("answered before followers")
 	}
-	eff = n.fetch(2, 20)
+	eff := n.fetch(2, 20)
 	if _, acked := replied(eff, p); acked || n.hw() != 10 {
 		t.Fatalf("acked=%v hw=%d with follower 3 of the resumed proposal at 10, want false 10", acked, n.hw())
 	}

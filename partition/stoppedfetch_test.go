@@ -7,7 +7,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"gregor/actors"
 	"gregor/storage"
 )
 
@@ -48,33 +47,15 @@ func (s gatedStore) GetOrCreate(tp TopicPartition, cfg storage.LogConfig) (Log, 
 // mailbox) is answered NOT_LEADER_OR_FOLLOWER when the actor has stopped,
 // so the Fetch handler does not wait out ReplicationAskTimeout.
 func TestFollowerFetchQueuedToAStoppingActorIsAnswered(t *testing.T) {
-	lm, err := storage.NewLogManager(storage.LogManagerConfig{Dirs: []string{t.TempDir()}, Defaults: storage.DefaultLogConfig()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	gl := gatedLog{armed: new(atomic.Bool), entered: make(chan struct{}), release: make(chan struct{})}
-	sys := actors.NewSystem(nil)
-	m, err := NewManager(ManagerConfig{System: sys, Store: gatedStore{StorageStore: StorageStore{M: lm}, log: gl}, BrokerID: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newStorageManager(t, ManagerConfig{BrokerID: 1}, func(s StorageStore) LogStore { return gatedStore{StorageStore: s, log: gl} })
 	released := false
 	t.Cleanup(func() {
 		if !released {
 			close(gl.release)
 		}
-		m.Close()
-		sys.Shutdown()
-		if err := lm.Close(); err != nil {
-			t.Error(err)
-		}
 	})
-	tp := TopicPartition{Topic: "t", Partition: 0}
-	st := LeaderAndIsr{TopicPartition: tp, Leader: 1, ISR: []int32{1, 2}, Replicas: []int32{1, 2}, MinInsyncReplicas: 1, Config: storage.DefaultLogConfig()}
-	if errs := m.ApplyLeaderAndIsr([]LeaderAndIsr{st}); len(errs) != 0 {
-		t.Fatal(errs)
-	}
-	h, _ := m.Get(tp)
+	h := leadT0(t, m, 1, 2)
 	pid := h.PID()
 	gl.armed.Store(true)
 	h.root.Send(pid, &setConfig{cfg: storage.DefaultLogConfig()})
@@ -85,7 +66,7 @@ func TestFollowerFetchQueuedToAStoppingActorIsAnswered(t *testing.T) {
 	m.mu.Lock()
 	delete(m.incarnations, pid)
 	m.mu.Unlock()
-	stopped := sys.Root.StopFuture(pid)
+	stopped := h.root.StopFuture(pid)
 	close(gl.release)
 	released = true
 	if err := stopped.Wait(); err != nil {
