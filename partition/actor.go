@@ -42,6 +42,10 @@ type partitionActor struct {
 	writes   *sync.WaitGroup
 	lag      time.Duration
 	isrTimer *time.Timer
+	isrArmed *isrCheck // the check isrTimer sends; any other is stale
+	// saved is the core's proposal last stored in the Handle (do keeps
+	// the Handle's copy current for the next incarnation).
+	saved *IsrProposal
 }
 
 // isrWritten is the result of an IsrWriter.AlterIsr run off the actor.
@@ -67,7 +71,7 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 	case *followerFetch:
 		err, eff := a.core.FollowerFetch(m.replica, m.fetchOffset, &m.tr)
 		a.do(ctx, eff)
-		m.done(err)
+		m.finish(err)
 	case *followerAppend:
 		r := a.followerAppend(m)
 		m.reply(r)
@@ -82,7 +86,10 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 			panic(fmt.Errorf("partition %s: truncate: %w", a.h.tp, r.err))
 		}
 	case *isrCheck:
-		a.isrTimer = nil
+		if m != a.isrArmed {
+			return // stale: armed by a previous incarnation or a stopped timer
+		}
+		a.isrTimer, a.isrArmed = nil, nil
 		a.do(ctx, a.core.IsrTick())
 		a.armIsrCheck(ctx)
 	case *isrWritten:
@@ -117,6 +124,7 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 				close(*g)
 			}
 		}
+		a.h.failFetches(ctx.Self())
 	}
 }
 
@@ -125,7 +133,7 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 // the log and re-applies the last LeaderAndIsr state. A failure panics so
 // the supervisor retries with backoff and eventually marks it offline.
 func (a *partitionActor) start() {
-	state, n := a.h.nextStart()
+	state, pending, n := a.h.nextStart()
 	var (
 		lg  Log
 		err error
@@ -155,6 +163,12 @@ func (a *partitionActor) start() {
 	a.lg = lg
 	a.core = NewCore(CoreConfig{TP: a.h.tp, BrokerID: a.brokerID, AlterIsr: a.isr != nil, Lag: a.lag, NextSeq: func() uint64 { return a.h.isrSeq.Add(1) }})
 	a.core.Start(lg.LogStartOffset(), lg.LogEndOffset(), prod, state, hw)
+	if a.core.Resume(pending) {
+		a.log.Info("ISR change of the previous incarnation still pending", zap.Stringer("partition", a.h.tp),
+			zap.String("change", pending.Why), zap.Int32s("proposed", pending.ISR), zap.Int32("zkVersion", pending.ZkVersion))
+	}
+	a.saved = a.core.proposal
+	a.h.saveProposal(a.saved)
 	rep := a.core.rep
 	a.log.Info("partition started", zap.Stringer("partition", a.h.tp), zap.Int("incarnation", n),
 		zap.Int64("logStartOffset", rep.LogStartOffset), zap.Int64("logEndOffset", rep.LogEndOffset),
@@ -188,6 +202,10 @@ func (a *partitionActor) publish() {
 func (a *partitionActor) do(ctx actor.Context, eff Effects) {
 	if eff.Publish {
 		a.publish()
+	}
+	if p := a.core.proposal; p != a.saved {
+		a.saved = p
+		a.h.saveProposal(p)
 	}
 	if c := eff.Committed; c != nil {
 		rep := a.core.rep
@@ -223,7 +241,8 @@ func (a *partitionActor) writeIsr(ctx actor.Context, p IsrProposal) {
 }
 
 // isrWritten feeds an AlterIsr result to the core. A failure leaves the
-// committed ISR in place; the next check or fetch proposes again.
+// committed ISR in place and the proposal pending; the core writes it
+// again at the next check (or a fetch after a backoff).
 func (a *partitionActor) isrWritten(ctx actor.Context, r IsrResult) {
 	if a.core == nil {
 		return
@@ -239,11 +258,17 @@ func (a *partitionActor) isrWritten(ctx actor.Context, r IsrResult) {
 	a.do(ctx, eff)
 }
 
+// apply takes a LeaderAndIsr and saves it in the Handle before the
+// answer is sent, under stateMu as the ISR commits in do: only the actor
+// writes the saved state while it runs, so a later write can never bring
+// back an older one, and an incarnation started right after the answer
+// begins from this state.
 func (a *partitionActor) apply(ctx actor.Context, s LeaderAndIsr) *kerr.Error {
 	err, eff := a.core.Apply(s)
 	if err != nil {
 		return err
 	}
+	a.h.setState(s)
 	a.lg.SetConfig(s.Config)
 	a.do(ctx, eff)
 	return nil
@@ -344,12 +369,14 @@ func (a *partitionActor) armIsrCheck(ctx actor.Context) {
 		return
 	}
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	a.isrTimer = time.AfterFunc(a.lag/2, func() { root.Send(self, &isrCheck{}) })
+	m := &isrCheck{armed: time.Now()}
+	a.isrArmed = m
+	a.isrTimer = time.AfterFunc(a.lag/2, func() { root.Send(self, m) })
 }
 
 func (a *partitionActor) stopIsrCheck() {
 	if a.isrTimer != nil {
 		a.isrTimer.Stop()
-		a.isrTimer = nil
+		a.isrTimer, a.isrArmed = nil, nil
 	}
 }

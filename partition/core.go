@@ -30,6 +30,14 @@ type Core struct {
 	// time, as Kafka's AlterIsrManager allows one in-flight item per
 	// partition.
 	proposal *IsrProposal
+	// retryAt is set (non-zero) when the pending proposal's write failed:
+	// the same proposal is written again at the next IsrTick, or at a
+	// follower fetch from then on. Its members stay in the maximal ISR
+	// meanwhile — a failed write may still have landed (an answer lost
+	// with the connection), and keeping them is the conservative side
+	// either way: an expansion keeps waiting for the new member, a shrink
+	// keeps counting the removed one.
+	retryAt time.Time
 	// canAlterIsr: an IsrWriter is configured (without one the ISR is what
 	// LeaderAndIsr says and nothing is proposed); lag is
 	// replica.lag.time.max.ms.
@@ -136,8 +144,28 @@ func (c *Core) Start(logStart, logEnd int64, prod *Producers, state LeaderAndIsr
 	_ = c.rep.Apply(state, checkpointHW)
 }
 
+// Resume takes over p, the proposal a previous incarnation had pending
+// when it stopped (the Handle keeps it), after Start: when it was made
+// over the state this core holds (leader, same leader epoch, znode
+// version and committed ISR) it is pending again — its write may be in
+// flight or have landed, so its members stay in the maximal ISR — and it
+// is written again at the next tick (or a fetch after the backoff) unless
+// its result arrives first. It reports whether p was taken.
+func (c *Core) Resume(p *IsrProposal) bool {
+	r := c.rep
+	if p == nil || !c.canAlterIsr || r.Role != RoleLeader || p.LeaderEpoch != r.LeaderEpoch || p.ZkVersion != r.ZkVersion || !slices.Equal(p.From, r.ISR) {
+		return false
+	}
+	r.ProposeISR(p.ISR)
+	c.proposal = p
+	c.retryAt = r.now().Add(isrRetryBackoff)
+	return true
+}
+
 // Apply takes a LeaderAndIsr from the controller. It replaces the state
-// and any pending ISR proposal (its result will be dropped). A replica
+// and any pending ISR proposal (its result will be dropped) — except when
+// the state is the one this leader already holds (same leader epoch and
+// znode version, see Replica.Apply): the proposal stays pending. A replica
 // that no longer leads fails its waiting acks=-1 produces with
 // NOT_LEADER_OR_FOLLOWER; the client retries on the new leader.
 func (c *Core) Apply(s LeaderAndIsr) (*kerr.Error, Effects) {
@@ -145,7 +173,9 @@ func (c *Core) Apply(s LeaderAndIsr) (*kerr.Error, Effects) {
 	if err := c.rep.Apply(s, -1); err != nil {
 		return err, eff
 	}
-	c.proposal = nil
+	if c.rep.PendingISR == nil {
+		c.proposal, c.retryAt = nil, time.Time{}
+	}
 	eff.Publish = true
 	if c.rep.Role != RoleLeader {
 		c.failPending(&eff, kerr.NotLeaderForPartition)
@@ -276,6 +306,8 @@ func (c *Core) FollowerFetch(replica int32, fetchOffset int64, tr *fetchTrace) (
 	}
 	if expand != nil && c.canAlterIsr {
 		c.propose(&eff, expand, "expand")
+	} else if !c.retryAt.IsZero() && !c.rep.now().Before(c.retryAt) {
+		c.retry(&eff)
 	}
 	if advanced {
 		eff.Publish = true
@@ -294,6 +326,10 @@ func (c *Core) IsrTick() Effects {
 	if !c.canAlterIsr {
 		return eff
 	}
+	if !c.retryAt.IsZero() {
+		c.retry(&eff)
+		return eff
+	}
 	if shrunk := c.rep.LaggingISR(c.lag); shrunk != nil {
 		c.propose(&eff, shrunk, "shrink")
 	}
@@ -310,19 +346,33 @@ func (c *Core) propose(eff *Effects, isr []int32, why string) {
 	eff.Propose = c.proposal
 }
 
+// isrRetryBackoff is the least time between a failed ISR write and its
+// retry from a follower fetch (IsrTick retries regardless), so a write
+// that fails at once is not repeated at every fetch.
+const isrRetryBackoff = 500 * time.Millisecond
+
+// retry writes the pending proposal again, unchanged (same base
+// zkVersion: a write that landed is recognised by the writer).
+func (c *Core) retry(eff *Effects) {
+	c.retryAt = time.Time{}
+	p := *c.proposal
+	eff.Propose = &p
+}
+
 // IsrWritten takes the result of writing a proposal. A success is
 // committed when the state it was proposed over is still the one held
 // (same leader epoch and znode version, still leader) — also after an
 // actor restart lost the proposal, since the conditional write proves the
 // znode now holds it; anything else (a LeaderAndIsr or another commit
 // came between) is dropped, as is a failure of a proposal that is no
-// longer the pending one. A failure of the pending one clears it: the
-// next check or fetch proposes again. committed reports whether the new
-// ISR was installed.
+// longer the pending one. A failure of the pending one keeps it pending
+// (PendingISR stays in the maximal ISR) and schedules its retry (see
+// retryAt) until it succeeds or a newer LeaderAndIsr replaces it.
+// committed reports whether the new ISR was installed.
 func (c *Core) IsrWritten(r IsrResult) (committed bool, eff Effects) {
 	pending := c.proposal != nil && c.proposal.Seq == r.Proposal.Seq
 	if r.Err == nil && c.rep.Role == RoleLeader && r.Proposal.LeaderEpoch == c.rep.LeaderEpoch && r.Proposal.ZkVersion == c.rep.ZkVersion {
-		c.proposal = nil
+		c.proposal, c.retryAt = nil, time.Time{}
 		c.rep.SetISR(r.Proposal.ISR, r.NewZkVersion)
 		eff.Publish = true
 		p := r.Proposal
@@ -330,14 +380,10 @@ func (c *Core) IsrWritten(r IsrResult) (committed bool, eff Effects) {
 		c.completePending(&eff)
 		return true, eff
 	}
-	if !pending {
+	if !pending || c.rep.Role != RoleLeader {
 		return false, eff
 	}
-	c.proposal = nil
-	if c.rep.AbortISR() {
-		eff.Publish = true
-		c.completePending(&eff)
-	}
+	c.retryAt = c.rep.now().Add(isrRetryBackoff)
 	return false, eff
 }
 

@@ -190,7 +190,7 @@ func TestCoreIsrResults(t *testing.T) {
 		again  bool    // a new proposal is possible afterwards
 	}{
 		{"success", nil, func(p IsrProposal) IsrResult { return IsrResult{Proposal: p, NewZkVersion: 8} }, true, []int32{1, 2}, false},
-		{"failure clears and retries", nil, func(p IsrProposal) IsrResult { return IsrResult{Proposal: p, Err: errors.New("bad version")} },
+		{"failure keeps the proposal and retries it", nil, func(p IsrProposal) IsrResult { return IsrResult{Proposal: p, Err: errors.New("bad version")} },
 			false, []int32{1, 2, 3}, true},
 		{"older epoch dropped", func(e *coreEnv) {
 			if err, _ := e.c.Apply(LeaderAndIsr{Leader: 1, LeaderEpoch: 6, ISR: []int32{1, 2, 3}, Replicas: []int32{1, 2, 3}, ZkVersion: 9, MinInsyncReplicas: 1}); err != nil {
@@ -232,11 +232,20 @@ func TestCoreIsrResults(t *testing.T) {
 				t.Fatalf("committed %v ISR %v, want %v %v", committed, e.c.Replica().ISR, tc.want, tc.isr)
 			}
 			e.clk.add(coreLag + time.Second)
-			e.fetch(2, 10)
-			e.fetch(3, 0) // a fetch far behind: 3 stays lagging
-			next := e.c.IsrTick()
-			if (next.Propose != nil) != tc.again {
-				t.Fatalf("proposal after the result: %+v, want one: %v", next.Propose, tc.again)
+			// The retry of a failed write may start at a fetch (after the
+			// backoff) or at the tick; a fresh proposal only at the tick.
+			f2, f3 := e.fetch(2, 10), e.fetch(3, 0) // 3 far behind: it stays lagging
+			next := e.c.IsrTick().Propose
+			for _, eff := range []Effects{f2, f3} {
+				if eff.Propose != nil && eff.Propose.Seq == prop.Seq {
+					next = eff.Propose
+				}
+			}
+			if (next != nil) != tc.again {
+				t.Fatalf("proposal after the result: %+v, want one: %v", next, tc.again)
+			}
+			if next != nil && tc.want == false && tc.result(prop).Err != nil && (next.Seq != prop.Seq || next.ZkVersion != prop.ZkVersion) {
+				t.Fatalf("retry %+v, want the failed proposal %+v again", next, prop)
 			}
 		})
 	}

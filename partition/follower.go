@@ -3,8 +3,10 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
@@ -18,13 +20,49 @@ import (
 
 // followerFetch: the leader records a follower's Fetch (its log end
 // offset). Unlike the others it carries a callback, not a channel: done is
-// called once, on the actor, after the View that follows from it was
-// published, and the Fetch handler does not wait for it.
+// called once (finish), on the actor after the View that follows from it
+// was published — or with NOT_LEADER_OR_FOLLOWER when the actor it was
+// sent to stopped without handling it (the Handle tracks it until then) —
+// and the Fetch handler does not wait for it.
 type followerFetch struct {
 	replica     int32
 	fetchOffset int64
 	done        func(*kerr.Error)
 	tr          fetchTrace // set by the actor, for the trace event
+	// to is the actor incarnation it was sent to; answered makes done
+	// run once whichever of the actor and its stop gets there first.
+	to       *actor.PID
+	h        *Handle
+	answered atomic.Bool
+}
+
+// finish calls done with err unless it was already called.
+func (m *followerFetch) finish(err *kerr.Error) {
+	if !m.answered.CompareAndSwap(false, true) {
+		return
+	}
+	m.h.fetchMu.Lock()
+	delete(m.h.fetches, m)
+	m.h.fetchMu.Unlock()
+	m.done(err)
+}
+
+// failFetches answers NOT_LEADER_OR_FOLLOWER to every follower fetch sent
+// to the stopped incarnation pid that it did not handle: protoactor drops
+// what is left in a stopped actor's mailbox, and a Fetch handler waiting
+// for the answer would otherwise wait out its whole timeout.
+func (h *Handle) failFetches(pid *actor.PID) {
+	h.fetchMu.Lock()
+	var left []*followerFetch
+	for m := range h.fetches {
+		if m.to == pid {
+			left = append(left, m)
+		}
+	}
+	h.fetchMu.Unlock()
+	for _, m := range left {
+		m.finish(kerr.NotLeaderForPartition)
+	}
 }
 
 // followerAppend: the fetcher hands the leader's batches to the follower.
@@ -69,8 +107,13 @@ type FollowerResult struct {
 	Err          error
 }
 
-// isrCheck is the leader's periodic ISR shrink check.
-type isrCheck struct{}
+// isrCheck is the leader's periodic ISR shrink check. Each armed timer
+// sends its own *isrCheck; the actor acts only on the one it armed last
+// (partitionActor.isrArmed), so a check queued by a previous incarnation
+// or by a timer stopped too late does not start a second chain.
+type isrCheck struct {
+	armed time.Time // when the timer was armed (for traces; non-empty so each check is a distinct pointer)
+}
 
 // replicationAskTimeout bounds a fetch handler's or fetcher's wait on a
 // partition actor: local work (an append, a truncation, at most one ISR
@@ -92,14 +135,24 @@ var ErrFenced = errors.New("partition: fetch is for an old leader epoch or role"
 // NOT_LEADER_OR_FOLLOWER (this replica does not lead, no actor runs, or
 // replica is not an assigned follower). done must not block (it runs on
 // the actor). If the actor stops before handling the message, done is
-// never called: callers bound their wait (ReplicationAskTimeout).
+// called with NOT_LEADER_OR_FOLLOWER once it has stopped; callers still
+// bound their wait (ReplicationAskTimeout) for an actor that is stuck.
 func (h *Handle) RecordFollowerFetch(replica int32, fetchOffset int64, done func(*kerr.Error)) {
 	pid := h.pid.Load()
 	if pid == nil {
 		done(kerr.NotLeaderForPartition)
 		return
 	}
-	h.root.Send(pid, &followerFetch{replica: replica, fetchOffset: fetchOffset, done: done})
+	m := &followerFetch{replica: replica, fetchOffset: fetchOffset, done: done, to: pid, h: h}
+	h.fetchMu.Lock()
+	h.fetches[m] = struct{}{}
+	h.fetchMu.Unlock()
+	h.root.Send(pid, m)
+	if h.pid.Load() != pid {
+		// The incarnation stopped meanwhile (its Stopped clears the PID
+		// before failFetches): it may have missed m.
+		m.finish(kerr.NotLeaderForPartition)
+	}
 }
 
 // ReplicationAskTimeout bounds a wait for a partition actor's answer to a

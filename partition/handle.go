@@ -61,9 +61,17 @@ type Handle struct {
 	stateMu sync.Mutex
 	state   LeaderAndIsr
 	starts  int
+	// proposal is the ISR change the actor has pending (nil: none), for
+	// the next incarnation to resume (Core.Resume); under stateMu.
+	proposal *IsrProposal
 
 	// isrSeq numbers ISR proposals across incarnations (Core.nextSeq).
 	isrSeq atomic.Uint64
+
+	// fetches are the follower fetches sent to an actor and not answered
+	// yet (see followerFetch).
+	fetchMu sync.Mutex
+	fetches map[*followerFetch]struct{}
 }
 
 type waiter struct {
@@ -83,7 +91,7 @@ func (w waiter) satisfied(v *View) bool {
 }
 
 func newHandle(tp TopicPartition, root *actor.RootContext) *Handle {
-	h := &Handle{tp: tp, root: root, waiters: make(map[uint64]waiter)}
+	h := &Handle{tp: tp, root: root, waiters: make(map[uint64]waiter), fetches: make(map[*followerFetch]struct{})}
 	h.view.Store(&View{Err: kerr.NotLeaderForPartition, LeaderEpoch: -1})
 	return h
 }
@@ -208,9 +216,15 @@ func (h *Handle) setState(s LeaderAndIsr) {
 	h.stateMu.Unlock()
 }
 
-func (h *Handle) nextStart() (LeaderAndIsr, int) {
+func (h *Handle) nextStart() (LeaderAndIsr, *IsrProposal, int) {
 	h.stateMu.Lock()
 	defer h.stateMu.Unlock()
 	h.starts++
-	return h.state, h.starts
+	return h.state, h.proposal, h.starts
+}
+
+func (h *Handle) saveProposal(p *IsrProposal) {
+	h.stateMu.Lock()
+	h.proposal = p
+	h.stateMu.Unlock()
 }

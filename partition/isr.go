@@ -129,15 +129,6 @@ func (r *Replica) LaggingISR(maxLag time.Duration) (shrunk []int32) {
 // written; the committed ISR is unchanged until SetISR.
 func (r *Replica) ProposeISR(isr []int32) { r.PendingISR = slices.Clone(isr) }
 
-// AbortISR drops the pending proposal (its write failed or was
-// superseded); the high watermark may then advance over the committed ISR.
-func (r *Replica) AbortISR() (hwAdvanced bool) {
-	r.PendingISR = nil
-	before := r.HighWatermark
-	r.maybeAdvanceHW()
-	return r.HighWatermark > before
-}
-
 // SetISR installs an ISR the IsrWriter persisted at zkVersion, clears the
 // pending proposal and moves the high watermark (a shrink may let it
 // advance).

@@ -97,8 +97,9 @@ type Manager struct {
 	onRole   func(tp TopicPartition, leader bool, leaderEpoch int32)
 	wg       sync.WaitGroup // offline reports (offline.go)
 	// isrWrites counts the partition actors' AlterIsr goroutines; Close
-	// waits for them after stopping the actors.
+	// waits for them after stopping the actors, at most closeWait.
 	isrWrites sync.WaitGroup
+	closeWait time.Duration
 
 	mu    sync.Mutex
 	parts map[TopicPartition]*Handle
@@ -146,6 +147,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		byID:   make(map[string]*Handle),
 
 		incarnations: make(map[*actor.PID]*Handle),
+		closeWait:    isrWriteCloseWait,
 	}
 	strategy := cfg.Backoff
 	strategy.OnGiveUp = m.onGiveUp
@@ -322,7 +324,7 @@ func (m *Manager) applyOne(s LeaderAndIsr) error {
 		if kerrv != nil {
 			return kerrv
 		}
-		h.setState(s)
+		// The actor saved s in the Handle before answering (apply).
 		if f := m.fetcherControl(); f != nil {
 			// Kafka ReplicaManager.makeLeaders/makeFollowers: a leader stops
 			// fetching; a follower (re)starts from its leader under the new
@@ -521,12 +523,39 @@ func (m *Manager) Close() {
 		_ = f.Wait()
 	}
 	_ = m.sys.Root.StopFuture(m.sup).Wait()
-	m.wg.Wait()        // offline reports under way
-	m.isrWrites.Wait() // AlterIsr calls under way (bounded by the store's timeouts)
+	m.wg.Wait() // offline reports under way
+	m.awaitIsrWrites()
 	for _, h := range m.Partitions() {
 		if h.View().Err == nil {
 			h.setUnavailable(kerr.NotLeaderForPartition)
 		}
+	}
+}
+
+// isrWriteCloseWait bounds Close's wait for AlterIsr calls under way.
+// The metadata store is closed after the replica manager (the broker
+// closes in reverse order of opening) and a ZooKeeper Get/Set has no
+// timeout of its own, so during an outage a write could otherwise hold
+// the shutdown for as long as the outage lasts.
+const isrWriteCloseWait = 5 * time.Second
+
+// awaitIsrWrites waits for the AlterIsr goroutines, at most m.closeWait.
+// One still running then ends when the store fails it (closing the
+// store does); its result goes to a stopped actor, a dead letter: the
+// write is conditional, and the next leader's LeaderAndIsr carries
+// whatever ZooKeeper holds.
+func (m *Manager) awaitIsrWrites() {
+	done := make(chan struct{})
+	go func() {
+		m.isrWrites.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(m.closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		m.log.Warn("ISR writes still under way at shutdown; not waiting for them", zap.Duration("waited", m.closeWait))
 	}
 }
 

@@ -77,7 +77,12 @@ func NewReplica(tp TopicPartition, brokerID int32) *Replica {
 // epoch is accepted (the embedded controller re-sends states at restart)
 // and updates ISR and replicas — unless its ZkVersion is older than the
 // one this replica holds (see OlderState): then it is refused the same
-// way and changes nothing.
+// way and changes nothing. A state identical in leader, leader epoch and
+// ZkVersion (a controller failover re-sending what it read) keeps a
+// pending proposal: the znode it is conditional on is still the one this
+// state describes, so the write may still land, and until its result
+// arrives its members must stay in the maximal ISR (Kafka's
+// becomeLeaderOrFollower ignores a LeaderAndIsr whose epoch is not newer).
 // checkpointHW is the high watermark read from replication-offset-checkpoint
 // (-1 when unknown), used to seed the high watermark on becoming leader.
 func (r *Replica) Apply(s LeaderAndIsr, checkpointHW int64) *kerr.Error {
@@ -85,13 +90,16 @@ func (r *Replica) Apply(s LeaderAndIsr, checkpointHW int64) *kerr.Error {
 		return kerr.FencedLeaderEpoch
 	}
 	newTerm := s.LeaderEpoch != r.LeaderEpoch || s.Leader != r.Leader
+	resent := !newTerm && s.ZkVersion == r.ZkVersion && s.Leader == r.BrokerID
 	r.LeaderEpoch = s.LeaderEpoch
 	r.Leader = s.Leader
 	r.ISR = slices.Clone(s.ISR)
 	r.Replicas = slices.Clone(s.Replicas)
 	r.ZkVersion = s.ZkVersion
 	r.MinInsync = max(s.MinInsyncReplicas, 1)
-	r.PendingISR = nil // the controller's state replaces any proposal
+	if !resent {
+		r.PendingISR = nil // the controller's newer state replaces any proposal
+	}
 	switch s.Leader {
 	case r.BrokerID:
 		r.Role = RoleLeader

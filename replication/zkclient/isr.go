@@ -1,12 +1,15 @@
 package zkclient
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
 	"gregor/partition"
+	"gregor/replication/metastore"
 	"gregor/replication/zkmeta"
 )
 
@@ -18,7 +21,12 @@ import (
 // Errors: the leader or leader epoch in ZooKeeper is not this broker's
 // (wraps kerr.FencedLeaderEpoch); a version conflict (wraps
 // metastore.ErrBadVersion: the controller changed the state, and its next
-// LeaderAndIsr says how); a store failure. A failed notification after a
+// LeaderAndIsr says how); a store failure. A version conflict is first
+// checked against the znode, as Kafka's conditionalUpdatePath does with
+// ReplicationUtils.checkLeaderAndIsrZkData: when it already holds exactly
+// this write (leader, leader epoch, ISR and controller epoch) — an earlier
+// attempt landed but its answer was lost — AlterIsr succeeds with the
+// znode's current version. A failed notification after a
 // written state is only logged: the controller reads the state anyway on
 // its next event for the partition.
 func (c *Client) AlterIsr(tp partition.TopicPartition, leaderEpoch int32, newIsr []int32, zkVersion int32) (int32, error) {
@@ -37,6 +45,11 @@ func (c *Client) AlterIsr(tp partition.TopicPartition, leaderEpoch int32, newIsr
 	}
 	next := zkmeta.PartitionState{ControllerEpoch: cur.ControllerEpoch, Leader: c.brokerID, LeaderEpoch: leaderEpoch, ISR: append([]int32{}, newIsr...)}
 	v, err := c.store.Set(path, next.Encode(), zkVersion)
+	if errors.Is(err, metastore.ErrBadVersion) {
+		if cv, ok := c.holds(path, next); ok {
+			v, err = cv, nil
+		}
+	}
 	if err != nil {
 		return 0, fmt.Errorf("zkclient: alter ISR of %s at version %d: %w", tp, zkVersion, err)
 	}
@@ -46,4 +59,21 @@ func (c *Client) AlterIsr(tp partition.TopicPartition, leaderEpoch int32, newIsr
 	}
 	c.log.Info("ISR changed", zap.Stringer("partition", tp), zap.Int32("leader.epoch", leaderEpoch), zap.Any("isr", newIsr), zap.Int32("zk.version", v))
 	return v, nil
+}
+
+// holds re-reads the partition state znode at path and reports its
+// version when it holds exactly want (a conditional write that already
+// landed); any read or decode failure is "no".
+func (c *Client) holds(path string, want zkmeta.PartitionState) (int32, bool) {
+	data, v, err := c.store.Get(path)
+	if err != nil {
+		return 0, false
+	}
+	cur, err := zkmeta.DecodePartitionState(data)
+	if err != nil {
+		return 0, false
+	}
+	same := cur.Leader == want.Leader && cur.LeaderEpoch == want.LeaderEpoch &&
+		cur.ControllerEpoch == want.ControllerEpoch && slices.Equal(cur.ISR, want.ISR)
+	return v, same
 }
