@@ -120,13 +120,16 @@ func TestClusterProducePerf(t *testing.T) {
 	}
 	warmUp(t, c.seeds(), topic, 3)
 	stopProfiles := profileBrokers(t, c)
+	cpu0 := c.brokersCPU()
 	clusterLine, clusterRate := perfRun(t, strings.Join(c.seeds(), ","), topic, n, "all", -1)
+	cpu := c.brokersCPU() - cpu0
 	stopProfiles()
 	clusterFixed, _ := perfRun(t, strings.Join(c.seeds(), ","), topic, rate*secs, "all", rate)
 
 	fmt.Printf("single node, acks=1, RF 1:    %s\n", singleLine)
 	fmt.Printf("3-broker cluster, acks=all, RF 3: %s\n", clusterLine)
 	fmt.Printf("cluster acks=all / single-node acks=1 = %.2f\n", clusterRate/singleRate)
+	fmt.Printf("3-broker cluster CPU (3 brokers, process_cpu_seconds_total): %.2f s, %.2f µs/record\n", cpu, cpu/float64(n)*1e6)
 	fmt.Printf("single node, acks=all, RF 1, --throughput %d: %s\n", rate, singleFixed)
 	fmt.Printf("3-broker cluster, acks=all, RF 3, --throughput %d: %s\n", rate, clusterFixed)
 }
@@ -153,6 +156,17 @@ func warmUp(t *testing.T, seeds []string, topic string, partitions int32) {
 			t.Fatalf("warm-up produce to %s-%d: %v", topic, p, err)
 		}
 	}
+}
+
+// brokersCPU is the CPU time, in seconds, all brokers of c have used
+// (process_cpu_seconds_total): unlike throughput, it barely moves when
+// other work shares the machine.
+func (c *cluster) brokersCPU() float64 {
+	var sum float64
+	for id := range c.admins {
+		sum += c.mustMetric(id, "process_cpu_seconds_total")
+	}
+	return sum
 }
 
 // profileBrokers, with GREGOR_PERF_PPROF set to a directory, records a
