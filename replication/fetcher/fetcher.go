@@ -11,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
 	"gregor/partition"
@@ -74,6 +75,7 @@ type fetcherActor struct {
 	parts map[partition.TopicPartition]*partState
 
 	client   *kgo.Client
+	fc       *fetchConn // Fetch requests (the others go through client)
 	addr     string
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -106,13 +108,13 @@ func (f *fetcherActor) Receive(ctx actor.Context) {
 		f.kick()
 	case *addPartition:
 		if old, ok := f.parts[m.tp]; ok {
-			f.clearOp(old) // its answer no longer matches
+			f.abandonOp(old) // its answer no longer matches
 		}
 		f.parts[m.tp] = &partState{epoch: m.epoch, truncating: true, offset: -1}
 		f.kick()
 	case *removePartition:
 		if ps, ok := f.parts[m.tp]; ok {
-			f.clearOp(ps)
+			f.abandonOp(ps)
 			delete(f.parts, m.tp)
 		}
 		f.kick() // it may have been the last pending operation
@@ -126,6 +128,11 @@ func (f *fetcherActor) Receive(ctx actor.Context) {
 		if !f.handle(m) {
 			f.backoff()
 			return
+		}
+		if m.fetch != nil && !f.opsPending() && f.fc != nil {
+			// The next Fetch goes out now, while this one's trace event
+			// (after Receive) may still read its batches.
+			f.fc.detach()
 		}
 		f.kick()
 	case *opDone:
@@ -161,10 +168,7 @@ func (f *fetcherActor) shutdown() {
 		f.cancel()
 	}
 	f.wg.Wait()
-	if f.client != nil {
-		f.client.Close()
-		f.client = nil
-	}
+	f.closeConns()
 	f.inflight = false
 }
 
@@ -197,27 +201,38 @@ func (f *fetcherActor) wakeAt(now time.Time) {
 	f.timer = time.AfterFunc(next.Sub(now), func() { root.Send(self, &retry{}) })
 }
 
-// conn returns the client for the leader's current endpoint. Creating a
-// client does not dial: the connection opens on the request goroutine.
+// closeConns closes both connections to the leader (the next request
+// reconnects, maybe to a new endpoint). Only between requests.
+func (f *fetcherActor) closeConns() {
+	if f.client != nil {
+		f.client.Close()
+		f.client = nil
+	}
+	if f.fc != nil {
+		f.fc.close()
+		f.fc = nil
+	}
+}
+
+// conn returns the client for the leader's current endpoint, and makes
+// f.fc the Fetch connection to it. Neither dials here: the connections
+// open on the request goroutine.
 func (f *fetcherActor) conn() (*kgo.Client, error) {
 	host, port, ok := f.cfg.Endpoints.BrokerEndpoint(f.key.leader)
 	if !ok {
 		return nil, fmt.Errorf("leader broker %d has no known endpoint", f.key.leader)
 	}
 	addr := net.JoinHostPort(host, strconv.Itoa(int(port)))
-	if f.client != nil && f.addr == addr {
+	if f.client != nil && f.fc != nil && f.addr == addr {
 		return f.client, nil
 	}
-	if f.client != nil {
-		f.client.Close()
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr),
-		kgo.ClientID(fmt.Sprintf("broker-%d-fetcher-%d", f.cfg.BrokerID, f.key.index)),
-		kgo.DialTimeout(5*time.Second))
+	f.closeConns()
+	id := fmt.Sprintf("broker-%d-fetcher-%d", f.cfg.BrokerID, f.key.index)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID(id), kgo.DialTimeout(5*time.Second))
 	if err != nil {
 		return nil, err
 	}
-	f.client, f.addr = cl, addr
+	f.client, f.fc, f.addr = cl, newFetchConn(addr, id), addr
 	return cl, nil
 }
 
@@ -233,7 +248,10 @@ func (f *fetcherActor) kick() {
 	}
 	now := time.Now()
 	sent := map[partition.TopicPartition]int32{}
-	var do func(context.Context, *kgo.Broker) *result
+	var (
+		do    func(context.Context, *kgo.Broker) *result
+		fetch *kmsg.FetchRequest
+	)
 	if er := f.epochRequest(sent, now); er != nil {
 		do = requestOnce(er)
 	} else if f.opsPending() {
@@ -241,7 +259,7 @@ func (f *fetcherActor) kick() {
 	} else if lo := f.offsetsRequests(sent, now); lo != nil {
 		do = lo
 	} else {
-		do = requestOnce(f.fetchRequest(sent, now))
+		fetch = f.fetchRequest(sent, now)
 	}
 	if len(sent) == 0 {
 		f.wakeAt(now) // every partition is backing off
@@ -252,6 +270,9 @@ func (f *fetcherActor) kick() {
 		f.log.Warn("cannot reach leader", zap.Error(err))
 		f.backoff()
 		return
+	}
+	if fetch != nil {
+		do = fetchOn(f.fc, fetch)
 	}
 	f.gen = requestGen.Add(1)
 	gen, self, root, rctx, b := f.gen, f.self, f.root, f.ctx, cl.SeedBrokers()[0]

@@ -65,6 +65,16 @@ func (f *fetcherActor) clearOp(ps *partState) {
 	}
 }
 
+// abandonOp forgets ps's pending operation without its answer: the
+// partition actor may still be reading the batches of an append, so the
+// Fetch connection's buffer is left to it (fetchConn.detach).
+func (f *fetcherActor) abandonOp(ps *partState) {
+	if ps.op != 0 && f.fc != nil {
+		f.fc.detach()
+	}
+	f.clearOp(ps)
+}
+
 // opDone applies a partition operation's answer.
 func (f *fetcherActor) opDone(m *opDone) {
 	ps, ok := f.parts[m.tp]
@@ -122,7 +132,7 @@ func (f *fetcherActor) expireOps(now time.Time) {
 		}
 		if now.Sub(ps.opAt) >= partitionOpTimeout {
 			f.log.Warn("partition did not answer; retrying", zap.Stringer("partition", tp), zap.Duration("after", now.Sub(ps.opAt)))
-			f.clearOp(ps)
+			f.abandonOp(ps)
 			ps.truncating = true // its log end offset is unknown
 			f.delay(ps)
 			continue

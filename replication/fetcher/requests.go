@@ -42,6 +42,14 @@ func requestOnce(req kmsg.Request) func(context.Context, *kgo.Broker) *result {
 	}
 }
 
+// fetchOn sends req on fc from the request goroutine (see fetchConn).
+func fetchOn(fc *fetchConn, req *kmsg.FetchRequest) func(context.Context, *kgo.Broker) *result {
+	return func(ctx context.Context, _ *kgo.Broker) *result {
+		resp, err := fc.fetch(ctx, req)
+		return &result{fetch: resp, err: err}
+	}
+}
+
 // epochRequest builds OffsetForLeaderEpoch for the partitions still to
 // truncate. A partition whose log has no epochs is instead asked to
 // truncate to its high watermark (a partition operation, see kick).

@@ -31,10 +31,7 @@ func (f *fetcherActor) handle(r *result) bool {
 		if !errors.Is(r.err, context.Canceled) {
 			f.log.Warn("request to leader failed", zap.Int32("leader", f.key.leader), zap.Error(r.err))
 		}
-		if f.client != nil { // reconnect (maybe to a new endpoint) next time
-			f.client.Close()
-			f.client = nil
-		}
+		f.closeConns() // reconnect (maybe to a new endpoint) next time
 		return false
 	}
 	switch {
