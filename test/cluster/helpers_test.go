@@ -316,34 +316,11 @@ func endOffset(t *testing.T, addr, topic string, p int32) (int64, int16) {
 // tryEndOffset is endOffset returning a request failure (such as a
 // stopped broker) as an error.
 func tryEndOffset(addr, topic string, p int32) (int64, int16, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-	if err != nil {
-		return -1, 0, err
+	o, code, err := harness.EndOffset(addr, topic, p, 10*time.Second)
+	if err != nil || code != 0 {
+		return -1, code, err
 	}
-	defer cl.Close()
-	req := kmsg.NewPtrListOffsetsRequest()
-	req.ReplicaID = -1
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewListOffsetsRequestTopicPartition()
-	rp.Partition = p
-	rp.Timestamp = -1 // latest
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
-	if err != nil {
-		return -1, 0, fmt.Errorf("list offsets on %s: %w", addr, err)
-	}
-	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		return -1, 0, fmt.Errorf("list offsets on %s: response %+v", addr, resp)
-	}
-	rpr := resp.Topics[0].Partitions[0]
-	if rpr.ErrorCode != 0 {
-		return -1, rpr.ErrorCode, nil
-	}
-	return rpr.Offset, 0, nil
+	return o, 0, nil
 }
 
 // readPartition consumes partition p of topic from offset 0 up to (not

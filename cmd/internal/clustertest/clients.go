@@ -8,6 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/test/harness"
 )
 
 // Seeds are the listeners of the running brokers that reach the
@@ -169,31 +171,7 @@ func (c *Cluster) WaitServing(topic string, p int32) int32 {
 // EndOffset asks broker id for topic-p's latest offset (the high
 // watermark a consumer sees), with the partition's error code.
 func (c *Cluster) EndOffset(id int32, topic string, p int32) (int64, int16, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr(id)))
-	if err != nil {
-		return -1, 0, err
-	}
-	defer cl.Close()
-	req := kmsg.NewPtrListOffsetsRequest()
-	req.ReplicaID = -1
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewListOffsetsRequestTopicPartition()
-	rp.Partition = p
-	rp.Timestamp = -1 // latest
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
-	if err != nil {
-		return -1, 0, err
-	}
-	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		return -1, 0, fmt.Errorf("list offsets on broker %d: response %+v", id, resp)
-	}
-	r := resp.Topics[0].Partitions[0]
-	return r.Offset, r.ErrorCode, nil
+	return harness.EndOffset(c.Addr(id), topic, p, 2*time.Second)
 }
 
 // Produce sends vals to topic-p with acks=all through a fresh client and
