@@ -8,8 +8,9 @@
 // drives the cluster (cluster.go: broker death and return, topics created
 // or deleted through ZooKeeper, ISR change notifications, controlled
 // shutdown), sending LeaderAndIsr, UpdateMetadata and StopReplica to its
-// own broker in-process and to the others through one channel actor per
-// peer (channel.go). The others stand by, watching /controller, and apply
+// own broker in-process through an ordered worker off the actor
+// (local.go) and to the others through one channel actor per peer
+// (channel.go). The others stand by, watching /controller, and apply
 // the requests they receive (broker.go: fenced by controller epoch). The
 // same code runs over the embedded store of single-node mode, where the
 // only live broker is this one. The decisions are pure functions
