@@ -306,10 +306,14 @@ func (c *Controller) Start() error {
 		return fmt.Errorf("controller: spawn the controller actor: %w", err)
 	}
 	c.removeSession = c.store.OnSession(c.onSession)
-	// The actor's *Started ran the election; this call returns after it
-	// and after this broker applied the LeaderAndIsr it sent itself.
-	if err := c.callApplied(func() {}); err != nil {
+	// The actor's *Started ran the election; this call returns after it,
+	// then Start waits until this broker applied the LeaderAndIsr it sent
+	// itself (the broker serves its partitions once Start returns).
+	var seq uint64
+	if err := c.call(func() { seq = c.local.last() }); err != nil {
 		c.log.Warn("controller actor did not answer after start", zap.Error(err))
+	} else {
+		c.settleLocal(seq)
 	}
 	return nil
 }

@@ -157,18 +157,26 @@ func repeatErr(err error, n int) []error {
 	return out
 }
 
-// callApplied is call, then (on the caller's goroutine) waitLocal for the
-// local requests fn queued, at most CallTimeout, and a second call so the
-// actor has taken in what this broker answered (the failed marks of
-// onLocalApplied, sent before the wait ended). Past the timeout the
-// answer goes out anyway: the requests still run, in order.
+// callApplied is call, then settleLocal for the local requests fn
+// queued (none: no wait).
 func (c *Controller) callApplied(fn func()) error {
 	var before, after uint64
 	if err := c.call(func() { before = c.local.last(); fn(); after = c.local.last() }); err != nil {
 		return err
 	}
-	if after != before && c.waitLocal(after) {
-		_ = c.call(func() {}) // fn's own answer stands; this only orders the marks before it returns
+	if after != before {
+		c.settleLocal(after)
 	}
 	return nil
+}
+
+// settleLocal waits, on the caller's goroutine, until this broker applied
+// the local requests up to seq (waitLocal, at most CallTimeout), then
+// makes a call so the actor has taken in what the broker answered (the
+// failed marks of onLocalApplied, sent before the wait ended). Past the
+// timeout it returns anyway: the requests still run, in order.
+func (c *Controller) settleLocal(seq uint64) {
+	if c.waitLocal(seq) {
+		_ = c.call(func() {}) // only orders the marks before the return
+	}
 }
