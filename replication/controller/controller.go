@@ -298,6 +298,7 @@ func (c *Controller) Start() error {
 	c.local.start()
 	if err := c.spawn(); err != nil {
 		c.local.close()
+		c.local = newLocalQueue() // a later Start starts this one
 		release()
 		c.store.Delete(zkmeta.BrokerPath(c.cfg.BrokerID), metastore.AnyVersion)
 		if c.ownSys {
