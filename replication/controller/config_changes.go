@@ -151,10 +151,15 @@ func (c *Controller) applyTopicConfigLocked(topic string) {
 		return
 	}
 	policy, _ := c.cfg.TopicPolicy(overrides) // invalid overrides: broker defaults (logged by logConfig)
-	c.rm.UpdateConfig(topic, c.logConfig(topic, overrides))
-	if u, ok := c.rm.(MinInsyncUpdater); ok {
-		u.UpdateMinInsyncReplicas(topic, policy.MinInsyncReplicas)
-	}
+	lc := c.logConfig(topic, overrides)
+	// Queued after the LeaderAndIsr already sent to this broker, so a
+	// partition they create gets this config, not the one they carry.
+	c.local.enqueue(func() {
+		c.rm.UpdateConfig(topic, lc)
+		if u, ok := c.rm.(MinInsyncUpdater); ok {
+			u.UpdateMinInsyncReplicas(topic, policy.MinInsyncReplicas)
+		}
+	})
 	c.log.Info("applied topic config", zap.String("topic", topic), zap.Any("config", overrides))
 	if !c.active {
 		return

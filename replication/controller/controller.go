@@ -8,8 +8,9 @@
 // drives the cluster (cluster.go: broker death and return, topics created
 // or deleted through ZooKeeper, ISR change notifications, controlled
 // shutdown), sending LeaderAndIsr, UpdateMetadata and StopReplica to its
-// own broker in-process and to the others through one channel actor per
-// peer (channel.go). The others stand by, watching /controller, and apply
+// own broker in-process through an ordered worker off the actor
+// (local.go) and to the others through one channel actor per peer
+// (channel.go). The others stand by, watching /controller, and apply
 // the requests they receive (broker.go: fenced by controller epoch). The
 // same code runs over the embedded store of single-node mode, where the
 // only live broker is this one. The decisions are pure functions
@@ -139,6 +140,10 @@ type Controller struct {
 	// zk is the broker side's ZooKeeper client (broker.go): the
 	// controller-epoch fence, topic config and broker registration reads.
 	zk *zkclient.Client
+
+	// local carries the requests this broker's controller sends its own
+	// replica manager (local.go), in order, off the actor.
+	local *localQueue
 }
 
 // topicState is the controller's in-memory copy of a topic's znodes.
@@ -184,7 +189,7 @@ type Options struct {
 func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Options) *Controller {
 	c := &Controller{store: store, rm: rm, cfg: cfg, log: opts.Log, now: opts.Now, peers: opts.Peers,
 		topics: map[string]*topicState{}, liveInfo: map[int32]zkmeta.BrokerInfo{}, shuttingDown: map[int32]bool{},
-		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval}
+		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), local: newLocalQueue(), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval}
 	if c.log == nil {
 		c.log = zap.NewNop()
 	}
@@ -290,7 +295,10 @@ func (c *Controller) Start() error {
 		c.asys, c.ownSys = actors.NewSystem(c.log.Named("actors")), true
 	}
 	c.supervision = c.newSupervision()
+	c.local.start()
 	if err := c.spawn(); err != nil {
+		c.local.close()
+		c.local = newLocalQueue() // a later Start starts this one
 		release()
 		c.store.Delete(zkmeta.BrokerPath(c.cfg.BrokerID), metastore.AnyVersion)
 		if c.ownSys {
@@ -299,9 +307,14 @@ func (c *Controller) Start() error {
 		return fmt.Errorf("controller: spawn the controller actor: %w", err)
 	}
 	c.removeSession = c.store.OnSession(c.onSession)
-	// The actor's *Started ran the election; this call returns after it.
-	if err := c.call(func() {}); err != nil {
+	// The actor's *Started ran the election; this call returns after it,
+	// then Start waits until this broker applied the LeaderAndIsr it sent
+	// itself (the broker serves its partitions once Start returns).
+	var seq uint64
+	if err := c.call(func() { seq = c.local.last() }); err != nil {
 		c.log.Warn("controller actor did not answer after start", zap.Error(err))
+	} else {
+		c.settleLocal(seq)
 	}
 	return nil
 }
@@ -753,24 +766,6 @@ func (c *Controller) sendLeaderAndIsrPlan(per map[int32][]partition.LeaderAndIsr
 	}
 }
 
-// applyLocalLeaderAndIsr hands states to this broker's replica manager and
-// records which partitions it failed to start (reported offline).
-func (c *Controller) applyLocalLeaderAndIsr(states []partition.LeaderAndIsr) {
-	c.zk.NoteControllerEpoch(c.epoch)
-	errs := c.rm.ApplyLeaderAndIsr(states)
-	for _, s := range states {
-		t := c.topics[s.Topic]
-		if t == nil || t.state[s.Partition] == nil {
-			continue
-		}
-		err := errs[s.TopicPartition]
-		t.state[s.Partition].failed = err != nil
-		if err != nil {
-			c.log.Error("LeaderAndIsr failed", zap.Stringer("partition", s.TopicPartition), zap.Error(err))
-		}
-	}
-}
-
 // logConfig is a topic's effective log config (overrides over
 // server.properties). Overrides were validated when written; one that no
 // longer validates (hand-edited znode) is logged and the broker defaults used.
@@ -894,6 +889,8 @@ func (c *Controller) Close() {
 		_ = c.asys.Root.StopFuture(r.pid).Wait()
 		r.markStopped()
 	}
+	// After the actor: nothing queues local requests any more.
+	c.local.close()
 	if !wasStarted {
 		return
 	}

@@ -7,7 +7,13 @@ import (
 )
 
 // The exported requests of the controller: each runs on the controller
-// actor (actor.go) and waits for its answer. When the actor cannot answer
+// actor (actor.go) and waits for its answer. Those that create partitions
+// change partitions (all but the reads) then wait, on the caller's
+// goroutine, until this broker applied the LeaderAndIsr, StopReplica and
+// config changes they queued for it (callApplied, local.go): a client
+// that produces right after CreateTopics finds the local leaders running
+// (on the other brokers it may get NOT_LEADER_OR_FOLLOWER and retry, as
+// in Kafka). When the actor cannot answer
 // (not running, crashed while handling the request, closing, or slower
 // than CallTimeout) every item gets the retriable error of call:
 // NOT_CONTROLLER or REQUEST_TIMED_OUT.
@@ -18,7 +24,7 @@ import (
 // one CreatedTopic per input, in order.
 func (c *Controller) CreateTopics(topics []NewTopic, validateOnly bool) []CreatedTopic {
 	var out []CreatedTopic
-	if err := c.call(func() { out = c.createTopicsLocked(topics, validateOnly) }); err != nil {
+	if err := c.callApplied(func() { out = c.createTopicsLocked(topics, validateOnly) }); err != nil {
 		failed := make([]CreatedTopic, len(topics))
 		for i, nt := range topics {
 			failed[i] = CreatedTopic{Name: nt.Name, NumPartitions: -1, ReplicationFactor: -1, Err: err}
@@ -34,7 +40,7 @@ func (c *Controller) CreateTopics(topics []NewTopic, validateOnly bool) []Create
 // returns one error per name that could not be created.
 func (c *Controller) AutoCreateTopics(names []string) map[string]error {
 	var out map[string]error
-	if err := c.call(func() { out = c.autoCreateTopicsLocked(names) }); err != nil {
+	if err := c.callApplied(func() { out = c.autoCreateTopicsLocked(names) }); err != nil {
 		failed := make(map[string]error, len(names))
 		for _, n := range names {
 			failed[n] = err
@@ -49,7 +55,7 @@ func (c *Controller) AutoCreateTopics(names []string) map[string]error {
 // NOT_CONTROLLER, or nil.
 func (c *Controller) DeleteTopics(names []string) []error {
 	var out []error
-	if err := c.call(func() { out = c.deleteTopicsLocked(names) }); err != nil {
+	if err := c.callApplied(func() { out = c.deleteTopicsLocked(names) }); err != nil {
 		return repeatErr(err, len(names))
 	}
 	return out
@@ -59,7 +65,7 @@ func (c *Controller) DeleteTopics(names []string) []error {
 // createPartitionsBatchLocked): one error per increase, in order.
 func (c *Controller) CreatePartitions(incs []PartitionIncrease, validateOnly bool) []error {
 	var out []error
-	if err := c.call(func() { out = c.createPartitionsBatchLocked(incs, validateOnly) }); err != nil {
+	if err := c.callApplied(func() { out = c.createPartitionsBatchLocked(incs, validateOnly) }); err != nil {
 		return repeatErr(err, len(incs))
 	}
 	return out
@@ -90,7 +96,7 @@ func (c *Controller) AlterTopicConfig(topic string, mutate func(overrides map[st
 		return err
 	}
 	c.log.Info("altered topic config", zap.String("topic", topic), zap.Any("config", next))
-	if cerr := c.call(func() { c.applyTopicConfigLocked(topic) }); cerr != nil {
+	if cerr := c.callApplied(func() { c.applyTopicConfigLocked(topic) }); cerr != nil {
 		// Written and announced: the watch applies it when the actor runs again.
 		c.log.Warn("applying the topic config change here deferred to the notification", zap.String("topic", topic), zap.Error(cerr))
 	}
@@ -103,7 +109,7 @@ func (c *Controller) AlterTopicConfig(topic string, mutate func(overrides map[st
 func (c *Controller) ControlledShutdown(brokerID int32) ([]partition.TopicPartition, error) {
 	var out []partition.TopicPartition
 	var err error
-	if cerr := c.call(func() { out, err = c.controlledShutdownLocked(brokerID) }); cerr != nil {
+	if cerr := c.callApplied(func() { out, err = c.controlledShutdownLocked(brokerID) }); cerr != nil {
 		return nil, cerr
 	}
 	return out, err
@@ -114,7 +120,7 @@ func (c *Controller) ControlledShutdown(brokerID int32) ([]partition.TopicPartit
 func (c *Controller) ElectLeaders(typ ElectionType, tps []partition.TopicPartition) (map[partition.TopicPartition]error, error) {
 	var out map[partition.TopicPartition]error
 	var err error
-	if cerr := c.call(func() { out, err = c.electLeadersLocked(typ, tps) }); cerr != nil {
+	if cerr := c.callApplied(func() { out, err = c.electLeadersLocked(typ, tps) }); cerr != nil {
 		return nil, cerr
 	}
 	return out, err
@@ -126,7 +132,7 @@ func (c *Controller) ElectLeaders(typ ElectionType, tps []partition.TopicPartiti
 func (c *Controller) AlterPartitionReassignments(reqs map[partition.TopicPartition][]int32) (map[partition.TopicPartition]error, error) {
 	var out map[partition.TopicPartition]error
 	var err error
-	if cerr := c.call(func() { out, err = c.alterReassignmentsLocked(reqs) }); cerr != nil {
+	if cerr := c.callApplied(func() { out, err = c.alterReassignmentsLocked(reqs) }); cerr != nil {
 		return nil, cerr
 	}
 	return out, err
@@ -149,4 +155,28 @@ func repeatErr(err error, n int) []error {
 		out[i] = err
 	}
 	return out
+}
+
+// callApplied is call, then settleLocal for the local requests fn
+// queued (none: no wait).
+func (c *Controller) callApplied(fn func()) error {
+	var before, after uint64
+	if err := c.call(func() { before = c.local.last(); fn(); after = c.local.last() }); err != nil {
+		return err
+	}
+	if after != before {
+		c.settleLocal(after)
+	}
+	return nil
+}
+
+// settleLocal waits, on the caller's goroutine, until this broker applied
+// the local requests up to seq (waitLocal, at most CallTimeout), then
+// makes a call so the actor has taken in what the broker answered (the
+// failed marks of onLocalApplied, sent before the wait ended). Past the
+// timeout it returns anyway: the requests still run, in order.
+func (c *Controller) settleLocal(seq uint64) {
+	if c.waitLocal(seq) {
+		_ = c.call(func() {}) // only orders the marks before the return
+	}
 }

@@ -442,9 +442,7 @@ func (c *Controller) removeReplicas(t *topicState, p int32, ids []int32) {
 			continue
 		}
 		if id == c.cfg.BrokerID {
-			if err := c.rm.StopReplicas(tps, true); err != nil {
-				c.log.Warn("reassignment: deleting the local replica", zap.Stringer("partition", tps[0]), zap.Error(err))
-			}
+			c.stopLocalReplicas(tps, true, "reassignment: deleting the local replica")
 			continue
 		}
 		c.peers.Send(id, c.stopReplicaRequest(tps, true), c.logFailure(id, "StopReplica"))

@@ -111,9 +111,7 @@ func (c *Controller) controlledShutdownLocked(brokerID int32) ([]partition.Topic
 			tps[i] = s.TopicPartition
 		}
 		if brokerID == c.cfg.BrokerID {
-			if err := c.rm.StopReplicas(tps, false); err != nil {
-				c.log.Warn("controlled shutdown: stopping local replicas", zap.Error(err))
-			}
+			c.stopLocalReplicas(tps, false, "controlled shutdown: stopping local replicas")
 		} else {
 			c.peers.Send(brokerID, c.stopReplicaRequest(tps, false), c.logFailure(brokerID, "StopReplica"))
 		}

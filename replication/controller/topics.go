@@ -258,7 +258,7 @@ func (c *Controller) deleteTopicLocked(t *topicState) error {
 		c.peers.Send(id, c.stopReplicaRequest(tps, true), c.logFailure(id, "StopReplica"))
 	}
 	if tps := per[c.cfg.BrokerID]; len(tps) > 0 {
-		if err := c.rm.StopReplicas(tps, true); err != nil {
+		if err := c.stopLocalReplicasWait(tps, true); err != nil {
 			// The marker stays: the next start retries the deletion.
 			return fmt.Errorf("stop replicas of %s: %w", t.name, err)
 		}
