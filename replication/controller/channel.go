@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -54,6 +55,7 @@ type ChannelManager struct {
 	mu       sync.Mutex
 	channels map[int32]*channel
 	stopping sync.WaitGroup // channels removed, still stopping (Close waits for them)
+	sends    sync.WaitGroup // send goroutines of every channel (Close waits for them)
 }
 
 type channel struct {
@@ -149,10 +151,17 @@ func (m *ChannelManager) Close() {
 		m.removeLocked(id, true)
 	}
 	m.stopping.Wait()
+	m.sends.Wait() // each ends with its channel's context, cancelled above
 }
 
-// channelActor delivers requests to one peer in order. It blocks its
-// mailbox while a request is in flight: that is the ordering guarantee.
+// channelActor delivers requests to one peer in order. Its mailbox never
+// waits on the network: the request at the head of its queue is sent from
+// a goroutine the manager owns (counted in sends, ended by the channel's
+// context), which runs done and then tells the actor (channelSent) to send
+// the next one. One request in flight at a time is the ordering guarantee
+// (Kafka's RequestSendThread). The queue and the in-flight mark live in
+// the actor value, which its producer hands back on a restart, so a
+// restart (a /faults kill) loses no request and never sends two at once.
 type channelActor struct {
 	id   int32
 	addr string
@@ -160,16 +169,30 @@ type channelActor struct {
 	mgr  *ChannelManager
 	log  *zap.Logger
 	cl   *kgo.Client
+
+	queue    []*channelRequest
+	inflight bool
 }
+
+// channelSent tells a channel actor that the request at the head of its
+// queue was delivered (or given up) and its done has run.
+type channelSent struct{}
 
 func (a *channelActor) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *channelRequest:
-		resp, err := a.deliver(m.req)
-		if m.done != nil {
-			m.done(resp, err)
-		}
-	case *actor.Stopping, *actor.Restarting:
+		a.queue = append(a.queue, m)
+		a.sendNext(c)
+	case *channelSent:
+		a.inflight = false
+		a.queue[0] = nil
+		a.queue = a.queue[1:]
+		a.sendNext(c)
+	case *actor.Started:
+		a.sendNext(c) // after a restart: resume the queue unless one is in flight
+	case *actor.Stopping:
+		// RemoveBroker and Close cancel a.ctx first; a send in flight sees
+		// that (or the closed client) and ends.
 		if a.cl != nil {
 			a.cl.Close()
 			a.cl = nil
@@ -177,25 +200,71 @@ func (a *channelActor) Receive(c actor.Context) {
 	}
 }
 
-// deliver sends req until the peer answers or the channel is removed.
-func (a *channelActor) deliver(req kmsg.Request) (kmsg.Response, error) {
+// sendNext starts delivering the head of the queue unless a request is in
+// flight or the queue is empty.
+func (a *channelActor) sendNext(c actor.Context) {
+	if a.inflight || len(a.queue) == 0 {
+		return
+	}
+	m := a.queue[0]
+	cl, err := a.client()
+	if err != nil { // bad address: retrying cannot help
+		a.queue[0] = nil
+		a.queue = a.queue[1:]
+		if m.done != nil {
+			m.done(nil, err)
+		}
+		a.sendNext(c)
+		return
+	}
+	a.inflight = true
+	self, root := c.Self(), c.ActorSystem().Root
+	a.mgr.sends.Add(1)
+	go func() {
+		defer a.mgr.sends.Done()
+		defer root.Send(self, &channelSent{}) // even if done panics: the queue moves on
+		resp, err := a.deliver(cl, m.req)
+		if m.done != nil {
+			defer func() {
+				if r := recover(); r != nil { // a goroutine's panic would end the broker
+					a.log.Error("controller request callback panicked", zap.Int16("key", m.req.Key()), zap.Any("panic", r))
+				}
+			}()
+			m.done(resp, err)
+		}
+	}()
+}
+
+// client is the channel's franz-go client to the peer, made on first use
+// (kgo dials lazily, so this does not wait on the network).
+func (a *channelActor) client() (*kgo.Client, error) {
+	if a.cl == nil {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(a.addr), kgo.ClientID(fmt.Sprintf("gregor-controller-%d", a.mgr.selfID)),
+			kgo.DialTimeout(5*time.Second))
+		if err != nil {
+			return nil, err
+		}
+		a.cl = cl
+	}
+	return a.cl, nil
+}
+
+// deliver sends req through cl until the peer answers, the channel is
+// removed or its client closed. It runs on a send goroutine and touches no
+// actor state.
+func (a *channelActor) deliver(cl *kgo.Client, req kmsg.Request) (kmsg.Response, error) {
 	for attempt := 0; ; attempt++ {
 		if err := a.ctx.Err(); err != nil {
 			return nil, fmt.Errorf("controller: channel to broker %d closed: %w", a.id, err)
 		}
-		if a.cl == nil {
-			cl, err := kgo.NewClient(kgo.SeedBrokers(a.addr), kgo.ClientID(fmt.Sprintf("gregor-controller-%d", a.mgr.selfID)),
-				kgo.DialTimeout(5*time.Second))
-			if err != nil {
-				return nil, err // bad address: retrying cannot help
-			}
-			a.cl = cl
-		}
 		ctx, cancel := context.WithTimeout(a.ctx, a.mgr.timeout)
-		resp, err := a.cl.SeedBrokers()[0].Request(ctx, req)
+		resp, err := cl.SeedBrokers()[0].Request(ctx, req)
 		cancel()
 		if err == nil {
 			return resp, nil
+		}
+		if errors.Is(err, kgo.ErrClientClosed) {
+			return nil, fmt.Errorf("controller: channel to broker %d stopped: %w", a.id, err)
 		}
 		if attempt%10 == 0 {
 			a.log.Warn("controller request failed, retrying", zap.Int16("key", req.Key()), zap.Error(err))

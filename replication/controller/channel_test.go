@@ -1,0 +1,100 @@
+package controller
+
+import (
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"gregor/actors"
+)
+
+// silentPeer accepts connections on 127.0.0.1 and never answers (a broker
+// that hangs): a request sent to it stays in flight until cancelled.
+func silentPeer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	return ln.Addr().String()
+}
+
+// A channel whose peer never answers keeps handling its mailbox: requests
+// queued behind the one in flight are taken (not left waiting in the
+// mailbox behind a blocked Receive), and removing the peer answers the one
+// in flight at once.
+func TestChannelMailboxNotBlockedBySilentPeer(t *testing.T) {
+	sys := actors.NewSystem(zap.NewNop())
+	t.Cleanup(sys.Shutdown)
+	m := NewChannelManager(sys, 1, zap.NewNop())
+	m.AddBroker(2, silentPeer(t))
+	results := make(chan error, 3)
+	for range 3 {
+		m.Send(2, kmsg.NewPtrUpdateMetadataRequest(), func(_ kmsg.Response, err error) { results <- err })
+	}
+	in := actors.InstrumentsOf(sys)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var info actors.ActorInfo
+		for _, a := range in.Actors() {
+			if a.Kind == "controller-channel" {
+				info = a
+			}
+		}
+		if info.Received >= 3 && info.Mailbox == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("channel actor %+v: its mailbox still holds requests behind the one in flight", info)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case err := <-results:
+		t.Fatalf("a request to a silent peer was answered: %v", err)
+	default:
+	}
+	closed := make(chan struct{})
+	go func() { m.Close(); close(closed) }()
+	select {
+	case err := <-results:
+		if err == nil {
+			t.Fatal("the request in flight to a removed peer reported success")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("removing the peer did not end the request in flight")
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return")
+	}
+}
