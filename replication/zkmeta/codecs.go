@@ -401,3 +401,19 @@ func ParseUUID(s string) ([16]byte, error) {
 	copy(u[:], b)
 	return u, nil
 }
+
+// ReadController reads /controller through get (a metastore.Store's Get)
+// and returns the active controller's broker id: -1 when there is none,
+// the read fails or the znode does not decode (for views that only report,
+// such as tests and tools; the controller itself tells these cases apart).
+func ReadController(get func(path string) ([]byte, int32, error)) int32 {
+	data, _, err := get(ControllerPath)
+	if err != nil {
+		return -1
+	}
+	id, err := DecodeController(data)
+	if err != nil {
+		return -1
+	}
+	return id
+}

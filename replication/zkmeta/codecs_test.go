@@ -144,3 +144,28 @@ func TestRandomUUID(t *testing.T) {
 		t.Fatal("parsed a short uuid")
 	}
 }
+
+func TestReadController(t *testing.T) {
+	get := func(data string, err error) func(string) ([]byte, int32, error) {
+		return func(path string) ([]byte, int32, error) {
+			if path != ControllerPath {
+				t.Fatalf("read %s, want %s", path, ControllerPath)
+			}
+			return []byte(data), 0, err
+		}
+	}
+	for _, c := range []struct {
+		data string
+		err  error
+		want int32
+	}{
+		{`{"version":1,"brokerid":3,"timestamp":"1"}`, nil, 3},
+		{"2", nil, 2},
+		{"", errors.New("no node"), -1},
+		{"{not json", nil, -1},
+	} {
+		if got := ReadController(get(c.data, c.err)); got != c.want {
+			t.Errorf("ReadController(%q, %v) = %d, want %d", c.data, c.err, got, c.want)
+		}
+	}
+}

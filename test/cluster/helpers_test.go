@@ -146,17 +146,7 @@ func (c *cluster) registered() []string {
 }
 
 // controllerID reads /controller (-1 when absent).
-func (c *cluster) controllerID() int32 {
-	data, _, err := c.store.Get(zkmeta.ControllerPath)
-	if err != nil {
-		return -1
-	}
-	id, err := zkmeta.DecodeController(data)
-	if err != nil {
-		return -1
-	}
-	return id
-}
+func (c *cluster) controllerID() int32 { return zkmeta.ReadController(c.store.Get) }
 
 // partitionState reads /brokers/topics/<t>/partitions/<p>/state.
 func (c *cluster) partitionState(topic string, p int32) (zkmeta.PartitionState, bool) {

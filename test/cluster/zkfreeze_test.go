@@ -11,11 +11,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/replication/zkstore"
 	"gregor/storage/record"
 	"gregor/test/chaos"
+	"gregor/test/harness"
 	"gregor/test/zkharness"
 )
 
@@ -50,14 +50,7 @@ func (p *producer) send(topic, val string, timeout time.Duration) (int16, time.D
 	if err != nil {
 		return 0, 0, err
 	}
-	req := kmsg.NewPtrProduceRequest()
-	req.Acks, req.TimeoutMillis = p.acks, int32(timeout/time.Millisecond)
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Records = batch
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
+	req := harness.ProduceRequest(topic, 0, batch, p.acks, timeout)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+15*time.Second)
 	defer cancel()
 	start := time.Now()

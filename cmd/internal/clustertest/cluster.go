@@ -328,17 +328,7 @@ func (c *Cluster) Registered() []string {
 }
 
 // Controller is the id in /controller, -1 when there is none.
-func (c *Cluster) Controller() int32 {
-	data, _, err := c.obs.Get(zkmeta.ControllerPath)
-	if err != nil {
-		return -1
-	}
-	id, err := zkmeta.DecodeController(data)
-	if err != nil {
-		return -1
-	}
-	return id
-}
+func (c *Cluster) Controller() int32 { return zkmeta.ReadController(c.obs.Get) }
 
 // ControllerEpoch is /controller_epoch, 0 when absent.
 func (c *Cluster) ControllerEpoch() int32 {

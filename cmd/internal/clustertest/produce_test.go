@@ -11,6 +11,7 @@ import (
 
 	"gregor/cmd/internal/clustertest"
 	"gregor/storage/record"
+	"gregor/test/harness"
 )
 
 // rawProduce sends batch to topic-0 on broker id as one acks=-1
@@ -24,14 +25,7 @@ func rawProduce(t *testing.T, c *clustertest.Cluster, id int32, topic string, ba
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	req := kmsg.NewPtrProduceRequest()
-	req.Acks, req.TimeoutMillis = -1, int32(timeout/time.Millisecond)
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Records = batch
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
+	req := harness.ProduceRequest(topic, 0, batch, -1, timeout)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Second)
 	defer cancel()
 	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])

@@ -41,3 +41,21 @@ func EndOffset(addr, topic string, p int32, timeout time.Duration) (int64, int16
 	r := resp.Topics[0].Partitions[0]
 	return r.Offset, r.ErrorCode, nil
 }
+
+// ProduceRequest is a ProduceRequest carrying batch for topic-p alone, with
+// acks and the broker-side timeout (timeout_ms), for tests that send raw
+// produces (no client batching, no retries). kgo overwrites a raw
+// request's acks with the client's own RequiredAcks: build the client
+// with the same acks.
+func ProduceRequest(topic string, p int32, batch []byte, acks int16, timeout time.Duration) *kmsg.ProduceRequest {
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = acks, int32(timeout/time.Millisecond)
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition = p
+	rp.Records = batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
+}
