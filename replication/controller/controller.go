@@ -362,21 +362,41 @@ func (c *Controller) registerBroker() error {
 	return nil
 }
 
-// elect tries to create /controller; on success it bumps /controller_epoch
-// with a conditional write (the epoch fences a zombie controller).
+// elect tries to win the controller election. As Kafka's
+// registerControllerAndIncrementControllerEpoch does, it reads
+// /controller_epoch and then, in one Multi, creates the ephemeral
+// /controller and writes the next epoch conditionally on the version it
+// read: nobody ever sees the new controller with the old epoch, and a
+// concurrent winner makes the whole write fail. The new epoch fences every
+// later state write.
 func (c *Controller) elect() error {
-	err := c.store.Create(zkmeta.ControllerPath, zkmeta.EncodeController(c.cfg.BrokerID, c.now()), true)
-	if errors.Is(err, metastore.ErrNodeExists) {
+	data, version, err := c.store.Get(zkmeta.ControllerEpochPath)
+	next := int32(1)
+	var epochOp metastore.Op = &metastore.CreateOp{Path: zkmeta.ControllerEpochPath, Data: zkmeta.EncodeControllerEpoch(1)}
+	switch {
+	case errors.Is(err, metastore.ErrNoNode):
+	case err != nil:
+		return fmt.Errorf("controller: read %s: %w", zkmeta.ControllerEpochPath, err)
+	default:
+		cur, derr := zkmeta.DecodeControllerEpoch(data)
+		if derr != nil {
+			return derr
+		}
+		next = cur + 1
+		epochOp = &metastore.SetOp{Path: zkmeta.ControllerEpochPath, Data: zkmeta.EncodeControllerEpoch(next), Version: version}
+	}
+	res, err := c.store.Multi(
+		&metastore.CreateOp{Path: zkmeta.ControllerPath, Data: zkmeta.EncodeController(c.cfg.BrokerID, c.now()), Ephemeral: true},
+		epochOp)
+	var me *metastore.MultiError
+	if errors.As(err, &me) && me.Index == 0 && errors.Is(err, metastore.ErrNodeExists) {
 		c.log.Info("another broker is the controller")
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("controller: create %s: %w", zkmeta.ControllerPath, err)
+		return fmt.Errorf("controller: create %s and bump %s: %w", zkmeta.ControllerPath, zkmeta.ControllerEpochPath, err)
 	}
-	if err := c.bumpEpoch(); err != nil {
-		c.store.Delete(zkmeta.ControllerPath, metastore.AnyVersion) // resign
-		return err
-	}
+	c.epoch, c.epochZkVersion = next, res[1].Version
 	c.setActive(true)
 	c.log.Info("became controller", zap.Int32("controller.epoch", c.epoch))
 	return nil

@@ -180,6 +180,7 @@ func TestBrokerDeathIsOneTransactionAndOneRequestPerBroker(t *testing.T) {
 	var mc *multiCounter
 	e, peers := startCluster3Over(t, func(s metastore.Store) metastore.Store { mc = &multiCounter{Store: s}; return mc })
 	c, s := e.c, e.store
+	mc.calls() // the election's Multi (/controller and /controller_epoch)
 	const n = 20
 	assignment := map[int32][]int32{}
 	for p := int32(0); p < n; p++ {
