@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs what the integration tests drive from outside Go: kcat
 # (librdkafka), kafka-python (Debian's python3-kafka, run with
-# /usr/bin/python3) and ZooKeeper with a JRE. Does nothing when they are
-# present; warns (and the tests that need them skip) when they are missing
-# and we cannot install them (not root, no apt-get).
+# /usr/bin/python3), confluent-kafka-python (python3-confluent-kafka)
+# and ZooKeeper with a JRE. Does nothing when they are present; warns
+# (and the tests that need them skip) when they are missing and we cannot
+# install them (not root, no apt-get).
 set -euo pipefail
 missing=()
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 /usr/bin/python3 -c 'import kafka' >/dev/null 2>&1 || missing+=(python3-kafka)
+# librdkafka's transactional producer and read_committed consumer.
+/usr/bin/python3 -c 'import confluent_kafka' >/dev/null 2>&1 || missing+=(python3-confluent-kafka)
 # kafka-python's codecs (test/compat): snappy, lz4 frames, zstd.
 /usr/bin/python3 -c 'import snappy' >/dev/null 2>&1 || missing+=(python3-snappy)
 /usr/bin/python3 -c 'import lz4.frame' >/dev/null 2>&1 || missing+=(python3-lz4)
