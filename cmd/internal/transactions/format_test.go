@@ -79,7 +79,7 @@ func TestHangingDecision(t *testing.T) {
 		{"t", 0}: {ActiveProducers: kadm.DescribedProducers{
 			1: {ProducerID: 1, CurrentTxnStartOffset: 10, LastTimestamp: old},
 			2: {ProducerID: 2, CurrentTxnStartOffset: 11, LastTimestamp: old},
-			5: {ProducerID: 5, CurrentTxnStartOffset: -1, LastTimestamp: old},      // no open transaction
+			5: {ProducerID: 5, CurrentTxnStartOffset: -1, LastTimestamp: old},       // no open transaction
 			6: {ProducerID: 6, CurrentTxnStartOffset: 12, LastTimestamp: now - max}, // not past the timeout
 		}},
 		{"t", 1}: {ActiveProducers: kadm.DescribedProducers{
