@@ -131,6 +131,10 @@ func markerError(spec abortSpec, err error) error {
 		return codeError(ke, prefix+" failed due an invalid producer epoch", "")
 	case kerr.TransactionCoordinatorFenced:
 		return codeError(ke, fmt.Sprintf("%s failed since the provided coordinator epoch %d has been fenced by the active coordinator", prefix, spec.coordinatorEpoch), "")
+	case kerr.NotLeaderForPartition, kerr.ReplicaNotAvailable, kerr.BrokerNotAvailable, kerr.UnknownTopicOrPartition:
+		// Kafka retries these until its timeout; the code's own
+		// message says why it gave up.
+		return codeError(ke, "", "")
 	}
 	return codeError(ke, prefix+" failed due to unexpected error: "+ke.Description, "")
 }

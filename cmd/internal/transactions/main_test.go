@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -90,11 +91,13 @@ func TestCommandLineErrors(t *testing.T) {
 }
 
 // Every command against a broker that serves the transaction APIs
-// (kfake): a transactional producer leaves a transaction open on t-1, the
-// tool lists, describes and finds it, then aborts it by start offset and
-// the producer's open transaction is gone.
+// (kfake): a transactional producer leaves a transaction open on t-1; the
+// tool lists and describes it, describes the partition's producers, finds
+// it not hanging while its coordinator has it and hanging once the
+// coordinator does not know it, then aborts it by start offset, which
+// releases the partition's last stable offset.
 func TestCommandsAgainstKfake(t *testing.T) {
-	_, addr := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.SeedTopics(2, "t"))
+	c, addr := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.SeedTopics(2, "t"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// Two committed records first, so the open transaction starts at 2.
@@ -145,6 +148,14 @@ func TestCommandsAgainstKfake(t *testing.T) {
 		t.Fatalf("list: %v", rows)
 	}
 	pid := rows[1][2]
+	// --duration-filter is the broker's (ListTransactions v1): an hour
+	// filters out the transaction opened just now, -1 filters nothing.
+	if rows := run("list", map[string]string{"duration-filter": "3600000"}, now); len(rows) != 1 {
+		t.Fatalf("list --duration-filter 3600000: %v, want only the headers", rows)
+	}
+	if rows := run("list", map[string]string{"duration-filter": "-1"}, now); len(rows) != 2 || rows[1][0] != "tx-open" {
+		t.Fatalf("list --duration-filter -1: %v", rows)
+	}
 
 	rows = run("describe", map[string]string{"transactional-id": "tx-open"}, now)
 	if len(rows) != 2 || rows[1][1] != "tx-open" || rows[1][2] != pid || rows[1][4] != "Ongoing" || rows[1][5] != "60000" || rows[1][8] != "t-1" {
@@ -172,6 +183,31 @@ func TestCommandsAgainstKfake(t *testing.T) {
 		t.Fatalf("find-hanging: %v, want only the headers", rows)
 	}
 
+	// Once the coordinator no longer knows the transactional id (its
+	// DescribeTransactions answer replaced for one request), the open
+	// transaction on t-1 hangs: found through --broker-id 0's replicas.
+	c.ControlKey(65, func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		req := kr.(*kmsg.DescribeTransactionsRequest)
+		resp := req.ResponseKind().(*kmsg.DescribeTransactionsResponse)
+		for _, id := range req.TransactionalIDs {
+			st := kmsg.NewDescribeTransactionsResponseTransactionState()
+			st.TransactionalID, st.ErrorCode = id, kerr.TransactionalIDNotFound.Code
+			resp.TransactionStates = append(resp.TransactionStates, st)
+		}
+		return resp, nil, true
+	})
+	rows = run("find-hanging", map[string]string{"broker-id": "0"}, now.Add(20*time.Minute))
+	if len(rows) != 2 || len(rows[1]) != 8 {
+		t.Fatalf("find-hanging --broker-id 0: %v, want one hanging transaction", rows)
+	}
+	if h := rows[1]; h[0] != "t" || h[1] != "1" || h[2] != pid || h[3] != open[1] || h[4] != open[2] || h[5] != "2" || h[6] != open[4] || h[7] != "20" {
+		t.Fatalf("hanging row %v, want t 1 %s %s %s 2 %s 20", h, pid, open[1], open[2], open[4])
+	}
+	// With a longer timeout than its age it is not a candidate.
+	if rows := run("find-hanging", map[string]string{"topic": "t", "partition": "1", "max-transaction-timeout": "30"}, now.Add(20*time.Minute)); len(rows) != 1 {
+		t.Fatalf("find-hanging --max-transaction-timeout 30: %v, want only the headers", rows)
+	}
+
 	if lso := lastStable(ctx, t, addr, "t", 1); lso != 2 {
 		t.Fatalf("last stable offset %d before the abort, want 2 (the open transaction's start)", lso)
 	}
@@ -196,6 +232,12 @@ func TestCommandsAgainstKfake(t *testing.T) {
 	code, _, errs := runTool(t, o)
 	if code != 1 || errs != "Could not find any open transactions starting at offset 1 on partition t-1\n" {
 		t.Fatalf("abort at 1: exit %d, stderr %q", code, errs)
+	}
+	o.Command, o.Flags = "describe-producers", map[string]string{"topic": "t", "partition": "7"}
+	code, _, errs = runTool(t, o)
+	// Kafka's text ends with the error's own period and then its ".".
+	if code != 1 || errs != "Failed to describe producers for partition t-7 on leader: This server does not host this topic-partition.. Enable debug logging for additional detail.\n" {
+		t.Fatalf("describe-producers of a partition that does not exist: exit %d, stderr %q", code, errs)
 	}
 	o.Command, o.Flags = "describe", map[string]string{"transactional-id": "nope"}
 	code, _, errs = runTool(t, o)
@@ -223,6 +265,9 @@ func TestUnsupportedAPIs(t *testing.T) {
 		{"describe-producers", map[string]string{"topic": "t", "partition": "0"}, "Failed to describe producers for partition t-0 on leader: The node does not support DESCRIBE_PRODUCERS"},
 		{"abort", map[string]string{"topic": "t", "partition": "0", "start-offset": "0"}, "Failed to validate producer state for partition t-0: The node does not support DESCRIBE_PRODUCERS"},
 		{"find-hanging", map[string]string{"topic": "t"}, "Failed to describe producers for 1 partitions on broker Optional.empty: The node does not support DESCRIBE_PRODUCERS"},
+		{"find-hanging", map[string]string{"broker-id": "0"}, "Failed to describe producers for 1 partitions on broker Optional[0]: The node does not support DESCRIBE_PRODUCERS"},
+		{"abort", map[string]string{"topic": "t", "partition": "0", "producer-id": "1", "producer-epoch": "0", "coordinator-epoch": "3"},
+			"Failed to abort transaction AbortTransactionSpec(topicPartition=t-0, producerId=1, producerEpoch=0, coordinatorEpoch=3): The node does not support WRITE_TXN_MARKERS"},
 	} {
 		t.Run(tc.command, func(t *testing.T) {
 			code, out, errs := runTool(t, Options{BootstrapServer: addr, Command: tc.command, Flags: tc.flags})
@@ -236,13 +281,20 @@ func TestUnsupportedAPIs(t *testing.T) {
 // lastStable is t-p's last stable offset (ListOffsets latest, read_committed).
 func lastStable(ctx context.Context, t *testing.T, addr, topic string, p int32) int64 {
 	t.Helper()
+	return latestOffset(ctx, t, addr, topic, p, 1)
+}
+
+// latestOffset is ListOffsets latest for t-p at isolation (0 the log end,
+// 1 the last stable offset).
+func latestOffset(ctx context.Context, t *testing.T, addr, topic string, p int32, isolation int8) int64 {
+	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	req := kmsg.NewPtrListOffsetsRequest()
-	req.IsolationLevel = 1
+	req.IsolationLevel = isolation
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
 	rp := kmsg.NewListOffsetsRequestTopicPartition()
@@ -257,4 +309,53 @@ func lastStable(ctx context.Context, t *testing.T, addr, topic string, p int32) 
 		t.Fatalf("ListOffsets: %+v", resp)
 	}
 	return resp.Topics[0].Partitions[0].Offset
+}
+
+// abort's pre-3.0 form writes the marker it is given (coordinator epoch -1
+// raised to 0, as Kafka does); a partition that does not exist and a topic
+// find-hanging cannot describe fail with Kafka's messages.
+func TestAbortByProducerIDAndMissingTopics(t *testing.T) {
+	_, addr := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.SeedTopics(2, "t"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	byID := func(topic string) map[string]string {
+		return map[string]string{"topic": topic, "partition": "0", "producer-id": "5", "producer-epoch": "1", "coordinator-epoch": "-1"}
+	}
+	if code, out, errs := runTool(t, Options{BootstrapServer: addr, Command: "abort", Flags: byID("t")}); code != 0 || out != "" || errs != "" {
+		t.Fatalf("abort --producer-id: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if end := latestOffset(ctx, t, addr, "t", 0, 0); end != 1 {
+		t.Fatalf("t-0 ends at %d after the abort, want 1 (the ABORT marker)", end)
+	}
+	for _, tc := range []struct {
+		command string
+		flags   map[string]string
+		want    string
+	}{
+		{"abort", byID("nope"), "Failed to abort transaction AbortTransactionSpec(topicPartition=nope-0, producerId=5, producerEpoch=1, coordinatorEpoch=0): This server does not host this topic-partition.. Enable debug logging for additional detail.\n"},
+		{"find-hanging", map[string]string{"topic": "nope"}, "Failed to describe 1 topics: This server does not host this topic-partition.. Enable debug logging for additional detail.\n"},
+	} {
+		code, out, errs := runTool(t, Options{BootstrapServer: addr, Command: tc.command, Flags: tc.flags})
+		if code != 1 || out != "" || errs != tc.want {
+			t.Errorf("%s %v: exit %d, stdout %q, stderr %q\nwant %q", tc.command, tc.flags, code, out, errs, tc.want)
+		}
+	}
+}
+
+// A duration filter needs ListTransactions v1 (KIP-994): against a v0
+// broker the tool refuses, as Kafka's client does, instead of listing
+// every transaction unfiltered.
+func TestDurationFilterNeedsV1(t *testing.T) {
+	vs := kversion.Stable()
+	vs.SetMaxKeyVersion(66, 0)
+	_, addr := clienttest.Cluster(t, kfake.NumBrokers(1), kfake.MaxVersions(vs))
+	code, out, errs := runTool(t, Options{BootstrapServer: addr, Command: "list", Flags: map[string]string{"duration-filter": "0"}})
+	want := "Failed to list transactions: Duration filter can be set only when using API version 1 or higher. If client is connected to an older broker, do not specify duration filter or set duration filter to -1.. Enable debug logging for additional detail.\n"
+	if code != 1 || out != "" || errs != want {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	// Without a filter (or with a negative one) v0 serves.
+	if code, out, errs := runTool(t, Options{BootstrapServer: addr, Command: "list", Flags: map[string]string{"duration-filter": "-1"}}); code != 0 || out != "TransactionalId\tCoordinator\tProducerId\tTransactionState\t\n" || errs != "" {
+		t.Fatalf("list on v0: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
 }
