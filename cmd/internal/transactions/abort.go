@@ -104,7 +104,7 @@ func (t *tool) writeAbortMarker(ctx context.Context, spec abortSpec, what string
 		}
 	})
 	if got == nil {
-		return failWith(errorf("WriteTxnMarkers response included no entry for producerId %d and topic partition %s", spec.producerID, spec.p), "%s", what)
+		return failWith(fmt.Errorf("WriteTxnMarkers response included no entry for producerId %d and topic partition %s", spec.producerID, spec.p), "%s", what)
 	}
 	if got.Err != nil {
 		return failWith(markerError(spec, got.Err), "%s", what)

@@ -49,20 +49,18 @@ func describeRow(d kadm.DescribedTransaction, nowMs int64) []string {
 }
 
 // describeTransactions describes ids (at least one) at their coordinators.
-// Every id is in the result; one the coordinator did not answer for, or
-// answered with an error code, carries in Err the exception Kafka's
-// DescribeTransactionsHandler gives it. err is a failure of the call as a
-// whole.
+// Every id is in the result; one its coordinator answered with an error
+// code for (or left out of its answer: not found) carries in Err the
+// exception Kafka's DescribeTransactionsHandler gives it. err is a failure
+// of any coordinator's request.
 func (t *tool) describeTransactions(ctx context.Context, ids []string) (kadm.DescribedTransactions, error) {
 	ds, err := t.adm.DescribeTransactions(ctx, ids...)
 	if err != nil {
-		var se *kadm.ShardErrors
-		if !errors.As(err, &se) {
-			return nil, firstErr(err)
-		}
-		if len(ds) == 0 {
-			return nil, firstErr(err)
-		}
+		// A coordinator that could not be found or asked fails the
+		// whole call, as any failed future fails Kafka's command: an id
+		// without an answer must not pass for one that is not found
+		// (find-hanging would call its transaction hanging).
+		return nil, firstErr(err)
 	}
 	out := kadm.DescribedTransactions{}
 	for _, id := range ids {

@@ -12,7 +12,6 @@ package transactions
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"time"
 
@@ -148,9 +147,8 @@ func (t *tool) require(ctx context.Context, key, minVersion int16) error {
 	return nil
 }
 
-// firstErr is a kadm call's error, or the first per-item error when the
-// call itself succeeded; kadm's *ShardErrors become their first shard's
-// error, which is what Kafka's future would fail with.
+// firstErr is a kadm call's error with *ShardErrors reduced to their
+// first shard's error, which is what Kafka's future would fail with.
 func firstErr(err error) error {
 	var se *kadm.ShardErrors
 	if errors.As(err, &se) && len(se.Errs) > 0 {
@@ -158,5 +156,3 @@ func firstErr(err error) error {
 	}
 	return err
 }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
