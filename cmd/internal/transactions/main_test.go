@@ -3,6 +3,7 @@ package transactions
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -357,5 +358,25 @@ func TestDurationFilterNeedsV1(t *testing.T) {
 	// Without a filter (or with a negative one) v0 serves.
 	if code, out, errs := runTool(t, Options{BootstrapServer: addr, Command: "list", Flags: map[string]string{"duration-filter": "-1"}}); code != 0 || out != "TransactionalId\tCoordinator\tProducerId\tTransactionState\t\n" || errs != "" {
 		t.Fatalf("list on v0: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// --command-config properties reach the admin client: a valid file is
+// used, a bad value is refused with the property's message, not ignored.
+func TestCommandConfig(t *testing.T) {
+	_, addr := clienttest.Cluster(t, kfake.NumBrokers(1))
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.properties"), filepath.Join(dir, "bad.properties")
+	if err := os.WriteFile(good, []byte("client.id=txn-tool\nrequest.timeout.ms=5000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("request.timeout.ms=soon\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := runTool(t, Options{BootstrapServer: addr, CommandConfig: good, Command: "list"}); code != 0 || errs != "" || !strings.HasPrefix(out, "TransactionalId") {
+		t.Fatalf("good config: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if code, out, errs := runTool(t, Options{BootstrapServer: addr, CommandConfig: bad, Command: "list"}); code != 1 || out != "" || !strings.Contains(errs, "request.timeout.ms") {
+		t.Fatalf("bad config: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
