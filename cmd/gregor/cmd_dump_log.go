@@ -41,6 +41,7 @@ func init() {
 	f.BoolVar(&opts.PrintDataLog, "print-data-log", false, "print the messages' content when dumping data logs (implies --deep-iteration)")
 	f.BoolVar(&opts.DeepIteration, "deep-iteration", false, "print every record, not just every batch")
 	f.BoolVar(&opts.OffsetsDecoder, "offsets-decoder", false, "decode __consumer_offsets keys and values (implies --print-data-log)")
+	f.BoolVar(&opts.TransactionLogDecoder, "transaction-log-decoder", false, "decode __transaction_state keys and values (implies --print-data-log)")
 	f.IntVar(&opts.MaxMessageSize, "max-message-size", dumplog.DefaultMaxMessageSize, "size of the largest batch, in bytes")
 	_ = cmd.MarkFlagRequired("files")
 	root.AddCommand(cmd)

@@ -14,6 +14,19 @@ import (
 // error; bad properties are returned as ConsumerOptions reports them. The
 // caller closes the client (kadm.Client.Close closes the kgo client too).
 func AdminClient(bootstrap string, props map[string]string) (*kadm.Client, error) {
+	cl, err := AdminKgoClient(bootstrap, props)
+	if err != nil {
+		return nil, err
+	}
+	return kadm.NewClient(cl), nil
+}
+
+// AdminKgoClient is the kgo client under AdminClient, for a tool that also
+// sends requests kadm does not shape the way it needs (a request to one
+// named broker, a request field kadm does not set); wrap it with
+// kadm.NewClient for the rest. Errors as AdminClient's; the caller closes
+// it.
+func AdminKgoClient(bootstrap string, props map[string]string) (*kgo.Client, error) {
 	seeds, err := ParseBootstrap("--bootstrap-server", bootstrap)
 	if err != nil {
 		return nil, Usage("%v", err)
@@ -26,5 +39,5 @@ func AdminClient(bootstrap string, props map[string]string) (*kadm.Client, error
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", bootstrap, err)
 	}
-	return kadm.NewClient(cl), nil
+	return cl, nil
 }

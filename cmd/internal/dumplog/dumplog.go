@@ -27,6 +27,10 @@ type Options struct {
 	// OffsetsDecoder decodes __consumer_offsets keys and values
 	// (--offsets-decoder); implies PrintDataLog.
 	OffsetsDecoder bool
+	// TransactionLogDecoder decodes __transaction_state keys and values
+	// (--transaction-log-decoder); implies PrintDataLog. With
+	// OffsetsDecoder too, the offsets decoder is used, as in Kafka.
+	TransactionLogDecoder bool
 	// MaxMessageSize is the largest batch read, in bytes
 	// (--max-message-size, default 5 MiB as Kafka's tool). A batch header
 	// claiming more is reported as damage and stops that file's dump.
@@ -52,7 +56,7 @@ func Run(out, errOut io.Writer, opts Options) error {
 	if opts.MaxMessageSize <= 0 {
 		opts.MaxMessageSize = DefaultMaxMessageSize
 	}
-	if opts.OffsetsDecoder {
+	if opts.OffsetsDecoder || opts.TransactionLogDecoder {
 		opts.PrintDataLog = true
 	}
 	if opts.PrintDataLog {

@@ -142,6 +142,7 @@ func writeBatchLine(w *strings.Builder, h *record.Header, pos int64, b []byte, v
 // --deep-iteration / --print-data-log output).
 func dumpRecords(out io.Writer, h *record.Header, b []byte, opts Options) error {
 	var line strings.Builder
+	parse := opts.parser()
 	i := int32(0)
 	err := record.Records(*h, b, opts.MaxMessageSize, func(r *record.Record) error {
 		line.Reset()
@@ -162,8 +163,8 @@ func dumpRecords(out io.Writer, h *record.Header, b []byte, opts Options) error 
 		switch {
 		case h.IsControl():
 			writeControl(&line, r)
-		case opts.OffsetsDecoder:
-			writeOffsetsRecord(&line, r, r.Offset(h))
+		case parse != nil:
+			writeParsed(&line, parse, r, r.Offset(h))
 		case opts.PrintDataLog:
 			if r.Key != nil {
 				line.WriteString(" key: ")

@@ -4,16 +4,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"gregor/storage/record"
 )
 
-// writeOffsetsRecord decodes a __consumer_offsets record (--offsets-decoder)
-// the way Kafka 3.8+'s DumpLogSegments.OffsetsMessageParser does, so the
-// line reads the same as kafka-dump-log.sh's:
+// formatOffsetsRecord is the --offsets-decoder messageParser: it decodes a
+// __consumer_offsets record the way Kafka 3.8+'s
+// DumpLogSegments.OffsetsMessageParser does, so the line reads the same as
+// kafka-dump-log.sh's:
 //
 //	key: {"type":"1","data":{"group":"g1","topic":"t","partition":0}} payload: {"version":"3","data":{"offset":2,"leaderEpoch":0,"metadata":"","commitTimestamp":1700000000000}}
 //
@@ -27,20 +25,7 @@ import (
 // parse, else kept as base64. A tombstone prints "payload: <DELETE>". A
 // record that does not decode prints Kafka's "Error at offset N, skipping.
 // …" or "Unknown record type T at offset N, skipping." as its key and no
-// payload.
-func writeOffsetsRecord(w *strings.Builder, r *record.Record, offset int64) {
-	key, payload := formatOffsetsRecord(r.Key, r.Value, offset)
-	w.WriteString(" key: ")
-	w.WriteString(key)
-	if payload != "" {
-		w.WriteString(" payload: ")
-		w.WriteString(payload)
-	}
-}
-
-// formatOffsetsRecord returns the key and payload texts of one
-// __consumer_offsets record at offset; payload is "" when Kafka prints
-// none (a record it could not decode).
+// payload ("").
 func formatOffsetsRecord(key, value []byte, offset int64) (string, string) {
 	if key == nil {
 		// Kafka's tool stops here with this exception; printing it
