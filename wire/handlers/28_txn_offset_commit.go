@@ -26,8 +26,8 @@ package handlers
 // (AddPartitionsToTxn v4 VerifyOnly for __consumer_offsets' partition).
 //
 // Version notes: v1 same as v0; v2 LeaderEpoch; v3 flexible, Generation,
-// MemberID, InstanceID (KIP-447); v4 same as v3 (KIP-890 error handling:
-// the client treats every abortable error alike). v0–v1 answer
+// MemberID, InstanceID (KIP-447); v4 may answer TRANSACTION_ABORTABLE
+// (KIP-890, from the verification above, not done yet). v0–v1 answer
 // COORDINATOR_LOAD_IN_PROGRESS as COORDINATOR_NOT_AVAILABLE (KAFKA-7296).
 
 import (
