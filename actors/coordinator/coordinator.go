@@ -437,12 +437,19 @@ func (r *router) part(p int32) *partState {
 }
 
 // failQueue answers the requests waiting for the partition's load with
-// code.
+// code. Transaction completions stay queued: no client retries them, and
+// the load they wait for goes on (after a router restart); a resigned
+// partition drops its whole state.
 func (ps *partState) failQueue(code int16) {
+	var keep []*GroupRequest
 	for _, q := range ps.queue {
+		if q.completion != nil {
+			keep = append(keep, q)
+			continue
+		}
 		q.Fail(code)
 	}
-	ps.queue = nil
+	ps.queue = keep
 }
 
 // abandon is the router's last word before it restarts or stops: its
