@@ -672,6 +672,16 @@ func (c *Coordinator) TxnOffsetCommit(_ context.Context, req *kmsg.TxnOffsetComm
 		}
 		reply(resp)
 	}
+	n := 0
+	for _, t := range req.Topics {
+		n += len(t.Partitions)
+	}
+	if n == 0 {
+		// Nothing to commit: answered without the group, as KafkaApis
+		// does when no partition is left to send to the coordinator.
+		out(commitResult{})
+		return
+	}
 	if req.Group == "" {
 		out(commitResult{code: kerr.InvalidGroupID.Code})
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -193,5 +194,39 @@ func TestTxnOffsetCommitErrors(t *testing.T) {
 	topic.SetAppendErr(nil)
 	if code, _ := fetchStable(t, c, "h", "in", 0); code != 0 {
 		t.Fatalf("require_stable after a failed transactional append: %d", code)
+	}
+}
+
+// A group actor restarted after a panic rebuilds its open transaction's
+// offsets from the log, with their log positions, and the marker still
+// completes them.
+func TestTxnOffsetsSurviveGroupActorRestart(t *testing.T) {
+	topic := NewMemTopic()
+	c := startCoord(t, topic)
+	p := c.PartitionFor("g")
+	txnCommitCodes(t, c, txnOffsetCommitReq(3, "g", 7, 0, 42, 43)) // partitions 0 and 1
+	// A plain commit of partition 0 written after the transactional one:
+	// it must win when the transaction commits, after the restart too.
+	if code := commit(t, c, "g", "", -1, "in", 0, 500); code != 0 {
+		t.Fatal(code)
+	}
+	failed := make(chan int16, 1)
+	c.send(&GroupRequest{Group: "g", API: "Crash",
+		Apply: func(*Group, time.Time) { panic("injected") },
+		Fail:  func(code int16) { failed <- code },
+	})
+	if code := wait(t, failed); code != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("panicked request answered %d", code)
+	}
+	if code, _ := fetchStable(t, c, "g", "in", 1); code != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("after the restart: %d, want UNSTABLE_OFFSET_COMMIT", code)
+	}
+	topic.AppendMarker(p, 7, 0, true)
+	c.CompleteTxnOffsets(p, 7, 0, true)
+	if code, off := fetchStable(t, c, "g", "in", 0); code != 0 || off != 500 {
+		t.Fatalf("partition 0 after the marker: %d/%d, want the later plain 500", code, off)
+	}
+	if code, off := fetchStable(t, c, "g", "in", 1); code != 0 || off != 43 {
+		t.Fatalf("partition 1 after the marker: %d/%d, want 0/43", code, off)
 	}
 }
