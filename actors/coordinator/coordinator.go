@@ -398,6 +398,8 @@ func (r *router) completeTxn(ctx actor.Context, m *txnCompletion) {
 		return
 	}
 	delete(r.txnGroups[m.partition], m.producer)
+	r.c.log.Debug("transaction ended for groups", zap.Int32("partition", m.partition), zap.Int64("producer.id", m.producer),
+		zap.Int16("producer.epoch", m.epoch), zap.Bool("commit", m.commit), zap.Int("groups", len(groups)))
 	for id := range groups {
 		ch := r.children[id]
 		if ch == nil || ch.partition != m.partition {
