@@ -123,6 +123,11 @@ func (g *Group) validateOffsetCommit(req CommitRequest) int16 {
 	switch {
 	case g.state == Dead:
 		return kerr.CoordinatorNotAvailable.Code
+	case req.Generation < 0 && g.state == Empty:
+		// Kafka's validateOffsetCommit: an admin client or a consumer
+		// not using group management may commit to an Empty group,
+		// whatever member id it sends.
+		return 0
 	case req.Generation >= 0 || req.MemberID != "" || req.InstanceID != "":
 		if code := g.validateCurrentMember(req.MemberID, req.InstanceID); code != 0 {
 			return code
