@@ -691,11 +691,14 @@ func (c *Coordinator) TxnOffsetCommit(_ context.Context, req *kmsg.TxnOffsetComm
 		tr.MemberID, tr.InstanceID, tr.Generation = req.MemberID, optString(req.InstanceID), req.Generation
 	}
 	r := guard(c.opts.RequestTimeout, out, func() commitResult { return commitResult{code: kerr.CoordinatorNotAvailable.Code} })
-	pid := req.ProducerID
-	c.send(&GroupRequest{Group: req.Group, API: "TxnOffsetCommit", txnProducer: &pid,
+	gr := &GroupRequest{Group: req.Group, API: "TxnOffsetCommit",
 		Apply: func(g *Group, now time.Time) { g.txnCommit(now, tr, viaOutbox(g, r)) },
 		Fail:  func(code int16) { r(commitResult{code: code}) },
-	})
+	}
+	if pid := req.ProducerID; pid >= 0 {
+		gr.txnProducer = &pid
+	}
+	c.send(gr)
 }
 
 // CompleteTxnOffsets ends producerID's transaction for the groups of

@@ -68,7 +68,14 @@ func (g *Group) commit(now time.Time, req CommitRequest, cb func(commitResult)) 
 	case Stable, PreparingRebalance:
 		g.touch(g.members[req.MemberID], now)
 	}
-	offs := req.Offsets
+	g.storeOffsets(now, req.Offsets, created, cb)
+}
+
+// storeOffsets is Kafka's GroupMetadataManager.storeOffsets for a commit
+// without producer: offs are pending while appended, then committed (see
+// commit). created says the commit created the group, which a failed
+// append then undoes.
+func (g *Group) storeOffsets(now time.Time, offs map[TopicPartition]OffsetAndMetadata, created bool, cb func(commitResult)) {
 	if len(offs) == 0 {
 		cb(commitResult{accepted: true})
 		return

@@ -69,6 +69,12 @@ func (g *Group) txnCommit(now time.Time, req TxnCommitRequest, cb func(commitRes
 		return
 	}
 	offs := req.Offsets
+	if req.Producer.ID < 0 {
+		// No producer id (-1): Kafka's storeOffsets stores it as a plain
+		// commit, visible once appended.
+		g.storeOffsets(now, offs, false, cb)
+		return
+	}
 	if len(offs) == 0 {
 		cb(commitResult{accepted: true})
 		return

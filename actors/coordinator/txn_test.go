@@ -275,3 +275,20 @@ func TestExpiryAndDeletedTopicWithPendingTxnOffsets(t *testing.T) {
 		t.Fatalf("state %v once the deleted topic's pending offsets went, want Dead", g.State())
 	}
 }
+
+// A TxnOffsetCommit without a producer id (-1) is stored as a plain
+// commit (Kafka's storeOffsets with NO_PRODUCER_ID), after the
+// transactional checks.
+func TestTxnCommitWithoutProducerIsPlain(t *testing.T) {
+	st := &memStore{}
+	g := NewGroup("g", testCfg(), st, t0)
+	if c := g.TxnCommit(t0, txnReq(-1, 8)); c != 0 {
+		t.Fatal(c)
+	}
+	if st.batches[0].Producer != nil {
+		t.Fatalf("batch producer %+v, want a plain batch", st.batches[0].Producer)
+	}
+	if off, code := offsetOfTP(g, tpA, true); off != 8 || code != 0 {
+		t.Fatalf("offset %d code %d, want 8 at once", off, code)
+	}
+}
