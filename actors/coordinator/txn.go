@@ -58,7 +58,8 @@ func (g *Group) TxnCommit(now time.Time, req TxnCommitRequest) int16 {
 // looked at (no REBALANCE_IN_PROGRESS; no member's session is touched).
 // Accepted offsets are staged as the producer's pending offsets, then
 // appended in one transactional batch of the producer; cb gets the
-// append's outcome (accepted set). A failed append unstages them.
+// append's outcome (accepted set). A failed append unstages them. With
+// producer id -1 the offsets are a plain commit (storeOffsets).
 func (g *Group) txnCommit(now time.Time, req TxnCommitRequest, cb func(commitResult)) {
 	if !g.exists {
 		g.exists = true
