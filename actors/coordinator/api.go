@@ -616,3 +616,101 @@ func (c *Coordinator) DeleteGroups(_ context.Context, req *kmsg.DeleteGroupsRequ
 		})
 	})
 }
+
+// TxnOffsetCommit serves TxnOffsetCommit v0–v4 (KIP-98; v3+ carries the
+// consumer's generation, member id and group instance id, KIP-447): the
+// offsets are checked as Kafka's GroupCoordinator.handleTxnCommitOffsets
+// does (Group.txnCommit), appended to the group's __consumer_offsets
+// partition in a transactional batch of the producer and staged as the
+// producer's pending offsets, which the transaction's COMMIT marker makes
+// visible (CompleteTxnOffsets). The answer comes once the append is done.
+// Per partition: OFFSET_METADATA_TOO_LARGE beyond offset.metadata.max.bytes
+// once the group accepted the commit, else the group's code
+// (INVALID_GROUP_ID for an empty group id, NOT_COORDINATOR,
+// COORDINATOR_NOT_AVAILABLE, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID,
+// ILLEGAL_GENERATION) or the append's (storeErrorCode). v0–v1 answer
+// COORDINATOR_LOAD_IN_PROGRESS as COORDINATOR_NOT_AVAILABLE, as Kafka's
+// KafkaApis does for pre-2.0 clients (KAFKA-7296).
+func (c *Coordinator) TxnOffsetCommit(_ context.Context, req *kmsg.TxnOffsetCommitRequest, reply func(*kmsg.TxnOffsetCommitResponse)) {
+	now := c.opts.Now()
+	codes := make([][]int16, len(req.Topics))
+	offs := map[TopicPartition]OffsetAndMetadata{}
+	for ti, t := range req.Topics {
+		codes[ti] = make([]int16, len(t.Partitions))
+		for pi, p := range t.Partitions {
+			md := optString(p.Metadata)
+			if metadataTooLarge(md, c.opts.Config.MaxMetadataSize) {
+				codes[ti][pi] = kerr.OffsetMetadataTooLarge.Code
+				continue
+			}
+			o := OffsetAndMetadata{Offset: p.Offset, LeaderEpoch: -1, Metadata: md, CommitTime: now}
+			if req.Version >= 2 {
+				o.LeaderEpoch = p.LeaderEpoch
+			}
+			offs[TopicPartition{t.Topic, p.Partition}] = o
+		}
+	}
+	out := func(res commitResult) {
+		resp := kmsg.NewPtrTxnOffsetCommitResponse()
+		resp.Version = req.Version
+		for ti, t := range req.Topics {
+			rt := kmsg.NewTxnOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			for pi, p := range t.Partitions {
+				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				rp.Partition = p.Partition
+				rp.ErrorCode = res.code
+				if res.accepted && codes[ti][pi] != 0 {
+					rp.ErrorCode = codes[ti][pi]
+				}
+				if req.Version < 2 && rp.ErrorCode == kerr.CoordinatorLoadInProgress.Code {
+					rp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+				}
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		reply(resp)
+	}
+	n := 0
+	for _, t := range req.Topics {
+		n += len(t.Partitions)
+	}
+	if n == 0 {
+		// Nothing to commit: answered without the group, as KafkaApis
+		// does when no partition is left to send to the coordinator.
+		out(commitResult{})
+		return
+	}
+	if req.Group == "" {
+		out(commitResult{code: kerr.InvalidGroupID.Code})
+		return
+	}
+	tr := TxnCommitRequest{Producer: TxnProducer{ID: req.ProducerID, Epoch: req.ProducerEpoch}, Generation: -1, Offsets: offs}
+	if req.Version >= 3 {
+		tr.MemberID, tr.InstanceID, tr.Generation = req.MemberID, optString(req.InstanceID), req.Generation
+	}
+	r := guard(c.opts.RequestTimeout, out, func() commitResult { return commitResult{code: kerr.CoordinatorNotAvailable.Code} })
+	gr := &GroupRequest{Group: req.Group, API: "TxnOffsetCommit",
+		Apply: func(g *Group, now time.Time) { g.txnCommit(now, tr, viaOutbox(g, r)) },
+		Fail:  func(code int16) { r(commitResult{code: code}) },
+	}
+	if pid := req.ProducerID; pid >= 0 {
+		gr.txnProducer = &pid
+	}
+	c.send(gr)
+}
+
+// CompleteTxnOffsets ends producerID's transaction for the groups of
+// __consumer_offsets partition offsetsPartition once its COMMIT (commit)
+// or ABORT marker is in that partition's log (Kafka's
+// GroupCoordinator.scheduleHandleTxnCompletion): every group there with
+// pending offsets of the producer makes them its committed offsets or
+// drops them (Group.CompleteTxn). The partition's WriteTxnMarkers handler
+// calls it (handlers.GroupTxnCompleter). It never blocks; a partition not
+// led here is left alone (its leader loads the marker from the log), and
+// one still loading applies it once loaded. producerEpoch is the marker's
+// epoch (informational: Kafka completes whatever the producer staged).
+func (c *Coordinator) CompleteTxnOffsets(offsetsPartition int32, producerID int64, producerEpoch int16, commit bool) {
+	c.tell(&txnCompletion{partition: offsetsPartition, producer: producerID, epoch: producerEpoch, commit: commit})
+}

@@ -279,6 +279,12 @@ type GroupRequest struct {
 	API   string // Kafka API name, for logs
 	Apply func(g *Group, now time.Time)
 	Fail  func(code int16)
+	// txnProducer is the producer id of a TxnOffsetCommit: the router
+	// records that the group may hold its pending offsets (txnGroups).
+	txnProducer *int64
+	// completion, when set, is not a group's request but a transaction's
+	// end queued behind a partition's load (Group and Apply unused).
+	completion *txnCompletion
 }
 
 func (c *Coordinator) send(r *GroupRequest) { c.sys.Root.Send(c.router, r) }
@@ -313,6 +319,14 @@ type (
 	// deleteTopics goes to the router and from it to every group actor.
 	deleteTopics struct{ topics map[string]bool }
 	cleanupTick  struct{}
+	// txnCompletion is CompleteTxnOffsets: producer's transaction ended
+	// (commit or abort) in __consumer_offsets partition.
+	txnCompletion struct {
+		partition int32
+		producer  int64
+		epoch     int16
+		commit    bool
+	}
 )
 
 type child struct {
@@ -345,10 +359,59 @@ type router struct {
 	// epochs is the newest leader epoch seen per partition in Elected and
 	// ResignEpoch (Kafka's GroupMetadataManager.epochForPartitionId).
 	epochs map[int32]int32
+	// txnGroups is, per loaded partition and producer id, the groups that
+	// may hold pending transactional offsets of that producer (Kafka's
+	// openGroupsForProducer): filled by loads and by routing
+	// TxnOffsetCommit, emptied by the producer's CompleteTxnOffsets. A
+	// group listed without pending offsets (its commit failed) only gets
+	// a completion that changes nothing.
+	txnGroups map[int32]map[int64]map[string]bool
 }
 
 func newRouter(c *Coordinator) *router {
-	return &router{c: c, children: map[string]*child{}, parts: map[int32]*partState{}, epochs: map[int32]int32{}}
+	return &router{c: c, children: map[string]*child{}, parts: map[int32]*partState{}, epochs: map[int32]int32{},
+		txnGroups: map[int32]map[int64]map[string]bool{}}
+}
+
+// addTxnGroup records that group (in partition p) may hold pending offsets
+// of producer.
+func (r *router) addTxnGroup(p int32, producer int64, group string) {
+	byProducer := r.txnGroups[p]
+	if byProducer == nil {
+		byProducer = map[int64]map[string]bool{}
+		r.txnGroups[p] = byProducer
+	}
+	if byProducer[producer] == nil {
+		byProducer[producer] = map[string]bool{}
+	}
+	byProducer[producer][group] = true
+}
+
+// completeTxn handles a CompleteTxnOffsets for a partition whose load is
+// done: every group that may hold pending offsets of the producer gets
+// the transaction's end, in its mailbox order behind the requests routed
+// before it. Groups without an actor (gone, or never loaded here) are
+// skipped: the marker is in the log, and a later load applies it.
+func (r *router) completeTxn(ctx actor.Context, m *txnCompletion) {
+	groups := r.txnGroups[m.partition][m.producer]
+	if len(groups) == 0 {
+		return
+	}
+	delete(r.txnGroups[m.partition], m.producer)
+	r.c.log.Debug("transaction ended for groups", zap.Int32("partition", m.partition), zap.Int64("producer.id", m.producer),
+		zap.Int16("producer.epoch", m.epoch), zap.Bool("commit", m.commit), zap.Int("groups", len(groups)))
+	for id := range groups {
+		ch := r.children[id]
+		if ch == nil || ch.partition != m.partition {
+			continue
+		}
+		ch.inflight++
+		pid, commit := m.producer, m.commit
+		ctx.Send(ch.pid, &GroupRequest{Group: id, API: "CompleteTxnOffsets",
+			Apply: func(g *Group, _ time.Time) { g.CompleteTxn(pid, commit) },
+			Fail:  func(int16) {},
+		})
+	}
 }
 
 // current records epoch as partition p's newest and reports whether an
@@ -376,12 +439,19 @@ func (r *router) part(p int32) *partState {
 }
 
 // failQueue answers the requests waiting for the partition's load with
-// code.
+// code. Transaction completions stay queued: no client retries them, and
+// the load they wait for goes on (after a router restart); a resigned
+// partition drops its whole state.
 func (ps *partState) failQueue(code int16) {
+	var keep []*GroupRequest
 	for _, q := range ps.queue {
+		if q.completion != nil {
+			keep = append(keep, q)
+			continue
+		}
 		q.Fail(code)
 	}
-	ps.queue = nil
+	ps.queue = keep
 }
 
 // abandon is the router's last word before it restarts or stops: its
@@ -457,6 +527,21 @@ func (r *router) Receive(ctx actor.Context) {
 			ctx.Send(ch.pid, expireOffsets{})
 		}
 		r.armCleanup(ctx)
+	case *txnCompletion:
+		if !r.c.opts.Topic.IsLocalLeader(m.partition) {
+			return // the partition's new leader loads the marker from the log
+		}
+		ps := r.parts[m.partition]
+		switch {
+		case ps != nil && ps.loaded:
+			r.completeTxn(ctx, m)
+		case ps != nil && ps.loading:
+			// The load may have read the log before the marker: apply it
+			// once loaded, in order with the requests queued meanwhile.
+			ps.queue = append(ps.queue, &GroupRequest{API: "CompleteTxnOffsets", Fail: func(int16) {}, completion: m})
+		}
+		// Not loaded nor loading: the load that will come reads the
+		// marker from the log.
 	}
 }
 
@@ -484,6 +569,13 @@ func (r *router) handle(ctx actor.Context, req *GroupRequest) {
 }
 
 func (r *router) route(ctx actor.Context, p int32, req *GroupRequest) {
+	if req.completion != nil {
+		r.completeTxn(ctx, req.completion)
+		return
+	}
+	if req.txnProducer != nil {
+		r.addTxnGroup(p, *req.txnProducer, req.Group)
+	}
 	ch := r.children[req.Group]
 	if ch == nil {
 		ch = r.spawn(ctx, req.Group, p, nil)
@@ -555,9 +647,9 @@ func (r *router) startLoad(ctx actor.Context, p int32, ps *partState) {
 		l := NewLoader()
 		err := c.ensureTopic(c.ctx)
 		if err == nil {
-			err = c.opts.Topic.Load(c.ctx, p, func(key, value []byte, offset int64) error {
-				if aerr := l.Apply(key, value); aerr != nil {
-					c.log.Warn("skipping bad __consumer_offsets record", zap.Int32("partition", p), zap.Int64("offset", offset), zap.Error(aerr))
+			err = c.opts.Topic.Load(c.ctx, p, func(rec *LogRecord) error {
+				if aerr := l.ApplyRecord(rec); aerr != nil {
+					c.log.Warn("skipping bad __consumer_offsets record", zap.Int32("partition", p), zap.Int64("offset", rec.Offset), zap.Error(aerr))
 				}
 				return nil
 			})
@@ -585,6 +677,11 @@ func (r *router) loaded(ctx actor.Context, m *partitionLoaded) {
 		return
 	}
 	ps.loaded = true
+	for pid, groups := range m.loader.OpenProducers() {
+		for _, id := range groups {
+			r.addTxnGroup(m.partition, pid, id)
+		}
+	}
 	for id, l := range m.loader.Groups {
 		if r.children[id] != nil {
 			continue
@@ -653,6 +750,7 @@ func (r *router) resign(ctx actor.Context, p int32) {
 		ps.failQueue(kerr.NotCoordinator.Code)
 	}
 	delete(r.parts, p)
+	delete(r.txnGroups, p)
 	r.answerLists(false) // a ListGroups may have waited for this partition's load
 }
 
@@ -714,8 +812,9 @@ var writeSeq atomic.Uint64
 
 // writeDone is the outcome of a group's append, sent by its goroutine.
 type writeDone struct {
-	id  uint64
-	err error
+	id     uint64
+	offset int64 // the batch's log offset when err is nil
+	err    error
 }
 
 // errAbandoned is the outcome given to the appends of a group actor that
@@ -765,10 +864,10 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		a.writes[0] = pendingWrite{}
 		a.writes = a.writes[1:]
 		if m.err != nil {
-			a.c.log.Warn("appending to "+OffsetsTopicName+" failed", zap.String("group", a.id), zap.Int32("partition", a.partition), zap.Int("records", len(w.recs)), zap.Error(m.err))
+			a.c.log.Warn("appending to "+OffsetsTopicName+" failed", zap.String("group", a.id), zap.Int32("partition", a.partition), zap.Int("records", len(w.batch.Records)), zap.Error(m.err))
 		}
 		a.g.hold()
-		w.done(a.c.opts.Now(), m.err)
+		w.done(a.c.opts.Now(), m.offset, m.err)
 		a.after(ctx, false)
 	case *deleteTopics:
 		a.g.hold()
@@ -811,7 +910,7 @@ func (a *groupActor) failWrites(code int16) {
 	now := a.c.opts.Now()
 	a.g.hold()
 	for _, w := range writes {
-		w.done(now, errAbandoned{code})
+		w.done(now, -1, errAbandoned{code})
 	}
 	a.g.release()
 }
@@ -827,12 +926,13 @@ func (a *groupActor) startWrite(ctx actor.Context) {
 	}
 	id := writeSeq.Add(1)
 	a.writing = id
-	recs, store := a.writes[0].recs, a.g.store
+	b, store := a.writes[0].batch, a.g.store
 	self, root, c := ctx.Self(), a.c.sys.Root, a.c
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		root.Send(self, &writeDone{id: id, err: store.Append(recs)})
+		off, err := store.Append(b)
+		root.Send(self, &writeDone{id: id, offset: off, err: err})
 	}()
 }
 
@@ -866,8 +966,8 @@ func (a *groupActor) start() {
 	// Restarted after a panic: the in-memory state may be corrupt, so
 	// rebuild it from what was committed to __consumer_offsets.
 	l := NewGroupLoader(a.id)
-	err := a.c.opts.Topic.Load(a.c.ctx, a.partition, func(key, value []byte, _ int64) error {
-		_ = l.Apply(key, value)
+	err := a.c.opts.Topic.Load(a.c.ctx, a.partition, func(rec *LogRecord) error {
+		_ = l.ApplyRecord(rec)
 		return nil
 	})
 	if err != nil {

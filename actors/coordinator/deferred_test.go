@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,12 +11,16 @@ import (
 // Tests of the pure Group with deferred writes: the test is the owner and
 // completes each queued append itself, in order.
 
+// testPos numbers the appends the tests complete by hand, standing in for
+// their log offsets (which only ever grow).
+var testPos atomic.Int64
+
 // complete runs the done of every queued append with err and reports how
 // many there were.
 func complete(g *Group, err error) int {
 	ws := g.takeWrites()
 	for _, w := range ws {
-		w.done(t0, err)
+		w.done(t0, testPos.Add(1), err)
 	}
 	return len(ws)
 }
@@ -128,11 +133,11 @@ func TestDeferredCommitPendingUntilAppended(t *testing.T) {
 	if len(ws) != 2 {
 		t.Fatalf("%d appends queued", len(ws))
 	}
-	ws[0].done(t0, nil)
+	ws[0].done(t0, testPos.Add(1), nil)
 	if f := g.FetchOffsets([]TopicPartition{tp}); f[0].Offset != 2 || len(g.pendingOffsets) != 1 {
 		t.Fatalf("offset %d, %d pending after the first append", f[0].Offset, len(g.pendingOffsets))
 	}
-	ws[1].done(t0, kerr.NotLeaderForPartition)
+	ws[1].done(t0, -1, kerr.NotLeaderForPartition)
 	if f := g.FetchOffsets([]TopicPartition{tp}); f[0].Offset != 2 || len(g.pendingOffsets) != 0 {
 		t.Fatalf("offset %d, %d pending after the failed append", f[0].Offset, len(g.pendingOffsets))
 	}

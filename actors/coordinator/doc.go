@@ -1,8 +1,8 @@
 // Package coordinator is Gregor's group coordinator: Kafka's classic consumer
 // group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
-// OffsetFetch, OffsetDelete, DescribeGroups, ListGroups, DeleteGroups) with
-// groups and committed offsets stored in the compacted internal topic
-// __consumer_offsets in Kafka's own record formats.
+// OffsetFetch, OffsetDelete, DescribeGroups, ListGroups, DeleteGroups,
+// TxnOffsetCommit) with groups and committed offsets stored in the
+// compacted internal topic __consumer_offsets in Kafka's own record formats.
 //
 // Layers, from the inside out:
 //
@@ -45,6 +45,15 @@
 //     The broker's OffsetsTopic waits on each append with
 //     partition.ProduceWait, the one wait on a partition.Produce (abandon
 //     before the actor starts it, give up after it appended).
+//
+// Transactional offset commits (TxnOffsetCommit, KIP-98 / KIP-447; txn.go)
+// are appended as transactional batches of the producer and held per
+// producer id as pending until the transaction's marker in the same
+// __consumer_offsets partition: the partition's WriteTxnMarkers handler
+// calls CompleteTxnOffsets, which the router sends to the groups that may
+// hold that producer's offsets (an index it keeps per partition, filled by
+// loads and by routing TxnOffsetCommit). Loading folds the markers found
+// in the log the same way (load.go).
 //
 // The coordinator of a group is the leader of partition
 // abs(javaStringHashCode(group)) % offsets.topic.num.partitions of

@@ -62,6 +62,22 @@ type Group struct {
 	// pendingOffsetCommits): not visible to OffsetFetch, but they keep an
 	// Empty group from expiring to Dead.
 	pendingOffsets map[TopicPartition]OffsetAndMetadata
+	// offsetPos is the log offset of the batch that wrote each committed
+	// offset (Kafka's CommitRecordMetadataAndOffset.appendedBatchOffset;
+	// absent when unknown). When a transaction commits, its offset of a
+	// partition replaces the committed one only if it was written later
+	// in the log, so the cache holds what a reload (or compaction, which
+	// keeps the last record of a key) would.
+	offsetPos map[TopicPartition]int64
+	// pendingTxn are the transactional offsets (TxnOffsetCommit) of each
+	// producer id whose transaction has not ended (Kafka's
+	// pendingTransactionalOffsetCommits): not visible to OffsetFetch until
+	// the COMMIT marker (CompleteTxn), dropped by the ABORT marker; a
+	// require_stable OffsetFetch answers UNSTABLE_OFFSET_COMMIT for them.
+	pendingTxn map[int64]map[TopicPartition]PendingOffset
+	// memOffset numbers the appends of a Group without a Store (tests of
+	// the pure machine), standing in for log offsets.
+	memOffset int64
 
 	// held are answers waiting for release while holding (publish.go).
 	held    []func()
@@ -92,12 +108,17 @@ func NewGroup(id string, cfg Config, store Store, now time.Time) *Group {
 		offsets:   map[TopicPartition]OffsetAndMetadata{},
 
 		pendingOffsets: map[TopicPartition]OffsetAndMetadata{},
+		offsetPos:      map[TopicPartition]int64{},
+		pendingTxn:     map[int64]map[TopicPartition]PendingOffset{},
 	}
 }
 
-// hasOffsets is Kafka's GroupMetadata.hasOffsets: committed offsets or
-// commits still being appended.
-func (g *Group) hasOffsets() bool { return len(g.offsets) > 0 || len(g.pendingOffsets) > 0 }
+// hasOffsets is Kafka's GroupMetadata.hasOffsets: committed offsets,
+// commits still being appended, or transactional offsets of transactions
+// not yet ended.
+func (g *Group) hasOffsets() bool {
+	return len(g.offsets) > 0 || len(g.pendingOffsets) > 0 || len(g.pendingTxn) > 0
+}
 
 // ID is the group id.
 func (g *Group) ID() string { return g.id }

@@ -12,16 +12,21 @@ import (
 var t0 = time.UnixMilli(1_700_000_000_000)
 
 type memStore struct {
-	recs []Record
-	fail error
+	recs    []Record
+	batches []Batch
+	fail    error
 }
 
-func (s *memStore) Append(recs []Record) error {
+// Append keeps the records; a batch's offset is the number of records
+// before it.
+func (s *memStore) Append(b Batch) (int64, error) {
 	if s.fail != nil {
-		return s.fail
+		return -1, s.fail
 	}
-	s.recs = append(s.recs, recs...)
-	return nil
+	off := int64(len(s.recs))
+	s.recs = append(s.recs, b.Records...)
+	s.batches = append(s.batches, b)
+	return off, nil
 }
 
 // joinBox captures a deferred JoinGroup answer.

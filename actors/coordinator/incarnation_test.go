@@ -29,15 +29,15 @@ func TestDeletedGroupsCommitDoesNotLandInNewGroup(t *testing.T) {
 	if len(w1) != 1 || len(w2) != 1 || len(w3) != 1 {
 		t.Fatalf("writes %d %d %d", len(w1), len(w2), len(w3))
 	}
-	w1[0].done(t0, nil)
+	w1[0].done(t0, testPos.Add(1), nil)
 	if c1.code != 0 || !c1.accepted {
 		t.Fatalf("the deleted group's commit, appended, answered %+v, want accepted with code 0 (as Kafka: the append succeeded)", c1)
 	}
 	if got := g.FetchOffsets([]TopicPartition{tp}); got[0].Offset != -1 {
 		t.Fatalf("the deleted group's commit shows offset %d in the new group, want -1", got[0].Offset)
 	}
-	w2[0].done(t0, nil)
-	w3[0].done(t0, kerr.NotEnoughReplicas)
+	w2[0].done(t0, testPos.Add(1), nil)
+	w3[0].done(t0, -1, kerr.NotEnoughReplicas)
 	if c3.code != kerr.CoordinatorNotAvailable.Code {
 		t.Fatalf("the failed recommit answered %v, want COORDINATOR_NOT_AVAILABLE (NOT_ENOUGH_REPLICAS mapped)", kerr.ErrorForCode(c3.code))
 	}
@@ -82,7 +82,7 @@ func TestDeletedGroupsSyncDoesNotCompleteNewGroup(t *testing.T) {
 	if s.r == nil {
 		t.Fatal("the leader that left was never answered its SyncGroup")
 	}
-	old[0].done(t0, nil)
+	old[0].done(t0, testPos.Add(1), nil)
 	if g.State() != CompletingRebalance {
 		m, _ := g.Member(b)
 		t.Fatalf("the deleted group's sync append moved the new group to %v (new member's assignment %q) before its leader synced", g.State(), m.Assignment)

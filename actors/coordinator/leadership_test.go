@@ -143,7 +143,7 @@ func TestResignDuringLoadDiscardsIt(t *testing.T) {
 	}
 	// Another coordinator commits while this one is not the leader.
 	st := &partitionStore{topic: topic, partition: p, ctx: context.Background(), timeout: time.Second, now: time.Now}
-	if err := st.Append([]Record{{Key: OffsetKey("g", TopicPartition{"orders", 0}), Value: OffsetValue(OffsetAndMetadata{Offset: 99, LeaderEpoch: -1, CommitTime: time.Now()})}}); err != nil {
+	if _, err := st.Append(Batch{Records: []Record{{Key: OffsetKey("g", TopicPartition{"orders", 0}), Value: OffsetValue(OffsetAndMetadata{Offset: 99, LeaderEpoch: -1, CommitTime: time.Now()})}}}); err != nil {
 		t.Fatal(err)
 	}
 	release()

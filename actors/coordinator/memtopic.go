@@ -179,7 +179,7 @@ func (m *MemTopic) Loads(p int32) int {
 }
 
 // Load implements OffsetsTopic.
-func (m *MemTopic) Load(ctx context.Context, p int32, fn func(key, value []byte, offset int64) error) error {
+func (m *MemTopic) Load(ctx context.Context, p int32, fn func(r *LogRecord) error) error {
 	m.mu.Lock()
 	batches := append([][]byte(nil), m.parts[p]...)
 	gate := m.gate
@@ -209,7 +209,7 @@ func (m *MemTopic) Load(ctx context.Context, p int32, fn func(key, value []byte,
 	return eachMemRecord(ctx, batches, fn)
 }
 
-func eachMemRecord(ctx context.Context, batches [][]byte, fn func(key, value []byte, offset int64) error) error {
+func eachMemRecord(ctx context.Context, batches [][]byte, fn func(r *LogRecord) error) error {
 	for _, b := range batches {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -219,7 +219,8 @@ func eachMemRecord(ctx context.Context, batches [][]byte, fn func(key, value []b
 			return err
 		}
 		err = record.Records(h, b, 1<<26, func(r *record.Record) error {
-			return fn(r.Key, r.Value, r.Offset(&h))
+			return fn(&LogRecord{Key: r.Key, Value: r.Value, Offset: r.Offset(&h), BatchOffset: h.BaseOffset,
+				ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, Transactional: h.IsTransactional(), Control: h.IsControl()})
 		})
 		if err != nil {
 			return err
@@ -228,21 +229,51 @@ func eachMemRecord(ctx context.Context, batches [][]byte, fn func(key, value []b
 	return nil
 }
 
-// Records returns every (key, value) of a partition in offset order.
+// Records returns every (key, value) of a partition in offset order,
+// control records (transaction markers) excepted.
 func (m *MemTopic) Records(p int32) []Record {
 	var out []Record
 	m.mu.Lock()
 	batches := append([][]byte(nil), m.parts[p]...)
 	m.mu.Unlock()
-	_ = eachMemRecord(context.Background(), batches, func(k, v []byte, _ int64) error {
-		r := Record{Key: append([]byte(nil), k...)}
-		if v != nil {
-			r.Value = append([]byte{}, v...)
+	_ = eachMemRecord(context.Background(), batches, func(lr *LogRecord) error {
+		if lr.Control {
+			return nil
+		}
+		r := Record{Key: append([]byte(nil), lr.Key...)}
+		if lr.Value != nil {
+			r.Value = append([]byte{}, lr.Value...)
 		}
 		out = append(out, r)
 		return nil
 	})
 	return out
+}
+
+// Batches returns a copy of partition p's batches, in offset order, as
+// appended (base offsets assigned).
+func (m *MemTopic) Batches(p int32) [][]byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([][]byte, len(m.parts[p]))
+	for i, b := range m.parts[p] {
+		out[i] = append([]byte(nil), b...)
+	}
+	return out
+}
+
+// AppendMarker appends a transaction marker of producer to partition p:
+// a control batch with one COMMIT (commit) or ABORT record, as the
+// partition's WriteTxnMarkers handler writes it. It returns the marker's
+// offset.
+func (m *MemTopic) AppendMarker(p int32, producerID int64, epoch int16, commit bool) (int64, error) {
+	b, err := record.BuildBatch(record.BatchOptions{PartitionLeaderEpoch: -1, Control: true, Transactional: true,
+		Producer: &record.Producer{ID: producerID, Epoch: epoch, BaseSequence: record.NoSequence}},
+		[]record.BatchRecord{record.EndTxnMarker(commit, 0)})
+	if err != nil {
+		return -1, err
+	}
+	return m.Append(context.Background(), p, b)
 }
 
 // IsLocalLeader implements OffsetsTopic.

@@ -68,7 +68,14 @@ func (g *Group) commit(now time.Time, req CommitRequest, cb func(commitResult)) 
 	case Stable, PreparingRebalance:
 		g.touch(g.members[req.MemberID], now)
 	}
-	offs := req.Offsets
+	g.storeOffsets(now, req.Offsets, created, cb)
+}
+
+// storeOffsets is Kafka's GroupMetadataManager.storeOffsets for a commit
+// without producer: offs are pending while appended, then committed (see
+// commit). created says the commit created the group, which a failed
+// append then undoes.
+func (g *Group) storeOffsets(now time.Time, offs map[TopicPartition]OffsetAndMetadata, created bool, cb func(commitResult)) {
 	if len(offs) == 0 {
 		cb(commitResult{accepted: true})
 		return
@@ -79,7 +86,7 @@ func (g *Group) commit(now time.Time, req CommitRequest, cb func(commitResult)) 
 		g.pendingOffsets[tp] = o
 	}
 	inc := g.incarnation
-	g.write(now, recs, func(_ time.Time, err error) {
+	g.writeBatch(now, Batch{Records: recs}, func(_ time.Time, pos int64, err error) {
 		if !g.current(inc) {
 			// The group was deleted and forgotten meanwhile; the pending
 			// offsets and the existence are the new group's. The append's
@@ -97,8 +104,12 @@ func (g *Group) commit(now time.Time, req CommitRequest, cb func(commitResult)) 
 			if !ok || g.state == Dead {
 				continue // removed meanwhile (topic deleted, group gone)
 			}
-			if err == nil {
+			// Kafka's onOffsetCommitAppend: the cache keeps the offset
+			// written last in the log (a transaction's, committed after
+			// this append started, may be newer).
+			if cur, ok := g.offsetPos[tp]; err == nil && (!ok || cur <= pos) {
 				g.offsets[tp] = o
+				g.offsetPos[tp] = pos
 			}
 			if p == o {
 				delete(g.pendingOffsets, tp) // else a newer commit is pending
@@ -119,6 +130,11 @@ func (g *Group) validateOffsetCommit(req CommitRequest) int16 {
 	switch {
 	case g.state == Dead:
 		return kerr.CoordinatorNotAvailable.Code
+	case req.Generation < 0 && g.state == Empty:
+		// Kafka's validateOffsetCommit: an admin client or a consumer
+		// not using group management may commit to an Empty group,
+		// whatever member id it sends.
+		return 0
 	case req.Generation >= 0 || req.MemberID != "" || req.InstanceID != "":
 		if code := g.validateCurrentMember(req.MemberID, req.InstanceID); code != 0 {
 			return code
@@ -151,7 +167,8 @@ func (g *Group) FetchOffsets(tps []TopicPartition) []FetchedOffset {
 }
 
 // fetchOffsets is FetchOffsets; with requireStable (OffsetFetch v7+,
-// KIP-447) a partition with a commit still being appended is answered
+// KIP-447) a partition with a commit still being appended, or with a
+// transactional offset whose transaction has not ended, is answered
 // UNSTABLE_OFFSET_COMMIT and offset -1 instead, as Kafka's getOffsets does
 // for pending commits, so the client retries rather than reading an
 // offset about to change.
@@ -175,7 +192,7 @@ func (g *Group) fetchOffsets(tps []TopicPartition, requireStable bool) []Fetched
 		if !live {
 			continue
 		}
-		if _, pending := g.pendingOffsets[tp]; pending && requireStable {
+		if requireStable && g.hasPendingCommit(tp) {
 			out[i].ErrorCode = kerr.UnstableOffsetCommit.Code
 			continue
 		}
@@ -269,8 +286,10 @@ func (g *Group) deleteOffsets(now time.Time, tps []TopicPartition, cb func(int16
 		if ok || pending {
 			recs = append(recs, Record{Key: OffsetKey(g.id, tp)})
 			delete(g.offsets, tp)
+			delete(g.offsetPos, tp)
 			delete(g.pendingOffsets, tp)
 		}
+		g.dropPendingTxn(tp)
 	}
 	cb(0, codes)
 	if len(recs) > 0 {
@@ -313,7 +332,11 @@ func (g *Group) delete(now time.Time, cb func(int16)) {
 	}
 	recs = append(recs, Record{Key: GroupKey(g.id)})
 	g.offsets = map[TopicPartition]OffsetAndMetadata{}
+	g.offsetPos = map[TopicPartition]int64{}
 	g.pendingOffsets = map[TopicPartition]OffsetAndMetadata{}
+	// Open transactions' offsets go with the group, untombstoned (their
+	// records are the transactions'), as Kafka's removed GroupMetadata.
+	g.pendingTxn = map[int64]map[TopicPartition]PendingOffset{}
 	g.transition(Dead, now)
 	cb(0)
 	g.write(now, recs, func(time.Time, error) {})
@@ -352,7 +375,7 @@ func (g *Group) ExpireOffsets(now time.Time) int {
 	}
 	var expired []TopicPartition
 	for tp, o := range g.offsets {
-		if subscribed[tp.Topic] {
+		if _, pending := g.pendingOffsets[tp]; subscribed[tp.Topic] || pending {
 			continue
 		}
 		if !o.ExpireTime.IsZero() {
@@ -369,7 +392,9 @@ func (g *Group) ExpireOffsets(now time.Time) int {
 	for _, tp := range expired {
 		recs = append(recs, Record{Key: OffsetKey(g.id, tp)})
 	}
-	dead := g.state == Empty && len(g.offsets) == len(expired) && len(g.pendingOffsets) == 0
+	// An Empty group keeps living while it has commits in flight or open
+	// transactions' offsets (hasOffsets).
+	dead := g.state == Empty && len(g.offsets) == len(expired) && len(g.pendingOffsets) == 0 && len(g.pendingTxn) == 0
 	if dead {
 		recs = append(recs, Record{Key: GroupKey(g.id)})
 	}
@@ -381,6 +406,7 @@ func (g *Group) ExpireOffsets(now time.Time) int {
 	// may then come back when the partition is next loaded).
 	for _, tp := range expired {
 		delete(g.offsets, tp)
+		delete(g.offsetPos, tp)
 	}
 	if dead {
 		g.transition(Dead, now)
@@ -408,6 +434,7 @@ func (g *Group) RemoveTopicOffsets(now time.Time, topics map[string]bool) (int, 
 		if topics[tp.Topic] {
 			recs = append(recs, Record{Key: OffsetKey(g.id, tp)})
 			delete(g.offsets, tp)
+			delete(g.offsetPos, tp)
 		}
 	}
 	removed := len(recs)
@@ -419,7 +446,20 @@ func (g *Group) RemoveTopicOffsets(now time.Time, topics map[string]bool) (int, 
 			delete(g.pendingOffsets, tp)
 		}
 	}
-	if len(recs) == 0 {
+	txnDropped := false
+	for pid, staged := range g.pendingTxn {
+		for tp := range staged {
+			if topics[tp.Topic] {
+				// Not tombstoned: the records are the transaction's.
+				delete(staged, tp)
+				txnDropped = true
+			}
+		}
+		if len(staged) == 0 {
+			delete(g.pendingTxn, pid)
+		}
+	}
+	if len(recs) == 0 && !txnDropped {
 		return 0, nil
 	}
 	if g.state == Empty && !g.hasOffsets() {
@@ -427,6 +467,8 @@ func (g *Group) RemoveTopicOffsets(now time.Time, topics map[string]bool) (int, 
 		recs = append(recs, Record{Key: GroupKey(g.id)})
 	}
 	var werr error
-	g.write(now, recs, func(_ time.Time, err error) { werr = err })
+	if len(recs) > 0 {
+		g.write(now, recs, func(_ time.Time, err error) { werr = err })
+	}
 	return removed, werr
 }

@@ -84,10 +84,10 @@ func viaOutbox[T any](g *Group, f func(T)) func(T) {
 // its request, as Kafka's callbacks do for a group that is no longer the
 // one in the cache.
 func (g *Group) forget(now time.Time) {
-	held, holding, writes, deferred := g.held, g.holding, g.writes, g.deferred
+	held, holding, writes, deferred, mem := g.held, g.holding, g.writes, g.deferred, g.memOffset
 	inc := g.incarnation + 1
 	*g = *NewGroup(g.id, g.cfg, g.store, now)
-	g.held, g.holding, g.writes, g.deferred = held, holding, writes, deferred
+	g.held, g.holding, g.writes, g.deferred, g.memOffset = held, holding, writes, deferred, mem
 	g.incarnation = inc
 }
 
@@ -112,10 +112,11 @@ func (g *Group) current(inc uint64) bool { return g.incarnation == inc }
 // pendingWrite is one append a group asked for: the records (one batch)
 // and what the group does with the outcome. done runs on the group's
 // owner, with the time the outcome came back; err is nil once the records
-// are committed (acks=-1), or the Store's error.
+// are committed (acks=-1), or the Store's error; offset is then the log
+// offset of the batch (see Store).
 type pendingWrite struct {
-	recs []Record
-	done func(now time.Time, err error)
+	batch Batch
+	done  func(now time.Time, offset int64, err error)
 }
 
 // deferWrites makes the group queue its appends in the outbox instead of
@@ -123,17 +124,26 @@ type pendingWrite struct {
 func (g *Group) deferWrites() { g.deferred = true }
 
 // write asks for recs to be appended to the group's __consumer_offsets
-// partition and for done to run with the outcome: at once when the group
-// has no Store (nothing is persisted: done(now, nil)) or does not defer
-// its writes, else when its owner feeds the outcome back.
+// partition and for done to run with the outcome (see writeBatch).
 func (g *Group) write(now time.Time, recs []Record, done func(now time.Time, err error)) {
+	g.writeBatch(now, Batch{Records: recs}, func(now time.Time, _ int64, err error) { done(now, err) })
+}
+
+// writeBatch asks for b to be appended to the group's __consumer_offsets
+// partition and for done to run with the outcome: at once when the group
+// has no Store (nothing is persisted: done(now, offset, nil) with an offset
+// counted by the group, so log order still orders its commits) or does not
+// defer its writes, else when its owner feeds the outcome back.
+func (g *Group) writeBatch(now time.Time, b Batch, done func(now time.Time, offset int64, err error)) {
 	switch {
 	case g.store == nil:
-		done(now, nil)
+		g.memOffset += int64(len(b.Records))
+		done(now, g.memOffset, nil)
 	case g.deferred:
-		g.writes = append(g.writes, pendingWrite{recs: recs, done: done})
+		g.writes = append(g.writes, pendingWrite{batch: b, done: done})
 	default:
-		done(now, g.store.Append(recs))
+		off, err := g.store.Append(b)
+		done(now, off, err)
 	}
 }
 

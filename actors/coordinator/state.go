@@ -136,10 +136,31 @@ type Record struct {
 }
 
 // Store makes records durable in the group's __consumer_offsets partition.
-// Append returns after the records are committed (acks=all semantics) or
-// with the error; the records are either all written or none (one batch).
+// Append returns the log offset of the batch's first record once the
+// records are committed (acks=all semantics), or the error; the records
+// are either all written or none (one batch).
 type Store interface {
-	Append(recs []Record) error
+	Append(b Batch) (baseOffset int64, err error)
+}
+
+// Batch is one append to __consumer_offsets: its records and, for a
+// TxnOffsetCommit, the transactional producer that wrote them.
+type Batch struct {
+	Records []Record
+	// Producer is nil for the coordinator's own records (plain batch, no
+	// producer id). A TxnOffsetCommit's records carry the producer's id and
+	// epoch in a transactional batch with base sequence -1, Kafka's
+	// AppendOrigin.COORDINATOR: the partition checks the epoch but not the
+	// sequence, and the records stay invisible (pending) until the
+	// transaction's COMMIT or ABORT marker.
+	Producer *TxnProducer
+}
+
+// TxnProducer identifies a transactional producer (TxnOffsetCommit's
+// ProducerId and ProducerEpoch, KIP-98).
+type TxnProducer struct {
+	ID    int64
+	Epoch int16
 }
 
 // storeErrorCode maps a Store failure to the error code Kafka returns for

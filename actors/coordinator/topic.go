@@ -30,8 +30,11 @@ type OffsetsTopic interface {
 	// NOT_ENOUGH_REPLICAS…) so the right code reaches the client.
 	Append(ctx context.Context, partition int32, batch []byte) (offset int64, err error)
 	// Load calls fn for every record of a partition from its log start
-	// offset to its end, in offset order (value nil = tombstone).
-	Load(ctx context.Context, partition int32, fn func(key, value []byte, offset int64) error) error
+	// offset to its end, in offset order (value nil = tombstone), the
+	// records of control batches (transaction markers) included, with
+	// their batch's producer and attributes (LogRecord). fn must not keep
+	// r or its slices after it returns.
+	Load(ctx context.Context, partition int32, fn func(r *LogRecord) error) error
 	// IsLocalLeader reports whether this broker leads the partition.
 	IsLocalLeader(partition int32) bool
 	// Leader returns the partition leader's advertised endpoint.
@@ -80,22 +83,29 @@ type partitionStore struct {
 	now       func() time.Time
 }
 
-func (s *partitionStore) Append(recs []Record) error {
-	br := make([]record.BatchRecord, len(recs))
-	for i, r := range recs {
+func (s *partitionStore) Append(b Batch) (int64, error) {
+	br := make([]record.BatchRecord, len(b.Records))
+	for i, r := range b.Records {
 		br[i] = record.BatchRecord{Key: r.Key, Value: r.Value}
 	}
-	batch, err := record.BuildBatch(record.BatchOptions{PartitionLeaderEpoch: -1, BaseTimestamp: s.now().UnixMilli()}, br)
+	opts := record.BatchOptions{PartitionLeaderEpoch: -1, BaseTimestamp: s.now().UnixMilli()}
+	if p := b.Producer; p != nil {
+		// Kafka's AppendOrigin.COORDINATOR: a transactional batch of the
+		// producer with no sequence (the partition checks only the epoch).
+		opts.Transactional = true
+		opts.Producer = &record.Producer{ID: p.ID, Epoch: p.Epoch, BaseSequence: record.NoSequence}
+	}
+	batch, err := record.BuildBatch(opts, br)
 	if err != nil {
-		return err
+		return -1, err
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
-	_, err = s.topic.Append(ctx, s.partition, batch)
+	off, err := s.topic.Append(ctx, s.partition, batch)
 	if err != nil && s.ctx.Err() != nil {
 		// The coordinator is stopping (Stop cancelled the append): its
 		// groups are no longer coordinated here, whatever the append said.
-		return errAbandoned{kerr.NotCoordinator.Code}
+		return -1, errAbandoned{kerr.NotCoordinator.Code}
 	}
-	return err
+	return off, err
 }

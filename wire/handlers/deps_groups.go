@@ -12,7 +12,8 @@ import (
 
 // GroupSource is the group coordinator as the group handlers (FindCoordinator,
 // JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch,
-// OffsetDelete, DescribeGroups, ListGroups, DeleteGroups) see it.
+// OffsetDelete, DescribeGroups, ListGroups, DeleteGroups, TxnOffsetCommit)
+// see it.
 // *coordinator.Coordinator (actors/coordinator) implements it.
 //
 // Every method takes the decoded request and must call reply exactly once
@@ -33,6 +34,12 @@ type GroupSource interface {
 	DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest, reply func(*kmsg.DescribeGroupsResponse))
 	ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest, reply func(*kmsg.ListGroupsResponse))
 	DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest, reply func(*kmsg.DeleteGroupsResponse))
+	// TxnOffsetCommit stages a transactional producer's offsets for the
+	// group (KIP-98, KIP-447), visible once the transaction commits. The
+	// handler has already answered the partitions of unknown topics
+	// (UNKNOWN_TOPIC_OR_PARTITION) and passes only the others; reply's
+	// response carries exactly the request's partitions.
+	TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest, reply func(*kmsg.TxnOffsetCommitResponse))
 }
 
 // groupReply returns the Later reply a group handler hands back and the

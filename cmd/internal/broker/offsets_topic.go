@@ -109,7 +109,10 @@ func (o *offsetsTopic) Append(ctx context.Context, p int32, batch []byte) (int64
 	if !ok {
 		return -1, kerr.NotLeaderForPartition
 	}
-	hdr, _, err := record.Validate(batch)
+	// The coordinator built the batch: only its integrity is checked, not
+	// the client rules of record.Validate (Kafka's AppendOrigin.COORDINATOR:
+	// a TxnOffsetCommit's transactional batch has no sequence).
+	hdr, _, err := record.ValidateIntegrity(batch)
 	if err != nil {
 		return -1, err
 	}
@@ -121,11 +124,13 @@ func (o *offsetsTopic) Append(ctx context.Context, p int32, batch []byte) (int64
 }
 
 // Load reads every record of partition p from its log start offset up to its
-// log end offset, in offset order. Like Kafka's GroupMetadataManager it
-// reads past the high watermark: a follower just elected leader may not
-// have learnt the old leader's last high watermark yet, and the records
-// it holds are the ones it keeps as leader.
-func (o *offsetsTopic) Load(ctx context.Context, p int32, fn func(key, value []byte, offset int64) error) error {
+// log end offset, in offset order, transaction markers included (the
+// loader needs them to end the transactions of TxnOffsetCommit records).
+// Like Kafka's GroupMetadataManager it reads past the high watermark: a
+// follower just elected leader may not have learnt the old leader's last
+// high watermark yet, and the records it holds are the ones it keeps as
+// leader.
+func (o *offsetsTopic) Load(ctx context.Context, p int32, fn func(r *coordinator.LogRecord) error) error {
 	h, ok := o.replicas.Get(o.tp(p))
 	if !ok {
 		return kerr.NotLeaderForPartition
@@ -147,7 +152,7 @@ func (o *offsetsTopic) Load(ctx context.Context, p int32, fn func(key, value []b
 		if err != nil {
 			return fmt.Errorf("reading %s at %d: %w", o.tp(p), off, err)
 		}
-		next, err := eachRecord(fd, off, fn)
+		next, err := eachLogRecord(fd, off, fn)
 		fd.Release()
 		if err != nil {
 			return err
@@ -160,9 +165,10 @@ func (o *offsetsTopic) Load(ctx context.Context, p int32, fn func(key, value []b
 	return nil
 }
 
-// eachRecord decodes the batches of fd and calls fn for records at or after
-// from; it returns the offset after the last batch.
-func eachRecord(fd storage.FetchData, from int64, fn func(key, value []byte, offset int64) error) (int64, error) {
+// eachLogRecord decodes the batches of fd and calls fn for records at or
+// after from, control batches included, each with its batch's producer and
+// attributes; it returns the offset after the last batch.
+func eachLogRecord(fd storage.FetchData, from int64, fn func(r *coordinator.LogRecord) error) (int64, error) {
 	next := from
 	for _, r := range fd.Regions {
 		buf := make([]byte, r.Len)
@@ -174,16 +180,16 @@ func eachRecord(fd storage.FetchData, from int64, fn func(key, value []byte, off
 			if err != nil {
 				return next, err
 			}
-			if !h.IsControl() {
-				err = record.Records(h, batch, 64<<20, func(rec *record.Record) error {
-					if off := rec.Offset(&h); off >= from {
-						return fn(rec.Key, rec.Value, off)
-					}
+			err = record.Records(h, batch, 64<<20, func(rec *record.Record) error {
+				off := rec.Offset(&h)
+				if off < from {
 					return nil
-				})
-				if err != nil {
-					return next, err
 				}
+				return fn(&coordinator.LogRecord{Key: rec.Key, Value: rec.Value, Offset: off, BatchOffset: h.BaseOffset,
+					ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, Transactional: h.IsTransactional(), Control: h.IsControl()})
+			})
+			if err != nil {
+				return next, err
 			}
 			next = h.NextOffset()
 			buf = buf[len(batch):]

@@ -1,0 +1,120 @@
+package handlers
+
+// TxnOffsetCommit: v0-4
+//
+// Behaviour (Kafka's KafkaApis.handleTxnOffsetCommitRequest and
+// GroupCoordinator.handleTxnCommitOffsets, KIP-98 / KIP-447):
+//   - Partitions of topics (or partition numbers) the cluster metadata does
+//     not have get UNKNOWN_TOPIC_OR_PARTITION here; the rest go to the
+//     group coordinator (GroupSource.TxnOffsetCommit).
+//   - The coordinator checks the group (INVALID_GROUP_ID for "",
+//     NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, then for v3+ requests
+//     that name a member or generation UNKNOWN_MEMBER_ID,
+//     FENCED_INSTANCE_ID, ILLEGAL_GENERATION; an unknown group is created
+//     Empty), appends the offsets to __consumer_offsets in a
+//     transactional batch of the producer and answers once the append is
+//     done. The offsets stay pending (OffsetFetch shows the previous
+//     commit; require_stable answers UNSTABLE_OFFSET_COMMIT) until the
+//     transaction's COMMIT marker makes them the committed offsets (the
+//     ABORT marker drops them).
+//   - OFFSET_METADATA_TOO_LARGE per partition beyond
+//     offset.metadata.max.bytes.
+//
+// Not done: KIP-890 verification of the transaction with its coordinator
+// before the append (Kafka 3.6+ with transaction.partition.verification.enable):
+// this is where the handler would ask the transaction coordinator
+// (AddPartitionsToTxn v4 VerifyOnly for __consumer_offsets' partition).
+//
+// Version notes: v1 same as v0; v2 LeaderEpoch; v3 flexible, Generation,
+// MemberID, InstanceID (KIP-447); v4 may answer TRANSACTION_ABORTABLE
+// (KIP-890, from the verification above, not done yet). v0–v1 answer
+// COORDINATOR_LOAD_IN_PROGRESS as COORDINATOR_NOT_AVAILABLE (KAFKA-7296).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/replication/metadata"
+	"gregor/wire"
+)
+
+func init() { register(28, 0, 4, handleTxnOffsetCommit) }
+
+func handleTxnOffsetCommit(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+	req := kreq.(*kmsg.TxnOffsetCommitRequest)
+	// known says whether each requested partition exists in the cluster
+	// metadata; the coordinator sees only those that do.
+	known := make([][]bool, len(req.Topics))
+	fwd := *req
+	fwd.Topics = nil
+	var snap *metadata.Snapshot
+	if b.Topics != nil {
+		snap = b.Topics.Snapshot()
+	}
+	for ti, t := range req.Topics {
+		known[ti] = make([]bool, len(t.Partitions))
+		var ft *kmsg.TxnOffsetCommitRequestTopic
+		for pi, p := range t.Partitions {
+			if snap != nil {
+				if _, ok := snap.Partition(t.Topic, p.Partition); !ok {
+					continue
+				}
+			}
+			known[ti][pi] = true
+			if ft == nil {
+				fwd.Topics = append(fwd.Topics, kmsg.TxnOffsetCommitRequestTopic{Topic: t.Topic})
+				ft = &fwd.Topics[len(fwd.Topics)-1]
+			}
+			ft.Partitions = append(ft.Partitions, p)
+		}
+	}
+	merge := func(coord *kmsg.TxnOffsetCommitResponse) *kmsg.TxnOffsetCommitResponse {
+		resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+		// The coordinator answers fwd's partitions in fwd's order.
+		var got []int16
+		if coord != nil {
+			resp.ThrottleMillis = coord.ThrottleMillis
+			for _, t := range coord.Topics {
+				for _, p := range t.Partitions {
+					got = append(got, p.ErrorCode)
+				}
+			}
+		}
+		i := 0
+		for ti, t := range req.Topics {
+			rt := kmsg.NewTxnOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			for pi, p := range t.Partitions {
+				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				rp.Partition = p.Partition
+				switch {
+				case !known[ti][pi]:
+					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				case coord == nil:
+					rp.ErrorCode = noCoordinator
+				case i < len(got):
+					rp.ErrorCode = got[i]
+					i++
+				default:
+					rp.ErrorCode = kerr.UnknownServerError.Code
+				}
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
+	if len(fwd.Topics) == 0 {
+		// Nothing for the coordinator (Kafka answers without asking it).
+		r := merge(kmsg.NewPtrTxnOffsetCommitResponse())
+		return wire.Now(wire.Response{Msg: r})
+	}
+	if b.Groups == nil {
+		return wire.Now(wire.Response{Msg: merge(nil)})
+	}
+	ch := make(chan wire.Response, 1)
+	b.Groups.TxnOffsetCommit(reqCtx(rc), &fwd, func(r *kmsg.TxnOffsetCommitResponse) {
+		ch <- wire.Response{Msg: merge(r)}
+	})
+	return wire.Later(ch)
+}
