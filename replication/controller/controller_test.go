@@ -433,3 +433,9 @@ func TestLeaderAndIsrFailureMarksOffline(t *testing.T) {
 		t.Fatalf("partition %+v", p)
 	}
 }
+
+// setStore swaps the controller's store (a test's fault-injecting
+// wrapper) for the code off the actor and for its events alike.
+func (c *Controller) setStore(s metastore.Store) {
+	c.store, c.meta = s, eventStore{c: c, s: s}
+}
