@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"runtime/debug"
 
@@ -252,10 +253,7 @@ func (c *Controller) send(m any) {
 // actor answers it at once, even while the current event waits for
 // ZooKeeper. Errors: NOT_CONTROLLER when no actor runs; the context's
 // error when ctx ends first.
-func (c *Controller) EventQueueSize(ctx interface {
-	Done() <-chan struct{}
-	Err() error
-}) (int, error) {
+func (c *Controller) EventQueueSize(ctx context.Context) (int, error) {
 	c.life.Lock()
 	r := c.cur
 	c.life.Unlock()

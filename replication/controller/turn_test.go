@@ -142,7 +142,9 @@ func queueSize(t *testing.T, c *Controller) int {
 func TestActorAnswersWhileStoreHeld(t *testing.T) {
 	e, h, _ := startHeld(t, func(h *holdStore) { h.holdTopic = "t" })
 	first := make(chan []CreatedTopic, 1)
-	go func() { first <- e.c.CreateTopics([]NewTopic{{Name: "t", NumPartitions: 1, ReplicationFactor: 1}}, false) }()
+	go func() {
+		first <- e.c.CreateTopics([]NewTopic{{Name: "t", NumPartitions: 1, ReplicationFactor: 1}}, false)
+	}()
 	select {
 	case <-h.entered:
 	case <-time.After(5 * time.Second):
@@ -155,7 +157,9 @@ func TestActorAnswersWhileStoreHeld(t *testing.T) {
 		t.Fatalf("queue while only the held create runs: %d", base)
 	}
 	second := make(chan []CreatedTopic, 1)
-	go func() { second <- e.c.CreateTopics([]NewTopic{{Name: "u", NumPartitions: 1, ReplicationFactor: 1}}, false) }()
+	go func() {
+		second <- e.c.CreateTopics([]NewTopic{{Name: "u", NumPartitions: 1, ReplicationFactor: 1}}, false)
+	}()
 	waitFor(t, "the second create queued", func() bool { return queueSize(t, e.c) == base+1 })
 	b1 := zkmeta.BrokerInfo{ID: 1, JmxPort: -1, Timestamp: time.Now().UnixMilli(),
 		Endpoints: []zkmeta.Endpoint{{ListenerName: "PLAINTEXT", SecurityProtocol: "PLAINTEXT", Host: "127.0.0.1", Port: 1}}}
