@@ -16,11 +16,13 @@ import (
 )
 
 // This file is the controller actor: the one place the controller's work
-// runs (Kafka's ControllerEventThread as a supervised protoactor actor).
-// Its messages are watch and retry events (cluster.go's event) and calls
-// from the exported methods (callMsg). The actor alone reads and writes
-// the controller's state; what other goroutines read of it is published
-// in atomics (ClusterID, Epoch, ActiveEpoch, the metadata cache).
+// is ordered (Kafka's ControllerEventThread as a supervised protoactor
+// actor). Its messages are watch and retry events (cluster.go's event),
+// calls from the exported methods (callMsg), both queued and run one at a
+// time, and the results of their effects (turn.go's resumeMsg). Only the
+// event holding the actor's turn reads and writes the controller's state;
+// what other goroutines read of it is published in atomics (ClusterID,
+// Epoch, ActiveEpoch, the metadata cache).
 
 // ActorName is the controller actor's name (and path in GET /actors); its
 // kind is "controller".

@@ -24,14 +24,25 @@
 // replication/zkclient's.
 //
 // Concurrency: the controller's work runs on one protoactor actor, kind
-// "controller" (actor.go), like Kafka's single controller event thread:
-// ZooKeeper watch events, retries and the requests of the exported
-// methods (CreateTopics, DeleteTopics, …) are messages to it, handled one
-// at a time; the methods wait for the answer on a reply channel. The actor
-// is supervised with actors.BackoffStrategy: a panic restarts it, and a
-// restarted actor re-reads ZooKeeper, re-arms its watches and resends
-// LeaderAndIsr and UpdateMetadata to every live broker, as a newly elected
-// controller does. The actor alone owns the controller's state (no
+// "controller" (actor.go), with the ordering of Kafka's single controller
+// event thread but without its blocking (turn.go): ZooKeeper watch
+// events, retries and the requests of the exported methods (CreateTopics,
+// DeleteTopics, …) are queued by the actor and run one at a time, each as
+// straight-line code that holds the actor's turn only between effects.
+// Every metastore call of an event (c.meta) and its wait for this
+// broker's StopReplica is an effect: the event yields the turn, the call
+// runs off the actor on a goroutine the controller owns, and its result
+// comes back to the actor as a message tagged with the incarnation's
+// round, which hands the turn back (a result of an older round is
+// dropped and its event abandoned). So the actor answers (queues new
+// events, EventQueueSize) while an event waits for ZooKeeper, and the
+// next event starts only when the current one finished. The exported
+// methods wait for their event's answer on the caller's goroutine. The
+// actor is supervised with actors.BackoffStrategy: a panic restarts it,
+// and a restarted actor re-reads ZooKeeper, re-arms its watches and
+// resends LeaderAndIsr and UpdateMetadata to every live broker, as a
+// newly elected controller does; the queue survives the restart. The
+// controller's state is touched only by the event holding the turn (no
 // mutex guards it); what other goroutines read is published in atomics:
 // ClusterID, Epoch, ActiveEpoch and the metadata (Snapshot, an atomic
 // pointer), so no reader waits for the actor's current event.
