@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -261,5 +262,61 @@ func TestStaleResultChangesNothing(t *testing.T) {
 	}
 	if snap := e.c.Snapshot(); hasStale || snap.Topics["stale"] != nil || snap.Topics["after"] == nil || e.c.Epoch() != 2 {
 		t.Fatalf("after the stale result: stale in state %v, snapshot topics %v, epoch %d", hasStale, snap.Topics, e.c.Epoch())
+	}
+}
+
+// BenchmarkEffect measures one metastore read made by a controller event
+// (an effect: the turn handed to the I/O and back through the actor's
+// mailbox) against the same read made directly.
+func BenchmarkEffect(b *testing.B) {
+	s, err := metastore.OpenEmbeddedDir(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := New(s, &fakeRM{}, testConfig(), Options{})
+	if err := c.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close(); s.Close() })
+	const reads = 1000
+	b.Run("event", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if err := c.call(func() {
+				for j := 0; j < reads; j++ {
+					c.meta.Get(zkmeta.ControllerPath)
+				}
+			}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*reads), "ns/read")
+	})
+	b.Run("direct", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			for j := 0; j < reads; j++ {
+				s.Get(zkmeta.ControllerPath)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*reads), "ns/read")
+	})
+}
+
+// BenchmarkCreateTopic measures a CreateTopics of 1000 partitions through
+// the controller over the in-memory store (so the controller's own cost
+// shows, not the embedded store's persistence): each partition's state is
+// written in batched Multis, every store call an effect.
+func BenchmarkCreateTopic(b *testing.B) {
+	m := metastore.NewMemory()
+	s := m.Open()
+	c := New(s, &fakeRM{}, testConfig(), Options{})
+	if err := c.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close(); s.Close() })
+	for i := 0; i < b.N; i++ {
+		res := c.CreateTopics([]NewTopic{{Name: "bench-" + strconv.Itoa(i), NumPartitions: 1000, ReplicationFactor: 1}}, false)
+		if res[0].Err != nil {
+			b.Fatal(res[0].Err)
+		}
 	}
 }
