@@ -295,31 +295,14 @@ func (c *Controller) onControllerFailover() error {
 // opens or closes peer channels; it returns the ids that appeared and
 // disappeared.
 func (c *Controller) readBrokersDiff() (added, removed []int32, err error) {
-	kids, w, err := c.meta.ChildrenW(zkmeta.BrokerIDsPath)
+	var now map[int32]zkmeta.BrokerInfo
+	var w <-chan metastore.Event
+	c.offActor(func() { now, w, err = readBrokerRegistrations(c.store, c.log) })
+	if w != nil {
+		c.forward(evBrokers, zkmeta.BrokerIDsPath, w)
+	}
 	if err != nil {
 		return nil, nil, err
-	}
-	c.forward(evBrokers, zkmeta.BrokerIDsPath, w)
-	now := map[int32]zkmeta.BrokerInfo{}
-	for _, k := range kids {
-		id64, err := strconv.ParseInt(k, 10, 32)
-		if err != nil {
-			continue
-		}
-		id := int32(id64)
-		data, _, err := c.meta.Get(zkmeta.BrokerPath(id))
-		if errors.Is(err, metastore.ErrNoNode) {
-			continue // gone again; the next watch event says so
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		info, err := zkmeta.DecodeBrokerInfo(id, data)
-		if err != nil {
-			c.log.Error("unreadable broker registration", zap.Int32("broker", id), zap.Error(err))
-			continue
-		}
-		now[id] = info
 	}
 	for id, info := range now {
 		old, ok := c.liveInfo[id]
@@ -348,6 +331,39 @@ func (c *Controller) readBrokersDiff() (added, removed []int32, err error) {
 		}
 	}
 	return added, removed, nil
+}
+
+// readBrokerRegistrations lists /brokers/ids (arming its watch, w) and
+// reads every registration, in one effect. A registration gone between
+// the two is skipped (the watch says so), an unreadable one logged and
+// skipped. Off the actor: it touches no controller state.
+func readBrokerRegistrations(store metastore.Store, log *zap.Logger) (map[int32]zkmeta.BrokerInfo, <-chan metastore.Event, error) {
+	kids, w, err := store.ChildrenW(zkmeta.BrokerIDsPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := map[int32]zkmeta.BrokerInfo{}
+	for _, k := range kids {
+		id64, err := strconv.ParseInt(k, 10, 32)
+		if err != nil {
+			continue
+		}
+		id := int32(id64)
+		data, _, err := store.Get(zkmeta.BrokerPath(id))
+		if errors.Is(err, metastore.ErrNoNode) {
+			continue // gone again; the next watch event says so
+		}
+		if err != nil {
+			return nil, w, err
+		}
+		info, err := zkmeta.DecodeBrokerInfo(id, data)
+		if err != nil {
+			log.Error("unreadable broker registration", zap.Int32("broker", id), zap.Error(err))
+			continue
+		}
+		now[id] = info
+	}
+	return now, w, nil
 }
 
 func (c *Controller) readBrokers() error {

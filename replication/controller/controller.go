@@ -517,8 +517,20 @@ func (c *Controller) loadTopics() error {
 	return nil
 }
 
-func (c *Controller) loadTopic(name string) (*topicState, error) {
-	data, version, err := c.meta.Get(zkmeta.TopicPath(name))
+// loadTopic reads topic name's znodes (readTopic) in one effect: the
+// assignment, config and every partition state travel back to the event
+// together instead of one hand-over per znode.
+func (c *Controller) loadTopic(name string) (t *topicState, err error) {
+	c.offActor(func() { t, err = readTopic(c.store, name) })
+	return t, err
+}
+
+// readTopic reads a topic's assignment (assigning a topic id when it has
+// none, as Kafka's controller does on failover), config overrides and
+// partition states into a new topicState. Off the actor: it touches no
+// controller state.
+func readTopic(store metastore.Store, name string) (*topicState, error) {
+	data, version, err := store.Get(zkmeta.TopicPath(name))
 	if err != nil {
 		return nil, fmt.Errorf("controller: read topic %s: %w", name, err)
 	}
@@ -531,12 +543,12 @@ func (c *Controller) loadTopic(name string) (*topicState, error) {
 		// Written before topic ids (Kafka < 2.8): assign one, as Kafka's
 		// controller does on failover.
 		a.TopicID = zkmeta.RandomUUID()
-		if _, err := c.meta.Set(zkmeta.TopicPath(name), a.Encode(), version); err != nil {
+		if _, err := store.Set(zkmeta.TopicPath(name), a.Encode(), version); err != nil {
 			return nil, fmt.Errorf("controller: add topic id to %s: %w", name, err)
 		}
 		t.id = a.TopicID
 	}
-	cfgData, _, err := c.meta.Get(zkmeta.TopicConfigPath(name))
+	cfgData, _, err := store.Get(zkmeta.TopicConfigPath(name))
 	switch {
 	case errors.Is(err, metastore.ErrNoNode):
 		t.overrides = map[string]string{}
@@ -548,7 +560,7 @@ func (c *Controller) loadTopic(name string) (*topicState, error) {
 		}
 	}
 	for p := range t.assignment {
-		data, v, err := c.meta.Get(zkmeta.PartitionStatePath(name, p))
+		data, v, err := store.Get(zkmeta.PartitionStatePath(name, p))
 		if errors.Is(err, metastore.ErrNoNode) {
 			continue // never written (crash during create): onlineAll creates it
 		}
