@@ -263,10 +263,13 @@ func (c *Controller) deleteTopicLocked(t *topicState) error {
 			return fmt.Errorf("stop replicas of %s: %w", t.name, err)
 		}
 	}
-	if err := metastore.DeleteRecursive(c.meta, zkmeta.TopicPath(t.name)); err != nil {
-		return err
-	}
-	if err := metastore.DeleteRecursive(c.meta, zkmeta.TopicConfigPath(t.name)); err != nil {
+	var err error
+	c.offActor(func() { // one effect for the whole subtree walk
+		if err = metastore.DeleteRecursive(c.store, zkmeta.TopicPath(t.name)); err == nil {
+			err = metastore.DeleteRecursive(c.store, zkmeta.TopicConfigPath(t.name))
+		}
+	})
+	if err != nil {
 		return err
 	}
 	delete(c.topics, t.name)

@@ -216,7 +216,8 @@ func (c *Controller) newRound() {
 // yields the turn, runs io on its own goroutine, and continues when the
 // actor hands the turn back. Outside an event (Start, Close, a rejoin
 // after giving up, tests calling internals) io runs inline. io must not
-// touch controller state. An abandoned run does not return from here.
+// touch controller state and must use c.store, never c.meta (it runs
+// without the turn). An abandoned run does not return from here.
 func (c *Controller) offActor(io func()) {
 	r := c.co.Load()
 	if r == nil {

@@ -129,7 +129,7 @@ func queueSize(t *testing.T, c *Controller) int {
 	defer cancel()
 	n, err := c.EventQueueSize(ctx)
 	if err != nil {
-		t.Fatalf("the controller actor did not answer while an event waited for the store: %v", err)
+		t.Fatalf("the controller actor did not answer while an event waited off the actor: %v", err)
 	}
 	return n
 }
@@ -318,5 +318,73 @@ func BenchmarkCreateTopic(b *testing.B) {
 		if res[0].Err != nil {
 			b.Fatal(res[0].Err)
 		}
+	}
+}
+
+// TestDeleteWaitsForLocalStopOffActor: a topic deletion waits for this
+// broker's StopReplica (its marker stays if the stop fails), but not on
+// the actor: while the replica manager holds the stop, the actor answers
+// and queues a CreateTopics behind the deletion, which runs after it.
+func TestDeleteWaitsForLocalStopOffActor(t *testing.T) {
+	s, err := metastore.OpenEmbeddedDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm := &fakeRM{stopGate: make(chan struct{}), stopEntered: make(chan struct{}, 1)}
+	c := New(s, rm, testConfig(), Options{})
+	if err := c.Start(); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(rm.stopGate)
+		}
+	}
+	t.Cleanup(func() { release(); c.Close(); s.Close() })
+	if res := c.CreateTopics([]NewTopic{{Name: "gone", NumPartitions: 2, ReplicationFactor: 1}}, false); res[0].Err != nil {
+		t.Fatal(res[0].Err)
+	}
+	deleted := make(chan []error, 1)
+	go func() { deleted <- c.DeleteTopics([]string{"gone"}) }()
+	select {
+	case <-rm.stopEntered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the deletion never stopped the local replicas")
+	}
+	base := queueSize(t, c)
+	created := make(chan []CreatedTopic, 1)
+	go func() { created <- c.CreateTopics([]NewTopic{{Name: "next", NumPartitions: 1, ReplicationFactor: 1}}, false) }()
+	waitFor(t, "the create queued behind the deletion", func() bool { return queueSize(t, c) == base+1 })
+	if ok, _ := s.Exists(zkmeta.TopicPath("gone")); !ok {
+		t.Fatal("the topic's znodes went before its local replicas stopped")
+	}
+	release()
+	select {
+	case errs := <-deleted:
+		if errs[0] != nil {
+			t.Fatalf("delete: %v", errs[0])
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the deletion never finished")
+	}
+	select {
+	case res := <-created:
+		if res[0].Err != nil {
+			t.Fatalf("create after the deletion: %v", res[0].Err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the queued create never ran")
+	}
+	if ok, _ := s.Exists(zkmeta.TopicPath("gone")); ok {
+		t.Fatal("the deleted topic's znode is still there")
+	}
+	if ok, _ := s.Exists(zkmeta.DeleteTopicPath("gone")); ok {
+		t.Fatal("the deletion marker is still there")
+	}
+	if snap := c.Snapshot(); snap.Topics["gone"] != nil || snap.Topics["next"] == nil {
+		t.Fatalf("topics after: %v", snap.Topics)
 	}
 }
