@@ -152,11 +152,9 @@ func TestActorAnswersWhileStoreHeld(t *testing.T) {
 		t.Fatal("the create never wrote its partition states")
 	}
 	// The create's own write of /brokers/topics/t fired the topics watch:
-	// that event may be queued already.
-	base := queueSize(t, e.c)
-	if base > 1 {
-		t.Fatalf("queue while only the held create runs: %d", base)
-	}
+	// that event is queued (watch events arrive asynchronously).
+	const base = 1
+	waitFor(t, "the topics watch event queued", func() bool { return queueSize(t, e.c) == base })
 	second := make(chan []CreatedTopic, 1)
 	go func() {
 		second <- e.c.CreateTopics([]NewTopic{{Name: "u", NumPartitions: 1, ReplicationFactor: 1}}, false)
@@ -354,7 +352,10 @@ func TestDeleteWaitsForLocalStopOffActor(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the deletion never stopped the local replicas")
 	}
-	base := queueSize(t, c)
+	// The deletion marker fired the /admin/delete_topics watch: that
+	// event is queued behind the deletion (it arrives asynchronously).
+	const base = 1
+	waitFor(t, "the deletions watch event queued", func() bool { return queueSize(t, c) == base })
 	created := make(chan []CreatedTopic, 1)
 	go func() { created <- c.CreateTopics([]NewTopic{{Name: "next", NumPartitions: 1, ReplicationFactor: 1}}, false) }()
 	waitFor(t, "the create queued behind the deletion", func() bool { return queueSize(t, c) == base+1 })
