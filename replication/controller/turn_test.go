@@ -107,15 +107,12 @@ func startHeld(t *testing.T, configure func(h *holdStore)) (*env, *holdStore, *a
 		t.Fatal(err)
 	}
 	e := &env{store: s, rm: rm, c: c}
-	var once sync.Once
 	t.Cleanup(func() {
-		once.Do(func() {
-			select {
-			case <-h.release:
-			default:
-				close(h.release) // a failed test must not leave Close waiting for the held call
-			}
-		})
+		select {
+		case <-h.release:
+		default:
+			close(h.release) // a failed test must not leave Close waiting for the held call
+		}
 		e.stop()
 		sys.Shutdown()
 	})
@@ -387,5 +384,51 @@ func TestDeleteWaitsForLocalStopOffActor(t *testing.T) {
 	}
 	if snap := c.Snapshot(); snap.Topics["gone"] != nil || snap.Topics["next"] == nil {
 		t.Fatalf("topics after: %v", snap.Topics)
+	}
+}
+
+// TestCloseAbandonsHeldEvent: Close while a request waits for the store
+// answers its caller NOT_CONTROLLER at once; Close itself returns once
+// the store call does (it owns the goroutine making it), and the request
+// never continues.
+func TestCloseAbandonsHeldEvent(t *testing.T) {
+	const held = "/held"
+	e, h, _ := startHeld(t, func(h *holdStore) { h.holdPath = held })
+	var continued atomic.Bool
+	answered := make(chan error, 1)
+	go func() {
+		answered <- e.c.call(func() {
+			e.c.meta.Get(held)
+			continued.Store(true)
+		})
+	}()
+	select {
+	case <-h.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request never read the held path")
+	}
+	closed := make(chan struct{})
+	go func() { e.c.Close(); close(closed) }()
+	select {
+	case err := <-answered:
+		if !errors.Is(err, kerr.NotController) {
+			t.Fatalf("request during Close answered %v, want NOT_CONTROLLER", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request's caller waited for the held store call")
+	}
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a goroutine it owns was still in the store")
+	default:
+	}
+	close(h.release)
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close never returned after the store call did")
+	}
+	if continued.Load() {
+		t.Fatal("the request continued after Close")
 	}
 }
