@@ -354,7 +354,9 @@ func TestDeleteWaitsForLocalStopOffActor(t *testing.T) {
 	const base = 1
 	waitFor(t, "the deletions watch event queued", func() bool { return queueSize(t, c) == base })
 	created := make(chan []CreatedTopic, 1)
-	go func() { created <- c.CreateTopics([]NewTopic{{Name: "next", NumPartitions: 1, ReplicationFactor: 1}}, false) }()
+	go func() {
+		created <- c.CreateTopics([]NewTopic{{Name: "next", NumPartitions: 1, ReplicationFactor: 1}}, false)
+	}()
 	waitFor(t, "the create queued behind the deletion", func() bool { return queueSize(t, c) == base+1 })
 	if ok, _ := s.Exists(zkmeta.TopicPath("gone")); !ok {
 		t.Fatal("the topic's znodes went before its local replicas stopped")
