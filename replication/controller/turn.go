@@ -42,11 +42,15 @@ import (
 //     unwinds without touching controller state, and a caller waiting for
 //     it gets NOT_CONTROLLER (retriable). The new incarnation re-reads
 //     everything from ZooKeeper, and its bumped controller epoch fences any
-//     state write of the old round still in flight.
+//     partition state write of the old round still in flight; an unfenced
+//     one (a topic's znodes) lands as another broker's write would, and the
+//     new incarnation's watches see it.
 //
-// Event code therefore must not defer anything that touches controller
-// state (an abandoned run unwinds on its own goroutine, outside the
-// turn) and must not recover panics (the unwinding is a panic).
+// Event code therefore makes every wait an effect (a wait that is not
+// would hold the actor, which waits for the turn), must not defer
+// anything that touches controller state (an abandoned run unwinds on its
+// own goroutine, outside the turn) and must not recover panics (the
+// unwinding is a panic).
 
 // eventRun is one queued item being run: the goroutine running it and the
 // two channels of the turn handover.
