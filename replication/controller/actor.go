@@ -16,11 +16,13 @@ import (
 )
 
 // This file is the controller actor: the one place the controller's work
-// runs (Kafka's ControllerEventThread as a supervised protoactor actor).
-// Its messages are watch and retry events (cluster.go's event) and calls
-// from the exported methods (callMsg). The actor alone reads and writes
-// the controller's state; what other goroutines read of it is published
-// in atomics (ClusterID, Epoch, ActiveEpoch, the metadata cache).
+// is ordered (Kafka's ControllerEventThread as a supervised protoactor
+// actor). Its messages are watch and retry events (cluster.go's event),
+// calls from the exported methods (callMsg), both queued and run one at a
+// time, and the results of their effects (turn.go's resumeMsg). Only the
+// event holding the actor's turn reads and writes the controller's state;
+// what other goroutines read of it is published in atomics (ClusterID,
+// Epoch, ActiveEpoch, the metadata cache).
 
 // ActorName is the controller actor's name (and path in GET /actors); its
 // kind is "controller".
@@ -43,8 +45,9 @@ const (
 // REQUEST_TIMED_OUT; the request may still run later.
 const CallTimeout = 30 * time.Second
 
-// callMsg runs fn on the actor; done receives nil after fn, or
-// a retriable error when fn panicked (the actor then restarts).
+// callMsg runs fn on the actor, queued as an event (turn.go); done
+// receives nil after fn, or a retriable error when fn panicked (the actor
+// then restarts) or was abandoned by a restart.
 type callMsg struct {
 	fn   func()
 	done chan error // buffered (1): the actor never blocks on it
@@ -67,35 +70,27 @@ type controllerActor struct {
 	r *runner
 }
 
-// Receive implements actor.Actor.
+// Receive implements actor.Actor. Events and calls are queued and run one
+// at a time as eventRuns (turn.go); a run's effect results (resumeMsg)
+// continue it; queries are answered at once. Nothing here waits for I/O.
 func (a *controllerActor) Receive(ctx actor.Context) {
 	c := a.c
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		c.onActorStarted()
 	case event:
-		c.handle(m)
+		c.enqueue(queued{ev: &m})
 	case *callMsg:
-		c.runCall(m)
+		c.enqueue(queued{call: m})
+	case *resumeMsg:
+		c.onResume(m)
+	case *queryMsg:
+		m.reply <- len(c.queue)
 	case *actor.Restarting:
 		c.log.Warn("controller actor restarting: it will re-read ZooKeeper and resend its state")
 	case *actor.Stopped:
 		a.r.markStopped()
 	}
-}
-
-// runCall runs one call. A panic answers the caller with NOT_CONTROLLER
-// (retriable: clients refresh metadata and retry) before it propagates
-// to the supervisor.
-func (c *Controller) runCall(m *callMsg) {
-	defer func() {
-		if r := recover(); r != nil {
-			m.done <- errf(kerr.NotController, "the controller failed while handling this request (%v); retry", r)
-			panic(r)
-		}
-	}()
-	m.fn()
-	m.done <- nil
 }
 
 // tell runs fn on the controller actor without waiting for it (dropped
@@ -202,6 +197,10 @@ func (c *Controller) rejoin(reason any) {
 	defer c.wg.Done()
 	c.log.Error("controller actor failed too often: resigning /controller, will rejoin",
 		zap.Any("reason", reason), zap.Int("max.restarts", ActorMaxRestarts), zap.Duration("window", ActorRestartWindow))
+	// The queued items were for the stopped actor (their callers got
+	// NOT_CONTROLLER); a run still under way is abandoned by the next
+	// incarnation's round.
+	c.queue, c.running = nil, nil
 	c.resignLocked("controller actor failed too often")
 	c.deleteOwnControllerZnode()
 	c.setActive(false)
@@ -226,7 +225,7 @@ func (c *Controller) rejoin(reason any) {
 // holdsControllerZnode reports whether /controller names this broker,
 // with the znode's version.
 func (c *Controller) holdsControllerZnode() (bool, int32) {
-	data, v, err := c.store.Get(zkmeta.ControllerPath)
+	data, v, err := c.meta.Get(zkmeta.ControllerPath)
 	if err != nil {
 		return false, 0
 	}
@@ -237,15 +236,17 @@ func (c *Controller) holdsControllerZnode() (bool, int32) {
 // deleteOwnControllerZnode deletes /controller if it names this broker.
 func (c *Controller) deleteOwnControllerZnode() {
 	if held, v := c.holdsControllerZnode(); held {
-		if err := c.store.Delete(zkmeta.ControllerPath, v); err != nil {
+		if err := c.meta.Delete(zkmeta.ControllerPath, v); err != nil {
 			c.log.Warn("deleting /controller", zap.Error(err))
 		}
 	}
 }
 
 // onActorStarted runs in *actor.Started of every incarnation: it ends
-// the previous incarnation's forwarders and timers, then either runs the
-// first election (first start) or recovers (restart or respawn).
+// the previous incarnation's forwarders, timers and running event (a new
+// round: its late results are dropped), then runs, ahead of the queued
+// items, the first election (first start) or the recovery (restart or
+// respawn).
 func (c *Controller) onActorStarted() {
 	if !c.started {
 		return
@@ -254,14 +255,18 @@ func (c *Controller) onActorStarted() {
 	c.scope = make(chan struct{})
 	c.armed = map[string]uint64{}
 	c.incarnation++
-	if c.incarnation == 1 {
+	c.newRound()
+	first := c.incarnation == 1
+	c.startRun(func() {
+		if !first {
+			c.recoverLocked()
+			return
+		}
 		if err := c.electAndWatchLocked(); err != nil {
 			c.log.Warn("controller election failed, retrying", zap.Error(err))
 			c.after(time.Second, event{kind: evController})
 		}
-		return
-	}
-	c.recoverLocked()
+	}, nil)
 }
 
 // recoverLocked is what a restarted controller actor does. Its in-memory
@@ -275,7 +280,7 @@ func (c *Controller) onActorStarted() {
 // re-registers and re-runs the election.
 func (c *Controller) recoverLocked() {
 	if held, _ := c.holdsControllerZnode(); c.active && held {
-		err := c.store.Create(zkmeta.BrokerPath(c.cfg.BrokerID), c.self.Encode(), true)
+		err := c.meta.Create(zkmeta.BrokerPath(c.cfg.BrokerID), c.self.Encode(), true)
 		if errors.Is(err, metastore.ErrNodeExists) {
 			err = nil
 		}

@@ -180,7 +180,7 @@ func (c *Controller) resignLocked(why string) {
 // election on a new session; on failure it retries in a second.
 func (c *Controller) resyncLocked() {
 	c.armed = map[string]uint64{}
-	err := c.store.Create(zkmeta.BrokerPath(c.cfg.BrokerID), c.self.Encode(), true)
+	err := c.meta.Create(zkmeta.BrokerPath(c.cfg.BrokerID), c.self.Encode(), true)
 	if err != nil && !errors.Is(err, metastore.ErrNodeExists) {
 		c.log.Warn("re-registering broker failed, retrying", zap.Error(err))
 		c.after(time.Second, event{kind: evResync})
@@ -203,11 +203,11 @@ func (c *Controller) electAndWatchLocked() error {
 		if c.active {
 			if err := c.onControllerFailover(); err != nil {
 				c.resignLocked("failover failed: " + err.Error())
-				c.store.Delete(zkmeta.ControllerPath, metastore.AnyVersion)
+				c.meta.Delete(zkmeta.ControllerPath, metastore.AnyVersion)
 				return err
 			}
 		}
-	} else if data, _, err := c.store.Get(zkmeta.ControllerPath); err == nil {
+	} else if data, _, err := c.meta.Get(zkmeta.ControllerPath); err == nil {
 		if id, derr := zkmeta.DecodeController(data); derr == nil && id != c.cfg.BrokerID {
 			c.resignLocked("another broker holds /controller")
 		}
@@ -216,7 +216,7 @@ func (c *Controller) electAndWatchLocked() error {
 		return c.electAndWatchLocked()
 	}
 	if !c.isArmed(zkmeta.ControllerPath) {
-		exists, w, err := c.store.ExistsW(zkmeta.ControllerPath)
+		exists, w, err := c.meta.ExistsW(zkmeta.ControllerPath)
 		if err != nil {
 			return err
 		}
@@ -242,7 +242,7 @@ func (c *Controller) publishStandby() {
 	}
 	s := *cur
 	s.ControllerID = -1
-	if data, _, err := c.store.Get(zkmeta.ControllerPath); err == nil {
+	if data, _, err := c.meta.Get(zkmeta.ControllerPath); err == nil {
 		if id, err := zkmeta.DecodeController(data); err == nil {
 			s.ControllerID = id
 		}
@@ -273,7 +273,7 @@ func (c *Controller) onControllerFailover() error {
 		kind eventKind
 		path string
 	}{{evTopics, zkmeta.TopicsPath}, {evDeletes, zkmeta.DeleteTopicsPath}, {evIsr, zkmeta.IsrChangeNotificationPath}} {
-		_, ch, err := c.store.ChildrenW(w.path)
+		_, ch, err := c.meta.ChildrenW(w.path)
 		if err != nil {
 			return err
 		}
@@ -295,31 +295,14 @@ func (c *Controller) onControllerFailover() error {
 // opens or closes peer channels; it returns the ids that appeared and
 // disappeared.
 func (c *Controller) readBrokersDiff() (added, removed []int32, err error) {
-	kids, w, err := c.store.ChildrenW(zkmeta.BrokerIDsPath)
+	var now map[int32]zkmeta.BrokerInfo
+	var w <-chan metastore.Event
+	c.offActor(func() { now, w, err = readBrokerRegistrations(c.store, c.log) })
+	if w != nil {
+		c.forward(evBrokers, zkmeta.BrokerIDsPath, w)
+	}
 	if err != nil {
 		return nil, nil, err
-	}
-	c.forward(evBrokers, zkmeta.BrokerIDsPath, w)
-	now := map[int32]zkmeta.BrokerInfo{}
-	for _, k := range kids {
-		id64, err := strconv.ParseInt(k, 10, 32)
-		if err != nil {
-			continue
-		}
-		id := int32(id64)
-		data, _, err := c.store.Get(zkmeta.BrokerPath(id))
-		if errors.Is(err, metastore.ErrNoNode) {
-			continue // gone again; the next watch event says so
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		info, err := zkmeta.DecodeBrokerInfo(id, data)
-		if err != nil {
-			c.log.Error("unreadable broker registration", zap.Int32("broker", id), zap.Error(err))
-			continue
-		}
-		now[id] = info
 	}
 	for id, info := range now {
 		old, ok := c.liveInfo[id]
@@ -348,6 +331,39 @@ func (c *Controller) readBrokersDiff() (added, removed []int32, err error) {
 		}
 	}
 	return added, removed, nil
+}
+
+// readBrokerRegistrations lists /brokers/ids (arming its watch, w) and
+// reads every registration, in one effect. A registration gone between
+// the two is skipped (the watch says so), an unreadable one logged and
+// skipped. Off the actor: it touches no controller state.
+func readBrokerRegistrations(store metastore.Store, log *zap.Logger) (map[int32]zkmeta.BrokerInfo, <-chan metastore.Event, error) {
+	kids, w, err := store.ChildrenW(zkmeta.BrokerIDsPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := map[int32]zkmeta.BrokerInfo{}
+	for _, k := range kids {
+		id64, err := strconv.ParseInt(k, 10, 32)
+		if err != nil {
+			continue
+		}
+		id := int32(id64)
+		data, _, err := store.Get(zkmeta.BrokerPath(id))
+		if errors.Is(err, metastore.ErrNoNode) {
+			continue // gone again; the next watch event says so
+		}
+		if err != nil {
+			return nil, w, err
+		}
+		info, err := zkmeta.DecodeBrokerInfo(id, data)
+		if err != nil {
+			log.Error("unreadable broker registration", zap.Int32("broker", id), zap.Error(err))
+			continue
+		}
+		now[id] = info
+	}
+	return now, w, nil
 }
 
 func (c *Controller) readBrokers() error {
@@ -441,7 +457,7 @@ func (c *Controller) watchTopic(name string) error {
 	if c.isArmed(path) {
 		return nil
 	}
-	ok, w, err := c.store.ExistsW(path)
+	ok, w, err := c.meta.ExistsW(path)
 	if err != nil {
 		return err
 	}
@@ -460,7 +476,7 @@ func (c *Controller) onTopicsChange() error {
 	if !c.active {
 		return nil
 	}
-	names, w, err := c.store.ChildrenW(zkmeta.TopicsPath)
+	names, w, err := c.meta.ChildrenW(zkmeta.TopicsPath)
 	if err != nil {
 		return err
 	}
@@ -519,7 +535,7 @@ func (c *Controller) onTopicChange(name string) error {
 	if !ok {
 		return nil
 	}
-	data, _, err := c.store.Get(zkmeta.TopicPath(name))
+	data, _, err := c.meta.Get(zkmeta.TopicPath(name))
 	if errors.Is(err, metastore.ErrNoNode) {
 		return nil
 	}
@@ -556,7 +572,7 @@ func (c *Controller) onDeleteTopics() error {
 	if !c.active {
 		return nil
 	}
-	names, w, err := c.store.ChildrenW(zkmeta.DeleteTopicsPath)
+	names, w, err := c.meta.ChildrenW(zkmeta.DeleteTopicsPath)
 	if err != nil {
 		return err
 	}
@@ -570,7 +586,7 @@ func (c *Controller) onDeleteTopics() error {
 			} else {
 				c.log.Warn("delete.topic.enable is false: ignoring deletion request", zap.String("topic", n))
 			}
-			if err := c.store.Delete(zkmeta.DeleteTopicPath(n), metastore.AnyVersion); err != nil && !errors.Is(err, metastore.ErrNoNode) {
+			if err := c.meta.Delete(zkmeta.DeleteTopicPath(n), metastore.AnyVersion); err != nil && !errors.Is(err, metastore.ErrNoNode) {
 				return err
 			}
 			continue
@@ -593,7 +609,7 @@ func (c *Controller) onIsrChange() error {
 	if !c.active {
 		return nil
 	}
-	kids, w, err := c.store.ChildrenW(zkmeta.IsrChangeNotificationPath)
+	kids, w, err := c.meta.ChildrenW(zkmeta.IsrChangeNotificationPath)
 	if err != nil {
 		return err
 	}
@@ -604,7 +620,7 @@ func (c *Controller) onIsrChange() error {
 	var changedTPs []partition.TopicPartition
 	for _, k := range kids {
 		path := metastore.Join(zkmeta.IsrChangeNotificationPath, k)
-		data, _, err := c.store.Get(path)
+		data, _, err := c.meta.Get(path)
 		if err == nil {
 			parts, derr := zkmeta.DecodeIsrChange(data)
 			if derr != nil {
@@ -621,7 +637,7 @@ func (c *Controller) onIsrChange() error {
 		} else if !errors.Is(err, metastore.ErrNoNode) {
 			return err
 		}
-		if err := c.store.Delete(path, metastore.AnyVersion); err != nil && !errors.Is(err, metastore.ErrNoNode) {
+		if err := c.meta.Delete(path, metastore.AnyVersion); err != nil && !errors.Is(err, metastore.ErrNoNode) {
 			return err
 		}
 	}

@@ -65,10 +65,10 @@ func (c *Controller) watchConfigChangesLocked() {
 // the notifications newer than the last processed one (each entity once)
 // and purges expired notifications.
 func (c *Controller) onConfigChanges() error {
-	kids, w, err := c.store.ChildrenW(zkmeta.ConfigChangesPath)
+	kids, w, err := c.meta.ChildrenW(zkmeta.ConfigChangesPath)
 	if errors.Is(err, metastore.ErrNoNode) {
-		if err = metastore.EnsurePath(c.store, zkmeta.ConfigChangesPath); err == nil {
-			kids, w, err = c.store.ChildrenW(zkmeta.ConfigChangesPath)
+		if err = metastore.EnsurePath(c.meta, zkmeta.ConfigChangesPath); err == nil {
+			kids, w, err = c.meta.ChildrenW(zkmeta.ConfigChangesPath)
 		}
 	}
 	if err != nil {
@@ -102,7 +102,7 @@ func (c *Controller) onConfigChanges() error {
 		}
 		path := metastore.Join(zkmeta.ConfigChangesPath, n.name)
 		if n.seq > c.cfgChanges.last {
-			data, _, err := c.store.Get(path)
+			data, _, err := c.meta.Get(path)
 			if errors.Is(err, metastore.ErrNoNode) {
 				c.cfgChanges.last = n.seq
 				continue // purged by another broker
@@ -125,7 +125,7 @@ func (c *Controller) onConfigChanges() error {
 			c.cfgChanges.last = n.seq
 		}
 		if now.Sub(first) >= ConfigChangeExpiry {
-			if err := c.store.Delete(path, metastore.AnyVersion); err != nil && !errors.Is(err, metastore.ErrNoNode) {
+			if err := c.meta.Delete(path, metastore.AnyVersion); err != nil && !errors.Is(err, metastore.ErrNoNode) {
 				c.log.Warn("purging config change notification", zap.String("path", path), zap.Error(err))
 			}
 		}
@@ -145,7 +145,7 @@ func (c *Controller) onConfigChanges() error {
 // broker's partitions of t and, on the active controller, to its state
 // (see the file comment). A topic that is gone is skipped.
 func (c *Controller) applyTopicConfigLocked(topic string) {
-	overrides, err := ReadTopicConfig(c.store, topic)
+	overrides, err := ReadTopicConfig(c.meta, topic)
 	if err != nil {
 		c.log.Info("config change of a topic that cannot be read, skipped", zap.String("topic", topic), zap.Error(err))
 		return

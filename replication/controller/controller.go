@@ -24,14 +24,25 @@
 // replication/zkclient's.
 //
 // Concurrency: the controller's work runs on one protoactor actor, kind
-// "controller" (actor.go), like Kafka's single controller event thread:
-// ZooKeeper watch events, retries and the requests of the exported
-// methods (CreateTopics, DeleteTopics, …) are messages to it, handled one
-// at a time; the methods wait for the answer on a reply channel. The actor
-// is supervised with actors.BackoffStrategy: a panic restarts it, and a
-// restarted actor re-reads ZooKeeper, re-arms its watches and resends
-// LeaderAndIsr and UpdateMetadata to every live broker, as a newly elected
-// controller does. The actor alone owns the controller's state (no
+// "controller" (actor.go), with the ordering of Kafka's single controller
+// event thread but without its blocking (turn.go): ZooKeeper watch
+// events, retries and the requests of the exported methods (CreateTopics,
+// DeleteTopics, …) are queued by the actor and run one at a time, each as
+// straight-line code that holds the actor's turn only between effects.
+// Every metastore call of an event (c.meta) and its wait for this
+// broker's StopReplica is an effect: the event yields the turn, the call
+// runs off the actor on a goroutine the controller owns, and its result
+// comes back to the actor as a message tagged with the incarnation's
+// round, which hands the turn back (a result of an older round is
+// dropped and its event abandoned). So the actor answers (queues new
+// events, EventQueueSize) while an event waits for ZooKeeper, and the
+// next event starts only when the current one finished. The exported
+// methods wait for their event's answer on the caller's goroutine. The
+// actor is supervised with actors.BackoffStrategy: a panic restarts it,
+// and a restarted actor re-reads ZooKeeper, re-arms its watches and
+// resends LeaderAndIsr and UpdateMetadata to every live broker, as a
+// newly elected controller does; the queue survives the restart. The
+// controller's state is touched only by the event holding the turn (no
 // mutex guards it); what other goroutines read is published in atomics:
 // ClusterID, Epoch, ActiveEpoch and the metadata (Snapshot, an atomic
 // pointer), so no reader waits for the actor's current event.
@@ -78,7 +89,8 @@ type ReplicaManager interface {
 // Controller is a broker's controller: active when it holds /controller,
 // standing by otherwise. Create with New, then Start; Close stops it.
 type Controller struct {
-	store metastore.Store
+	store metastore.Store // for code off the actor (broker side, Start, Close)
+	meta  metastore.Store // for events: every call an effect run off the actor (turn.go)
 	rm    ReplicaManager
 	cfg   *config.Broker
 	log   *zap.Logger
@@ -144,6 +156,17 @@ type Controller struct {
 	// local carries the requests this broker's controller sends its own
 	// replica manager (local.go), in order, off the actor.
 	local *localQueue
+
+	// The event queue (turn.go), owned by the actor; it survives restarts.
+	// queue holds the events and calls behind the running one; running is
+	// the item whose turn it is or whose effect is under way (nil: none);
+	// round counts incarnations (a run of an older round is abandoned); co
+	// is the run holding the turn right now (set by the actor, read by the
+	// run's effects).
+	queue   []queued
+	running *eventRun
+	round   uint64
+	co      atomic.Pointer[eventRun]
 }
 
 // topicState is the controller's in-memory copy of a topic's znodes.
@@ -190,6 +213,7 @@ func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Opti
 	c := &Controller{store: store, rm: rm, cfg: cfg, log: opts.Log, now: opts.Now, peers: opts.Peers,
 		topics: map[string]*topicState{}, liveInfo: map[int32]zkmeta.BrokerInfo{}, shuttingDown: map[int32]bool{},
 		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), local: newLocalQueue(), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval}
+	c.meta = eventStore{c: c, s: store}
 	if c.log == nil {
 		c.log = zap.NewNop()
 	}
@@ -370,7 +394,7 @@ func (c *Controller) registerBroker() error {
 // concurrent winner makes the whole write fail. The new epoch fences every
 // later state write.
 func (c *Controller) elect() error {
-	data, version, err := c.store.Get(zkmeta.ControllerEpochPath)
+	data, version, err := c.meta.Get(zkmeta.ControllerEpochPath)
 	next := int32(1)
 	var epochOp metastore.Op = &metastore.CreateOp{Path: zkmeta.ControllerEpochPath, Data: zkmeta.EncodeControllerEpoch(1)}
 	switch {
@@ -385,7 +409,7 @@ func (c *Controller) elect() error {
 		next = cur + 1
 		epochOp = &metastore.SetOp{Path: zkmeta.ControllerEpochPath, Data: zkmeta.EncodeControllerEpoch(next), Version: version}
 	}
-	res, err := c.store.Multi(
+	res, err := c.meta.Multi(
 		&metastore.CreateOp{Path: zkmeta.ControllerPath, Data: zkmeta.EncodeController(c.cfg.BrokerID, c.now()), Ephemeral: true},
 		epochOp)
 	var me *metastore.MultiError
@@ -406,16 +430,16 @@ func (c *Controller) elect() error {
 // conditional write and records the new epoch and the znode's version,
 // which fences every later state write. On failure c.epoch is 0.
 func (c *Controller) bumpEpoch() error {
-	data, version, err := c.store.Get(zkmeta.ControllerEpochPath)
+	data, version, err := c.meta.Get(zkmeta.ControllerEpochPath)
 	switch {
 	case errors.Is(err, metastore.ErrNoNode):
 		c.epoch, c.epochZkVersion = 1, 0
-		err = c.store.Create(zkmeta.ControllerEpochPath, zkmeta.EncodeControllerEpoch(1), false)
+		err = c.meta.Create(zkmeta.ControllerEpochPath, zkmeta.EncodeControllerEpoch(1), false)
 	case err == nil:
 		var cur int32
 		if cur, err = zkmeta.DecodeControllerEpoch(data); err == nil {
 			c.epoch = cur + 1
-			c.epochZkVersion, err = c.store.Set(zkmeta.ControllerEpochPath, zkmeta.EncodeControllerEpoch(c.epoch), version)
+			c.epochZkVersion, err = c.meta.Set(zkmeta.ControllerEpochPath, zkmeta.EncodeControllerEpoch(c.epoch), version)
 		}
 	}
 	if err != nil {
@@ -465,11 +489,11 @@ func parseProtocolMap(v string) map[string]string {
 // loadTopics reads every topic's assignment, config and partition states,
 // and finishes deletions a crash interrupted.
 func (c *Controller) loadTopics() error {
-	pending, err := c.store.Children(zkmeta.DeleteTopicsPath)
+	pending, err := c.meta.Children(zkmeta.DeleteTopicsPath)
 	if err != nil {
 		return fmt.Errorf("controller: list %s: %w", zkmeta.DeleteTopicsPath, err)
 	}
-	names, err := c.store.Children(zkmeta.TopicsPath)
+	names, err := c.meta.Children(zkmeta.TopicsPath)
 	if err != nil {
 		return fmt.Errorf("controller: list %s: %w", zkmeta.TopicsPath, err)
 	}
@@ -486,15 +510,27 @@ func (c *Controller) loadTopics() error {
 			if err := c.deleteTopicLocked(t); err != nil {
 				return err
 			}
-		} else if err := c.store.Delete(zkmeta.DeleteTopicPath(name), metastore.AnyVersion); err != nil && !errors.Is(err, metastore.ErrNoNode) {
+		} else if err := c.meta.Delete(zkmeta.DeleteTopicPath(name), metastore.AnyVersion); err != nil && !errors.Is(err, metastore.ErrNoNode) {
 			return fmt.Errorf("controller: delete marker %s: %w", name, err)
 		}
 	}
 	return nil
 }
 
-func (c *Controller) loadTopic(name string) (*topicState, error) {
-	data, version, err := c.store.Get(zkmeta.TopicPath(name))
+// loadTopic reads topic name's znodes (readTopic) in one effect: the
+// assignment, config and every partition state travel back to the event
+// together instead of one hand-over per znode.
+func (c *Controller) loadTopic(name string) (t *topicState, err error) {
+	c.offActor(func() { t, err = readTopic(c.store, name) })
+	return t, err
+}
+
+// readTopic reads a topic's assignment (assigning a topic id when it has
+// none, as Kafka's controller does on failover), config overrides and
+// partition states into a new topicState. Off the actor: it touches no
+// controller state.
+func readTopic(store metastore.Store, name string) (*topicState, error) {
+	data, version, err := store.Get(zkmeta.TopicPath(name))
 	if err != nil {
 		return nil, fmt.Errorf("controller: read topic %s: %w", name, err)
 	}
@@ -507,12 +543,12 @@ func (c *Controller) loadTopic(name string) (*topicState, error) {
 		// Written before topic ids (Kafka < 2.8): assign one, as Kafka's
 		// controller does on failover.
 		a.TopicID = zkmeta.RandomUUID()
-		if _, err := c.store.Set(zkmeta.TopicPath(name), a.Encode(), version); err != nil {
+		if _, err := store.Set(zkmeta.TopicPath(name), a.Encode(), version); err != nil {
 			return nil, fmt.Errorf("controller: add topic id to %s: %w", name, err)
 		}
 		t.id = a.TopicID
 	}
-	cfgData, _, err := c.store.Get(zkmeta.TopicConfigPath(name))
+	cfgData, _, err := store.Get(zkmeta.TopicConfigPath(name))
 	switch {
 	case errors.Is(err, metastore.ErrNoNode):
 		t.overrides = map[string]string{}
@@ -524,7 +560,7 @@ func (c *Controller) loadTopic(name string) (*topicState, error) {
 		}
 	}
 	for p := range t.assignment {
-		data, v, err := c.store.Get(zkmeta.PartitionStatePath(name, p))
+		data, v, err := store.Get(zkmeta.PartitionStatePath(name, p))
 		if errors.Is(err, metastore.ErrNoNode) {
 			continue // never written (crash during create): onlineAll creates it
 		}
@@ -721,7 +757,7 @@ func (c *Controller) writeState(t *topicState, p int32, next PartitionLeadership
 
 // reloadState re-reads partition p's state znode into the controller's copy.
 func (c *Controller) reloadState(t *topicState, p int32) error {
-	data, v, err := c.store.Get(zkmeta.PartitionStatePath(t.name, p))
+	data, v, err := c.meta.Get(zkmeta.PartitionStatePath(t.name, p))
 	if errors.Is(err, metastore.ErrNoNode) {
 		delete(t.state, p)
 		return nil
@@ -833,7 +869,7 @@ func (c *Controller) buildSnapshot() *metadata.Snapshot {
 		Topics: make(map[string]*metadata.Topic, len(c.topics)), TopicsByID: make(map[[16]byte]*metadata.Topic, len(c.topics))}
 	if c.active {
 		s.ControllerID = c.cfg.BrokerID
-	} else if data, _, err := c.store.Get(zkmeta.ControllerPath); err == nil {
+	} else if data, _, err := c.meta.Get(zkmeta.ControllerPath); err == nil {
 		if id, err := zkmeta.DecodeController(data); err == nil {
 			s.ControllerID = id
 		}

@@ -25,6 +25,10 @@ type fakeRM struct {
 	configs map[string]storage.LogConfig
 	fail    map[partition.TopicPartition]error
 	stopErr error
+	// stopGate, when set before the controller starts, holds every
+	// StopReplicas until it is closed; stopEntered receives once per call.
+	stopGate    chan struct{}
+	stopEntered chan struct{}
 }
 
 func (f *fakeRM) ApplyLeaderAndIsr(states []partition.LeaderAndIsr) map[partition.TopicPartition]error {
@@ -35,6 +39,13 @@ func (f *fakeRM) ApplyLeaderAndIsr(states []partition.LeaderAndIsr) map[partitio
 }
 
 func (f *fakeRM) StopReplicas(tps []partition.TopicPartition, deleteLogs bool) error {
+	if f.stopGate != nil {
+		select {
+		case f.stopEntered <- struct{}{}:
+		default:
+		}
+		<-f.stopGate
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.stopErr != nil {
@@ -432,4 +443,10 @@ func TestLeaderAndIsrFailureMarksOffline(t *testing.T) {
 	if p.Leader != -1 || !reflect.DeepEqual(p.OfflineReplicas, []int32{0}) {
 		t.Fatalf("partition %+v", p)
 	}
+}
+
+// setStore swaps the controller's store (a test's fault-injecting
+// wrapper) for the code off the actor and for its events alike.
+func (c *Controller) setStore(s metastore.Store) {
+	c.store, c.meta = s, eventStore{c: c, s: s}
 }

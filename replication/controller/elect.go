@@ -195,7 +195,7 @@ func (c *Controller) onPreferredZnode() error {
 	if !c.active {
 		return nil
 	}
-	exists, w, err := c.store.ExistsW(zkmeta.PreferredReplicaElectionPath)
+	exists, w, err := c.meta.ExistsW(zkmeta.PreferredReplicaElectionPath)
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (c *Controller) onPreferredZnode() error {
 	if !exists {
 		return nil
 	}
-	data, _, err := c.store.Get(zkmeta.PreferredReplicaElectionPath)
+	data, _, err := c.meta.Get(zkmeta.PreferredReplicaElectionPath)
 	if errors.Is(err, metastore.ErrNoNode) {
 		return nil
 	}
@@ -280,7 +280,13 @@ func (c *Controller) onAutoRebalance() error {
 	if !c.active {
 		return nil
 	}
-	defer c.scheduleRebalance()
+	err := c.autoRebalance()
+	c.scheduleRebalance() // not deferred: an abandoned run must not touch state (turn.go)
+	return err
+}
+
+// autoRebalance is one check of onAutoRebalance.
+func (c *Controller) autoRebalance() error {
 	_, _, percent := c.rebalanceConfig()
 	todo := RebalanceCandidates(c.preferredView(), percent)
 	var ready []partition.TopicPartition

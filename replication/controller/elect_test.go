@@ -64,7 +64,8 @@ func TestElectionIsOneTransaction(t *testing.T) {
 	c, _ := executorEnv(t, 1)
 	s := c.store.(*multiCounter).Store
 	rec := &stateRecorder{Store: s}
-	c.store, c.epoch = rec, 0
+	c.setStore(rec)
+	c.epoch = 0
 	if err := c.elect(); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestElectionIsOneTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c.store = &epochRacer{Store: s}
+	c.setStore(&epochRacer{Store: s})
 	c.active, c.epoch = false, 0
 	if err := c.elect(); err == nil {
 		t.Fatal("election over a concurrently bumped epoch succeeded")

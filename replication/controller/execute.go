@@ -75,10 +75,10 @@ func (c *Controller) stateOps(ws []stateWrite) ([]writeOps, error) {
 		have, ok := existing[w.tp.Topic]
 		if !ok {
 			dir := zkmeta.PartitionsPath(w.tp.Topic)
-			if err := metastore.EnsurePath(c.store, dir); err != nil {
+			if err := metastore.EnsurePath(c.meta, dir); err != nil {
 				return nil, fmt.Errorf("controller: create %s: %w", dir, err)
 			}
-			names, err := c.store.Children(dir)
+			names, err := c.meta.Children(dir)
 			if err != nil {
 				return nil, fmt.Errorf("controller: list %s: %w", dir, err)
 			}
@@ -133,7 +133,7 @@ func (c *Controller) multiStates(chunk []writeOps) (bad int, err error) {
 			owner = append(owner, i)
 		}
 	}
-	res, err := c.store.Multi(ops...)
+	res, err := c.meta.Multi(ops...)
 	if err != nil {
 		var me *metastore.MultiError
 		if errors.As(err, &me) && me.Index > 0 && me.Index < len(ops) &&

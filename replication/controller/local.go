@@ -210,27 +210,31 @@ func (c *Controller) stopLocalReplicas(tps []partition.TopicPartition, deleteLog
 	})
 }
 
-// stopLocalReplicasWait is stopLocalReplicas for a caller that needs the
+// stopLocalReplicasWait is stopLocalReplicas for an event that needs the
 // outcome (topic deletion keeps its marker when the local stop failed):
-// it waits for the queued requests before it and the stop, at most
-// CallTimeout. This is the one wait on the local broker left inside the
-// actor; it existed before the queue (StopReplicas ran inline).
+// the wait for the queued requests before it and the stop, at most
+// CallTimeout, is an effect (offActor), so the actor goes on answering
+// while this broker's replica manager works.
 func (c *Controller) stopLocalReplicasWait(tps []partition.TopicPartition, deleteLogs bool) error {
 	var err error
 	done := make(chan struct{})
 	if c.local.enqueue(func() { err = c.rm.StopReplicas(tps, deleteLogs); close(done) }) == 0 {
 		return errClosing
 	}
-	t := time.NewTimer(CallTimeout)
-	defer t.Stop()
-	select {
-	case <-done:
-		return err
-	case <-c.stop:
-		return errClosing
-	case <-t.C:
-		return fmt.Errorf("the replica manager did not stop the replicas within %v", CallTimeout)
-	}
+	var out error
+	c.offActor(func() {
+		t := time.NewTimer(CallTimeout)
+		defer t.Stop()
+		select {
+		case <-done:
+			out = err
+		case <-c.stop:
+			out = errClosing
+		case <-t.C:
+			out = fmt.Errorf("the replica manager did not stop the replicas within %v", CallTimeout)
+		}
+	})
+	return out
 }
 
 // waitLocal waits, on the caller's goroutine (never the actor's), until

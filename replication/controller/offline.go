@@ -95,13 +95,13 @@ func (c *Controller) onLogDirEvent() error {
 		return nil
 	}
 	if !c.isArmed(zkmeta.LogDirEventNotificationPath) {
-		_, w, err := c.store.ChildrenW(zkmeta.LogDirEventNotificationPath)
+		_, w, err := c.meta.ChildrenW(zkmeta.LogDirEventNotificationPath)
 		if err != nil {
 			return err
 		}
 		c.forward(evLogDir, zkmeta.LogDirEventNotificationPath, w)
 	}
-	kids, err := c.store.Children(zkmeta.LogDirEventNotificationPath)
+	kids, err := c.meta.Children(zkmeta.LogDirEventNotificationPath)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (c *Controller) onLogDirEvent() error {
 	var hits []hit
 	for _, k := range kids {
 		path := metastore.Join(zkmeta.LogDirEventNotificationPath, k)
-		data, _, err := c.store.Get(path)
+		data, _, err := c.meta.Get(path)
 		if err == nil {
 			ev, derr := zkmeta.DecodeLogDirEvent(data)
 			if derr != nil {
@@ -138,7 +138,7 @@ func (c *Controller) onLogDirEvent() error {
 		} else if !errors.Is(err, metastore.ErrNoNode) {
 			return err
 		}
-		if err := c.store.Delete(path, metastore.AnyVersion); err != nil && !errors.Is(err, metastore.ErrNoNode) {
+		if err := c.meta.Delete(path, metastore.AnyVersion); err != nil && !errors.Is(err, metastore.ErrNoNode) {
 			return err
 		}
 	}

@@ -77,7 +77,7 @@ func (c *Controller) handleAdminEvent(ev event) error {
 func (c *Controller) onFailoverAdmin() {
 	c.reassigning = map[partition.TopicPartition]*ongoing{}
 	for _, n := range c.sortedTopics() {
-		data, _, err := c.store.Get(zkmeta.TopicPath(n))
+		data, _, err := c.meta.Get(zkmeta.TopicPath(n))
 		if err != nil {
 			continue
 		}
@@ -132,7 +132,7 @@ func (c *Controller) onReassignZnode() error {
 	if !c.active {
 		return nil
 	}
-	exists, w, err := c.store.ExistsW(zkmeta.ReassignPartitionsPath)
+	exists, w, err := c.meta.ExistsW(zkmeta.ReassignPartitionsPath)
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (c *Controller) onReassignZnode() error {
 	if !exists {
 		return nil
 	}
-	data, _, err := c.store.Get(zkmeta.ReassignPartitionsPath)
+	data, _, err := c.meta.Get(zkmeta.ReassignPartitionsPath)
 	if errors.Is(err, metastore.ErrNoNode) {
 		return nil
 	}
@@ -453,7 +453,7 @@ func (c *Controller) removeReplicas(t *topicState, p int32, ids []int32) {
 // partitions, plus adding/removing of the partitions being reassigned.
 func (c *Controller) writeAssignment(t *topicState) error {
 	for attempt := 0; ; attempt++ {
-		data, version, err := c.store.Get(zkmeta.TopicPath(t.name))
+		data, version, err := c.meta.Get(zkmeta.TopicPath(t.name))
 		if err != nil {
 			return err
 		}
@@ -475,7 +475,7 @@ func (c *Controller) writeAssignment(t *topicState) error {
 				}
 			}
 		}
-		_, err = c.store.Set(zkmeta.TopicPath(t.name), a.Encode(), version)
+		_, err = c.meta.Set(zkmeta.TopicPath(t.name), a.Encode(), version)
 		if err == nil || !errors.Is(err, metastore.ErrBadVersion) || attempt >= 3 {
 			return err
 		}
@@ -486,7 +486,7 @@ func (c *Controller) writeAssignment(t *topicState) error {
 // and deletes the znode when none is left.
 func (c *Controller) removeFromReassignZnode(tps ...partition.TopicPartition) error {
 	for attempt := 0; ; attempt++ {
-		data, version, err := c.store.Get(zkmeta.ReassignPartitionsPath)
+		data, version, err := c.meta.Get(zkmeta.ReassignPartitionsPath)
 		if errors.Is(err, metastore.ErrNoNode) {
 			return nil
 		}
@@ -509,12 +509,12 @@ func (c *Controller) removeFromReassignZnode(tps ...partition.TopicPartition) er
 		}
 		doc.Partitions = kept
 		if len(kept) == 0 {
-			err = c.store.Delete(zkmeta.ReassignPartitionsPath, version)
+			err = c.meta.Delete(zkmeta.ReassignPartitionsPath, version)
 			if errors.Is(err, metastore.ErrNoNode) {
 				return nil
 			}
 		} else {
-			_, err = c.store.Set(zkmeta.ReassignPartitionsPath, doc.Encode(), version)
+			_, err = c.meta.Set(zkmeta.ReassignPartitionsPath, doc.Encode(), version)
 		}
 		if err == nil || !errors.Is(err, metastore.ErrBadVersion) || attempt >= 3 {
 			return err
@@ -523,7 +523,7 @@ func (c *Controller) removeFromReassignZnode(tps ...partition.TopicPartition) er
 }
 
 func (c *Controller) deleteIgnoringMissing(path string) error {
-	if err := c.store.Delete(path, metastore.AnyVersion); err != nil && !errors.Is(err, metastore.ErrNoNode) {
+	if err := c.meta.Delete(path, metastore.AnyVersion); err != nil && !errors.Is(err, metastore.ErrNoNode) {
 		return err
 	}
 	return nil

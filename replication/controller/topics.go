@@ -153,9 +153,9 @@ func (c *Controller) writeNewTopic(name string, assignment map[int32][]int32, ov
 		overrides = map[string]string{}
 	}
 	cfgPath := zkmeta.TopicConfigPath(name)
-	if err := c.store.Create(cfgPath, zkmeta.EncodeConfig(overrides), false); errors.Is(err, metastore.ErrNodeExists) {
+	if err := c.meta.Create(cfgPath, zkmeta.EncodeConfig(overrides), false); errors.Is(err, metastore.ErrNodeExists) {
 		// Left over from an interrupted create or delete: replace it.
-		if _, err := c.store.Set(cfgPath, zkmeta.EncodeConfig(overrides), metastore.AnyVersion); err != nil {
+		if _, err := c.meta.Set(cfgPath, zkmeta.EncodeConfig(overrides), metastore.AnyVersion); err != nil {
 			return nil, err
 		}
 	} else if err != nil {
@@ -163,7 +163,7 @@ func (c *Controller) writeNewTopic(name string, assignment map[int32][]int32, ov
 	}
 	t := &topicState{name: name, id: zkmeta.RandomUUID(), assignment: assignment, state: map[int32]*partState{}, overrides: overrides}
 	a := zkmeta.TopicAssignment{TopicID: t.id, Partitions: assignment}
-	if err := c.store.Create(zkmeta.TopicPath(name), a.Encode(), false); err != nil {
+	if err := c.meta.Create(zkmeta.TopicPath(name), a.Encode(), false); err != nil {
 		return nil, err
 	}
 	c.topics[name] = t
@@ -240,7 +240,7 @@ func (c *Controller) deleteTopicsLocked(names []string) []error {
 
 func (c *Controller) deleteTopicLocked(t *topicState) error {
 	marker := zkmeta.DeleteTopicPath(t.name)
-	if err := c.store.Create(marker, nil, false); err != nil && !errors.Is(err, metastore.ErrNodeExists) {
+	if err := c.meta.Create(marker, nil, false); err != nil && !errors.Is(err, metastore.ErrNodeExists) {
 		return fmt.Errorf("mark %s for deletion: %w", t.name, err)
 	}
 	per := map[int32][]partition.TopicPartition{}
@@ -263,14 +263,17 @@ func (c *Controller) deleteTopicLocked(t *topicState) error {
 			return fmt.Errorf("stop replicas of %s: %w", t.name, err)
 		}
 	}
-	if err := metastore.DeleteRecursive(c.store, zkmeta.TopicPath(t.name)); err != nil {
-		return err
-	}
-	if err := metastore.DeleteRecursive(c.store, zkmeta.TopicConfigPath(t.name)); err != nil {
+	var err error
+	c.offActor(func() { // one effect for the whole subtree walk
+		if err = metastore.DeleteRecursive(c.store, zkmeta.TopicPath(t.name)); err == nil {
+			err = metastore.DeleteRecursive(c.store, zkmeta.TopicConfigPath(t.name))
+		}
+	})
+	if err != nil {
 		return err
 	}
 	delete(c.topics, t.name)
-	if err := c.store.Delete(marker, metastore.AnyVersion); err != nil && !errors.Is(err, metastore.ErrNoNode) {
+	if err := c.meta.Delete(marker, metastore.AnyVersion); err != nil && !errors.Is(err, metastore.ErrNoNode) {
 		return err
 	}
 	c.log.Info("deleted topic", zap.String("topic", t.name))
@@ -346,7 +349,7 @@ func (c *Controller) createPartitionsLocked(inc PartitionIncrease, validateOnly 
 	}
 	all := maps.Clone(t.assignment)
 	maps.Copy(all, added)
-	data, version, err := c.store.Get(zkmeta.TopicPath(t.name))
+	data, version, err := c.meta.Get(zkmeta.TopicPath(t.name))
 	if err != nil {
 		return errf(kerr.UnknownServerError, "%v", err)
 	}
@@ -355,7 +358,7 @@ func (c *Controller) createPartitionsLocked(inc PartitionIncrease, validateOnly 
 		return errf(kerr.UnknownServerError, "%v", err)
 	}
 	a.Partitions = all
-	if _, err := c.store.Set(zkmeta.TopicPath(t.name), a.Encode(), version); err != nil {
+	if _, err := c.meta.Set(zkmeta.TopicPath(t.name), a.Encode(), version); err != nil {
 		return errf(kerr.UnknownServerError, "%v", err)
 	}
 	t.assignment = all
@@ -447,10 +450,10 @@ func (c *Controller) createInZk(nt NewTopic) error {
 		np = 1
 	}
 	a := zkmeta.TopicAssignment{TopicID: zkmeta.RandomUUID(), Partitions: AssignReplicas(live, np, rf, -1, 0)}
-	if err := c.store.Create(zkmeta.TopicConfigPath(nt.Name), zkmeta.EncodeConfig(nt.Configs), false); err != nil && !errors.Is(err, metastore.ErrNodeExists) {
+	if err := c.meta.Create(zkmeta.TopicConfigPath(nt.Name), zkmeta.EncodeConfig(nt.Configs), false); err != nil && !errors.Is(err, metastore.ErrNodeExists) {
 		return errf(kerr.UnknownServerError, "%v", err)
 	}
-	err := c.store.Create(zkmeta.TopicPath(nt.Name), a.Encode(), false)
+	err := c.meta.Create(zkmeta.TopicPath(nt.Name), a.Encode(), false)
 	if errors.Is(err, metastore.ErrNodeExists) {
 		return errf(kerr.TopicAlreadyExists, "Topic '%s' already exists.", nt.Name)
 	}

@@ -43,8 +43,15 @@ import (
 
 func init() { register(32, 0, 4, handleDescribeConfigs) }
 
+// handleDescribeConfigs answers Later: a topic's overrides are read from
+// ZooKeeper (/config/topics/<t>), which must not hold the connection's
+// reader goroutine.
 func handleDescribeConfigs(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.DescribeConfigsRequest)
+	return b.async(func() kmsg.Response { return describeConfigs(b, req) })
+}
+
+func describeConfigs(b *Broker, req *kmsg.DescribeConfigsRequest) *kmsg.DescribeConfigsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	for _, r := range req.Resources {
 		rr := kmsg.NewDescribeConfigsResponseResource()
@@ -61,7 +68,7 @@ func handleDescribeConfigs(b *Broker, _ *wire.RequestContext, kreq kmsg.Request)
 		rr.ErrorCode, rr.ErrorMessage = controller.Code(err)
 		resp.Resources = append(resp.Resources, rr)
 	}
-	return wire.Now(wire.Response{Msg: resp})
+	return resp
 }
 
 func wanted(names []string) func(string) bool {

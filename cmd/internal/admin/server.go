@@ -51,7 +51,12 @@ type Options struct {
 	// controller itself so a deposed controller reports 0 at once; nil =
 	// the metadata snapshot's controller id decides.
 	ActiveController func() bool
-	Log              *zap.Logger
+	// ControllerEventQueue is the number of controller events waiting
+	// behind the one being handled (controller.EventQueueSize, asked of the
+	// controller actor, which answers while an event waits for ZooKeeper);
+	// ok false when it could not answer. nil = no gauge.
+	ControllerEventQueue func() (n int, ok bool)
+	Log                  *zap.Logger
 }
 
 // Server is a running admin listener. Create with Start, stop with Close.
@@ -80,7 +85,7 @@ func Start(o Options) (*Server, error) {
 		log = zap.NewNop()
 	}
 	s := &Server{brokerID: o.BrokerID, inst: actors.InstrumentsOf(o.System), log: log, done: make(chan struct{})}
-	s.metrics = newMetrics(&stateCollector{brokerID: o.BrokerID, parts: o.Partitions, snapshot: o.Metadata, active: o.ActiveController, inst: s.inst})
+	s.metrics = newMetrics(&stateCollector{brokerID: o.BrokerID, parts: o.Partitions, snapshot: o.Metadata, active: o.ActiveController, eventQueue: o.ControllerEventQueue, inst: s.inst})
 	if s.inst != nil {
 		s.inst.OnEvent(s.metrics.event)
 		s.inst.SetTraceBroker(o.BrokerID)

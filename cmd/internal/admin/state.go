@@ -21,7 +21,10 @@ type stateCollector struct {
 	parts    PartitionSource
 	snapshot func() *metadata.Snapshot // nil = no metadata
 	active   func() bool               // is this broker the active controller; nil = the snapshot's controller id
-	inst     *actors.Instruments       // nil = no actor gauges
+	// eventQueue is the controller's event queue size (ok false: not
+	// answered, no sample); nil = no gauge.
+	eventQueue func() (int, bool)
+	inst       *actors.Instruments // nil = no actor gauges
 }
 
 var (
@@ -39,6 +42,8 @@ var (
 		"Partitions without a leader, reported by the active controller only (Kafka OfflinePartitionsCount).", nil, nil)
 	descActiveController = prometheus.NewDesc("kafka_controller_kafkacontroller_active_controller_count",
 		"1 on the broker that is the active controller, else 0 (Kafka ActiveControllerCount).", nil, nil)
+	descEventQueue = prometheus.NewDesc("kafka_controller_controllereventmanager_event_queue_size",
+		"Controller events and requests waiting behind the one being handled (Kafka ControllerEventManager EventQueueSize).", nil, nil)
 	descMailbox = prometheus.NewDesc("gregor_actor_mailbox_depth",
 		"User messages waiting in the mailboxes of live actors, summed by actor kind.", []string{"kind"}, nil)
 	descActors = prometheus.NewDesc("gregor_actors",
@@ -49,7 +54,7 @@ var (
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descUnderReplicated, descUnderMinIsr, descLeaders, descPartitions,
-		descOfflineLocal, descOffline, descActiveController, descMailbox, descActors, descTraceDropped} {
+		descOfflineLocal, descOffline, descActiveController, descEventQueue, descMailbox, descActors, descTraceDropped} {
 		ch <- d
 	}
 }
@@ -103,6 +108,11 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(descOffline, float64(offline))
 		gauge(descActiveController, b2f(active))
+	}
+	if c.eventQueue != nil {
+		if n, ok := c.eventQueue(); ok {
+			gauge(descEventQueue, float64(n))
+		}
 	}
 	if c.inst != nil {
 		depth, count := c.inst.MailboxByKind()

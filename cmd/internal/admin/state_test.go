@@ -49,3 +49,23 @@ func TestActiveControllerFromTheController(t *testing.T) {
 		t.Errorf("active before the first snapshot: %v, want 1", got)
 	}
 }
+
+// TestEventQueueGauge: event_queue_size is what the controller answered;
+// no sample when it could not answer (a scrape never shows a made-up 0).
+func TestEventQueueGauge(t *testing.T) {
+	const name = "kafka_controller_controllereventmanager_event_queue_size"
+	if got := gaugeValue(t, &stateCollector{eventQueue: func() (int, bool) { return 3, true }}, name); got != 3 {
+		t.Fatalf("%s = %v, want 3", name, got)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(&stateCollector{eventQueue: func() (int, bool) { return 0, false }})
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			t.Fatalf("%s sampled although the controller did not answer", name)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package broker
 
 import (
+	"context"
+	"time"
+
 	"gregor/cmd/internal/admin"
 	"gregor/wire"
 	"gregor/wire/handlers"
@@ -18,7 +21,14 @@ func (b *Broker) startAdmin(h *handlers.Broker) (wire.Dispatcher, error) {
 	}
 	a, err := admin.Start(admin.Options{Addr: b.cfg.AdminListener, BrokerID: b.cfg.BrokerID, System: b.system,
 		Partitions: b.replicas, Metadata: b.ctrl.Snapshot, Log: b.log.Named("admin"),
-		ActiveController: func() bool { return b.ctrl.ActiveEpoch() > 0 }})
+		ActiveController: func() bool { return b.ctrl.ActiveEpoch() > 0 },
+		ControllerEventQueue: func() (int, bool) {
+			// A scrape waits at most a second for the controller actor.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			n, err := b.ctrl.EventQueueSize(ctx)
+			return n, err == nil
+		}})
 	if err != nil {
 		return nil, err
 	}
