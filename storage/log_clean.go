@@ -314,6 +314,16 @@ func (l *Log) cleanGroup(group []*segment.Segment, next *segment.Segment, fo com
 			return fmt.Errorf("clean %s: segment %d: %w", l.tp, s.BaseOffset(), err)
 		}
 	}
+	// The aborted transactions of the group stay listed for read_committed
+	// fetches of what the cleaner kept (Kafka's cleaner rebuilds the
+	// cleaned segment's .txnindex the same way).
+	for _, s := range group {
+		for _, e := range s.AbortedTxns() {
+			if err := cleaned.AppendAbortedTxn(e); err != nil {
+				return err
+			}
+		}
+	}
 	if err := cleaned.OnBecomeInactive(); err != nil {
 		return err
 	}

@@ -201,7 +201,7 @@ func removeSegmentFiles(dir string, base int64) int64 {
 	if fi, err := os.Stat(segment.Path(dir, base, segment.LogSuffix)); err == nil {
 		n = fi.Size()
 	}
-	for _, suf := range []string{segment.LogSuffix, segment.IndexSuffix, segment.TimeIndexSuffix} {
+	for _, suf := range []string{segment.LogSuffix, segment.IndexSuffix, segment.TimeIndexSuffix, segment.TxnIndexSuffix} {
 		_ = os.Remove(segment.Path(dir, base, suf))
 	}
 	return n
