@@ -149,16 +149,13 @@ func (a *partitionActor) start() {
 	if n > 1 {
 		lg.SetConfig(state.Config)
 	}
-	prod := NewProducers()
-	if err := lg.ScanBatches(lg.LogStartOffset(), func(h record.Header) bool {
-		prod.Update(&h, h.MaxTimestamp)
-		return true
-	}); err != nil {
-		panic(fmt.Errorf("partition %s: rebuild producer state: %w", a.h.tp, err))
-	}
 	hw := a.initialHW
 	if n > 1 {
 		hw = a.h.View().HighWatermark
+	}
+	prod, err := rebuildProducers(lg, hw)
+	if err != nil {
+		panic(fmt.Errorf("partition %s: rebuild producer state: %w", a.h.tp, err))
 	}
 	a.lg = lg
 	a.core = NewCore(CoreConfig{TP: a.h.tp, BrokerID: a.brokerID, AlterIsr: a.isr != nil, Lag: a.lag, NextSeq: func() uint64 { return a.h.isrSeq.Add(1) }})
@@ -185,13 +182,14 @@ func (a *partitionActor) publish() {
 		s.SetHighWatermark(rep.HighWatermark)
 	}
 	a.h.publish(&View{
-		Log:            a.lg,
-		HighWatermark:  rep.HighWatermark,
-		LogEndOffset:   rep.LogEndOffset,
-		LogStartOffset: rep.LogStartOffset,
-		LeaderEpoch:    rep.LeaderEpoch,
-		Role:           rep.Role,
-		ISR:            rep.ISR,
+		Log:              a.lg,
+		HighWatermark:    rep.HighWatermark,
+		LogEndOffset:     rep.LogEndOffset,
+		LogStartOffset:   rep.LogStartOffset,
+		LastStableOffset: a.core.LastStableOffset(),
+		LeaderEpoch:      rep.LeaderEpoch,
+		Role:             rep.Role,
+		ISR:              rep.ISR,
 	})
 }
 
@@ -200,6 +198,9 @@ func (a *partitionActor) publish() {
 // released it), store a committed ISR, send the replies, and start
 // writing a proposed ISR.
 func (a *partitionActor) do(ctx actor.Context, eff Effects) {
+	if eff.Aborted != nil {
+		a.recordAborted(*eff.Aborted)
+	}
 	if eff.Publish {
 		a.publish()
 	}

@@ -263,7 +263,7 @@ func (a *partitionActor) followerAppend(m *followerAppend) followerResult {
 			if err != nil || h.Size() > len(rest) {
 				break
 			}
-			a.core.prod.Update(&h, h.MaxTimestamp)
+			a.applyBatch(h, rest[:h.Size()])
 			if m.tr.first < 0 {
 				m.tr.first = h.BaseOffset
 			}
@@ -303,11 +303,8 @@ func (a *partitionActor) truncate(m *truncate) followerResult {
 	}
 	if after := a.lg.LogEndOffset(); after < before || m.fully {
 		// Producer state may name truncated batches: rebuild it.
-		prod := NewProducers()
-		if err := a.lg.ScanBatches(a.lg.LogStartOffset(), func(h record.Header) bool {
-			prod.Update(&h, h.MaxTimestamp)
-			return true
-		}); err != nil {
+		prod, err := rebuildProducers(a.lg, a.core.rep.HighWatermark)
+		if err != nil {
 			return followerResult{logEndOffset: -1, err: err}
 		}
 		a.core.prod = prod
