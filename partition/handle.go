@@ -23,7 +23,7 @@ type View struct {
 	// transaction still open (Core.LastStableOffset).
 	LastStableOffset int64
 	LeaderEpoch      int32
-	Role           Role
+	Role             Role
 	// ISR is the in-sync replica set this replica holds (the leader's
 	// includes its own ISR changes); shared, do not modify.
 	ISR []int32
