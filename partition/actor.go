@@ -104,6 +104,8 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		}
 	case *deleteRecords:
 		m.done <- a.deleteRecords(ctx, m.offset)
+	case *describeProducers:
+		a.describe(m)
 	case *Crash:
 		panic(fmt.Sprintf("partition %s: injected crash: %s", a.h.tp, m.Reason))
 	case *actor.Restarting:

@@ -1,8 +1,13 @@
 package partition
 
 import (
+	"cmp"
+	"context"
 	"fmt"
+	"slices"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
 	"gregor/storage"
@@ -126,4 +131,62 @@ func (a *partitionActor) recordAborted(e storage.AbortedTxn) {
 	if err := tl.AppendAbortedTxn(e); err != nil {
 		panic(fmt.Errorf("partition %s: transaction index: %w", a.h.tp, err))
 	}
+}
+
+// ProducerState is one active producer of a partition as DescribeProducers
+// (KIP-664) reports it.
+type ProducerState struct {
+	ProducerID    int64
+	ProducerEpoch int16
+	LastSequence  int32 // -1 when the producer has no batch retained
+	LastTimestamp int64 // ms, -1 when unknown
+	// CoordinatorEpoch of the producer's last marker, -1 before any.
+	CoordinatorEpoch int32
+	// CurrentTxnStartOffset is the first offset of its open transaction, -1 when none.
+	CurrentTxnStartOffset int64
+}
+
+// describeProducers asks the partition actor for its producer state.
+type describeProducers struct {
+	done chan []ProducerState // one slot
+}
+
+// DescribeProducers returns the partition's active producers (Kafka's
+// UnifiedLog.activeProducers), read on the partition actor, which owns the
+// state. It waits for the actor: call it off the connection's reader
+// goroutine. Errors: NOT_LEADER_OR_FOLLOWER when no actor runs (or it
+// stopped before answering), KAFKA_STORAGE_ERROR when offline,
+// REQUEST_TIMED_OUT when the actor does not answer within
+// ReplicationAskTimeout or ctx ends first.
+func (h *Handle) DescribeProducers(ctx context.Context) ([]ProducerState, *kerr.Error) {
+	if v := h.View(); v.Err != nil {
+		return nil, v.Err
+	}
+	pid := h.pid.Load()
+	if pid == nil {
+		return nil, kerr.NotLeaderForPartition
+	}
+	m := &describeProducers{done: make(chan []ProducerState, 1)}
+	h.root.Send(pid, m)
+	t := time.NewTimer(replicationAskTimeout)
+	defer t.Stop()
+	select {
+	case ps := <-m.done:
+		return ps, nil
+	case <-t.C:
+		return nil, kerr.RequestTimedOut
+	case <-ctx.Done():
+		return nil, kerr.RequestTimedOut
+	}
+}
+
+// describe answers a describeProducers on the actor.
+func (a *partitionActor) describe(m *describeProducers) {
+	var out []ProducerState
+	a.core.prod.Each(func(id int64, e *ProducerEntry) {
+		out = append(out, ProducerState{ProducerID: id, ProducerEpoch: e.Epoch, LastSequence: e.LastSeq(), LastTimestamp: e.LastTimestamp,
+			CoordinatorEpoch: e.CoordinatorEpoch, CurrentTxnStartOffset: e.TxnFirstOffset})
+	})
+	slices.SortFunc(out, func(x, y ProducerState) int { return cmp.Compare(x.ProducerID, y.ProducerID) })
+	m.done <- out
 }

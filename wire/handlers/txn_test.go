@@ -248,6 +248,27 @@ func TestTransactionsProduceMarkersReadCommitted(t *testing.T) {
 		}
 	}
 
+	// DescribeProducers (after the restart: rebuilt state).
+	dreq := kmsg.NewPtrDescribeProducersRequest()
+	dt := kmsg.NewDescribeProducersRequestTopic()
+	dt.Topic, dt.Partitions = tpA.Topic, []int32{0, 7}
+	dreq.Topics = append(dreq.Topics, dt)
+	dresp := e.call(61, 0, dreq).Msg.(*kmsg.DescribeProducersResponse)
+	dps := dresp.Topics[0].Partitions
+	if len(dps) != 2 || dps[0].ErrorCode != 0 || dps[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("DescribeProducers: %+v", dps)
+	}
+	var got []string
+	for _, ap := range dps[0].ActiveProducers {
+		got = append(got, fmt.Sprintf("%d e%d s%d c%d t%d", ap.ProducerID, ap.ProducerEpoch, ap.LastSequence, ap.CoordinatorEpoch, ap.CurrentTxnStartOffset))
+		if ap.LastTimestamp <= 0 {
+			t.Fatalf("producer %d: last timestamp %d", ap.ProducerID, ap.LastTimestamp)
+		}
+	}
+	if want := []string{"1 e0 s2 c1 t-1", "2 e0 s3 c1 t10", "3 e5 s0 c1 t-1"}; !slices.Equal(got, want) {
+		t.Fatalf("active producers %q, want %q", got, want)
+	}
+
 	// __consumer_offsets: a coordinator-origin transactional batch (no
 	// sequence) is accepted from the group coordinator's path and holds
 	// the LSO; its marker is reported to the group coordinator.
