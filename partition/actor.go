@@ -46,6 +46,9 @@ type partitionActor struct {
 	// saved is the core's proposal last stored in the Handle (do keeps
 	// the Handle's copy current for the next incarnation).
 	saved *IsrProposal
+	// activeBase is the active segment's base at the last producer
+	// snapshot check (snapshotOnRoll).
+	activeBase int64
 }
 
 // isrWritten is the result of an IsrWriter.AlterIsr run off the actor.
@@ -116,6 +119,11 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 	case *actor.Stopping:
 		a.stopIsrCheck()
 		a.failWaiting(kerr.NotLeaderForPartition)
+		if sl, ok := a.lg.(SnapshotLog); ok && a.core != nil && a.h.View().Err != kerr.KafkaStorageError {
+			// A clean stop: the next start loads the state instead of
+			// scanning (Kafka snapshots at shutdown too).
+			a.writeSnapshot(sl)
+		}
 		if a.h.View().Err != kerr.KafkaStorageError {
 			a.h.setUnavailable(kerr.NotLeaderForPartition)
 		}
@@ -160,6 +168,9 @@ func (a *partitionActor) start() {
 		panic(fmt.Errorf("partition %s: rebuild producer state: %w", a.h.tp, err))
 	}
 	a.lg = lg
+	if sl, ok := lg.(SnapshotLog); ok {
+		a.activeBase = sl.ActiveSegmentBase()
+	}
 	a.core = NewCore(CoreConfig{TP: a.h.tp, BrokerID: a.brokerID, AlterIsr: a.isr != nil, Lag: a.lag, NextSeq: func() uint64 { return a.h.isrSeq.Add(1) }})
 	a.core.Start(lg.LogStartOffset(), lg.LogEndOffset(), prod, state, hw)
 	if a.core.Resume(pending) {
@@ -303,6 +314,7 @@ func (a *partitionActor) produce(ctx actor.Context, p *Produce) {
 	}
 	res, done, eff := a.core.Appended(p, info, a.lg.LogStartOffset(), a.lg.LogEndOffset())
 	a.do(ctx, eff)
+	a.snapshotOnRoll()
 	if done {
 		p.Reply <- res
 	}

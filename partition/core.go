@@ -97,8 +97,12 @@ func (c *Core) Waiting() int { return len(c.pending) }
 // LastStableOffset is min(high watermark, first offset of the earliest
 // transaction not yet decided or whose marker is not yet below the high
 // watermark): where read_committed fetches stop (Kafka's
-// UnifiedLog.lastStableOffset).
-func (c *Core) LastStableOffset() int64 { return c.prod.LastStableOffset(c.rep.HighWatermark) }
+// UnifiedLog.lastStableOffset), and never below the log start offset
+// (a transaction whose first batches were deleted is unstable from the
+// log start on, as Kafka's maybeIncrementFirstUnstableOffset).
+func (c *Core) LastStableOffset() int64 {
+	return max(c.prod.LastStableOffset(c.rep.HighWatermark), min(c.rep.LogStartOffset, c.rep.HighWatermark))
+}
 
 // IsrProposal is an ISR change to write with IsrWriter.AlterIsr: ISR for
 // TP under LeaderEpoch, conditional on the partition state znode still

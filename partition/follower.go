@@ -271,6 +271,7 @@ func (a *partitionActor) followerAppend(m *followerAppend) followerResult {
 			rest = rest[h.Size():]
 		}
 	}
+	a.snapshotOnRoll()
 	leo := a.lg.LogEndOffset()
 	if ls := min(m.leaderLogStart, leo); ls > a.lg.LogStartOffset() {
 		if err := a.lg.DeleteRecordsBefore(ls); err != nil {

@@ -38,20 +38,40 @@ var _ TxnLog = StorageLog{}
 // from (a long log holds one per transaction).
 const unreplicatedPrune = 1024
 
-// rebuildProducers scans lg from its log start and rebuilds the producer
-// and transaction state as appends built it (Kafka rebuilds it the same
-// way when no snapshot is usable): data batches through Update, markers
+// rebuildProducers loads the newest producer snapshot of lg (SnapshotLog)
+// and scans the batches after it — the whole log from its start when
+// there is none — rebuilding the producer and transaction state as
+// appends built it (Kafka's loadProducerState): data batches through Update, markers
 // through ApplyMarker, and every aborted transaction found is recorded in
 // the transaction index again (AppendAbortedTxn skips those already there,
-// so an index entry lost with an unclean shutdown, or the segments a crash
-// cut back, are repaired). hw (-1 unknown) is the high watermark the
+// so an index entry an unclean shutdown lost above the snapshot is
+// repaired; below it the segments were fsynced with their index at the
+// roll that wrote it). hw (-1 unknown) is the high watermark the
 // replica starts from: completed transactions whose marker is below it no
 // longer hold the last stable offset back.
 func rebuildProducers(lg Log, hw int64) (*Producers, error) {
 	prod := NewProducers()
+	from := lg.LogStartOffset()
+	if sl, ok := lg.(SnapshotLog); ok {
+		// The newest snapshot at or below the log end offset, then the
+		// batches after it (Kafka's loadProducerState).
+		off, found, err := sl.LatestProducerSnapshot(func(_ int64, data []byte) error {
+			p, err := DecodeProducerSnapshot(data)
+			if err == nil {
+				prod = p
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			from = max(off, from)
+		}
+	}
 	tl, ok := lg.(TxnLog)
 	if !ok {
-		err := lg.ScanBatches(lg.LogStartOffset(), func(h record.Header) bool {
+		err := lg.ScanBatches(from, func(h record.Header) bool {
 			if h.IsControl() {
 				// The marker's type is unknown here: the transaction ends,
 				// with nothing to index.
@@ -64,7 +84,7 @@ func rebuildProducers(lg Log, hw int64) (*Producers, error) {
 		return prod, err
 	}
 	var ierr error
-	err := tl.ScanTxnBatches(lg.LogStartOffset(), func(h record.Header, m record.EndTxn, isMarker bool) bool {
+	err := tl.ScanTxnBatches(from, func(h record.Header, m record.EndTxn, isMarker bool) bool {
 		if !h.IsControl() {
 			prod.Update(&h, h.MaxTimestamp)
 			return true

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -164,5 +165,58 @@ func TestScanTxnBatchesDecodesMarkers(t *testing.T) {
 	}
 	if !slices.Equal(got, []string{"data", "commit", "abort"}) {
 		t.Fatalf("scan %v", got)
+	}
+}
+
+func TestProducerSnapshotFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	l := openTestLog(t, dir, testConfig(), OpenOptions{})
+	defer l.Close()
+	appendN(t, l, 6, 1, 10, 0)
+	for _, off := range []int64{2, 4, 6} {
+		if err := l.WriteProducerSnapshot(off, []byte{byte(off)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.WriteProducerSnapshot(7, nil); err == nil {
+		t.Fatal("a snapshot beyond the log end offset was written")
+	}
+	offs, _ := l.snapshotOffsets()
+	if !slices.Equal(offs, []int64{4, 6}) {
+		t.Fatalf("snapshots %v, want the newest two", offs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "00000000000000000006.snapshot")); err != nil {
+		t.Fatalf("Kafka's file name: %v", err)
+	}
+	// The newest is unusable: deleted, and the one before it is taken.
+	var tried []int64
+	off, ok, err := l.LatestProducerSnapshot(func(o int64, data []byte) error {
+		tried = append(tried, o)
+		if o == 6 {
+			return errors.New("corrupt")
+		}
+		if data[0] != byte(o) {
+			t.Errorf("snapshot %d holds %v", o, data)
+		}
+		return nil
+	})
+	if err != nil || !ok || off != 4 || !slices.Equal(tried, []int64{6, 4}) {
+		t.Fatalf("latest: %d %v %v tried %v", off, ok, err, tried)
+	}
+	// Truncation below a snapshot deletes it.
+	if err := l.WriteProducerSnapshot(6, []byte{6}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.TruncateTo(5); err != nil {
+		t.Fatal(err)
+	}
+	if offs, _ := l.snapshotOffsets(); !slices.Equal(offs, []int64{4}) {
+		t.Fatalf("after truncation to 5: %v", offs)
+	}
+	if err := l.TruncateFullyAndStartAt(10); err != nil {
+		t.Fatal(err)
+	}
+	if offs, _ := l.snapshotOffsets(); len(offs) != 0 {
+		t.Fatalf("after a full truncation: %v", offs)
 	}
 }

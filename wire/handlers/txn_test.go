@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -316,5 +317,81 @@ func restartPartition(t *testing.T, h *partition.Handle) {
 	}
 	if !h.View().IsLeader() {
 		t.Fatalf("not leading after the restart: %+v", h.View())
+	}
+}
+
+// TestProducerSnapshotLoadedOnRestart: a roll writes <offset>.snapshot in
+// Kafka's ProducerSnapshot v1 format, and a restart starts from it rather
+// than from the log: producer 7's only batch is deleted (DeleteRecords)
+// after the snapshot was taken, yet after the restart its retry is still
+// recognised as a duplicate (a scan of what is left would not know
+// producer 7 and append the retry again) and its open transaction still
+// holds the last stable offset.
+func TestProducerSnapshotLoadedOnRestart(t *testing.T) {
+	cfg := storage.DefaultLogConfig()
+	cfg.SegmentBytes = 300
+	e := newDataEnv(t, cfg, tpA)
+	tid := "tx"
+	first := txnBatch(t, 7, 0, 0, 1)
+	retry := append([]byte(nil), first...)
+	if p := e.txnProduce(&tid, tpA, first); p.ErrorCode != 0 || p.BaseOffset != 0 {
+		t.Fatalf("transactional produce: %+v", p)
+	}
+	for i := 0; i < 8; i++ {
+		if p := e.produce(9, -1, tpA, mkBatch(t, 1, time.Now().UnixMilli(), nil, false)); p.ErrorCode != 0 {
+			t.Fatalf("plain produce %d: %d", i, p.ErrorCode)
+		}
+	}
+	h, _ := e.m.Get(tpA)
+	lg := h.View().Log.(partition.StorageLog)
+	if lg.NumSegments() < 3 {
+		t.Fatalf("%d segments: no roll", lg.NumSegments())
+	}
+	ents, err := os.ReadDir(lg.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snaps []string
+	for _, en := range ents {
+		if filepath.Ext(en.Name()) == storage.ProducerSnapshotSuffix {
+			snaps = append(snaps, en.Name())
+		}
+	}
+	if len(snaps) == 0 || len(snaps) > 2 {
+		t.Fatalf("snapshot files %v, want one or two", snaps)
+	}
+	data, err := os.ReadFile(filepath.Join(lg.Dir(), snaps[len(snaps)-1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) != 10+46 || data[0] != 0 || data[1] != 1 {
+		t.Fatalf("snapshot of %d bytes, version %d: want Kafka's v1 with one 46-byte entry", len(data), int(data[0])<<8|int(data[1]))
+	}
+	ps, err := partition.DecodeProducerSnapshot(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if en := ps.Entry(7); en == nil || en.LastSeq() != 0 || en.TxnFirstOffset != 0 {
+		t.Fatalf("snapshot entry for producer 7: %+v", en)
+	}
+
+	// Producer 7's batch goes with the first segment; then a restart.
+	del := kmsg.NewPtrDeleteRecordsRequest()
+	del.TimeoutMillis = 5000
+	rt := kmsg.NewDeleteRecordsRequestTopic()
+	rt.Topic = tpA.Topic
+	rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+	rp.Offset = 5
+	rt.Partitions = append(rt.Partitions, rp)
+	del.Topics = append(del.Topics, rt)
+	if p := e.call(21, 2, del).Msg.(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.LowWatermark != 5 {
+		t.Fatalf("delete records: %+v", p)
+	}
+	restartPartition(t, h)
+	if v := h.View(); v.LastStableOffset != 5 || v.HighWatermark != 9 {
+		t.Fatalf("after restart: lso %d hw %d, want the log start 5 and 9 (producer 7's transaction still open)", v.LastStableOffset, v.HighWatermark)
+	}
+	if p := e.txnProduce(&tid, tpA, retry); p.ErrorCode != 0 || p.BaseOffset != 0 {
+		t.Fatalf("retry after restart: %+v, want the duplicate answered with offset 0", p)
 	}
 }
