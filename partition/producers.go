@@ -94,10 +94,11 @@ type txnSpan struct {
 //     TRANSACTION_COORDINATOR_FENCED; it ends the ongoing transaction,
 //     which stays unstable until the high watermark passes the marker.
 //
-// Kafka's .snapshot files are an optimisation not done yet: on start the
-// state is rebuilt by scanning batch headers from the log start
-// (Log.ScanTxnBatches), which reads 61 bytes per data batch and decodes
-// each marker. Producer id expiry (producer.id.expiration.ms) is not done yet.
+// On start the state is loaded from the newest <offset>.snapshot (Kafka's
+// ProducerSnapshot format, snapshot.go; written on segment roll and clean
+// stop) and the batches after it are scanned (Log.ScanTxnBatches: 61 bytes
+// per data batch, each marker decoded); without a snapshot the whole log
+// is scanned. Producer id expiry (producer.id.expiration.ms) is not done yet.
 //
 // Not safe for concurrent use: the partition actor owns it.
 type Producers struct {
