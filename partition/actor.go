@@ -47,8 +47,10 @@ type partitionActor struct {
 	// the Handle's copy current for the next incarnation).
 	saved *IsrProposal
 	// activeBase is the active segment's base at the last producer
-	// snapshot check (snapshotOnRoll).
+	// snapshot check (snapshotOnRoll); snapshotAt the log end offset of
+	// the last snapshot this incarnation wrote or loaded (-1 none).
 	activeBase int64
+	snapshotAt int64
 }
 
 // isrWritten is the result of an IsrWriter.AlterIsr run off the actor.
@@ -168,6 +170,7 @@ func (a *partitionActor) start() {
 		panic(fmt.Errorf("partition %s: rebuild producer state: %w", a.h.tp, err))
 	}
 	a.lg = lg
+	a.snapshotAt = -1
 	if sl, ok := lg.(SnapshotLog); ok {
 		a.activeBase = sl.ActiveSegmentBase()
 	}

@@ -141,9 +141,16 @@ func (a *partitionActor) snapshotOnRoll() {
 }
 
 // writeSnapshot stores the producer state at the log end offset; a
-// failure only costs the next start a longer scan.
+// failure only costs the next start a longer scan. A partition without
+// producers writes none (most partitions of most topics: the scan at start
+// finds nothing to rebuild either), nor does one whose log has not grown
+// since its last snapshot.
 func (a *partitionActor) writeSnapshot(sl SnapshotLog) {
 	leo := a.lg.LogEndOffset()
+	if a.core.prod.Len() == 0 || leo == a.snapshotAt {
+		return
+	}
+	a.snapshotAt = leo
 	if err := sl.WriteProducerSnapshot(leo, EncodeProducerSnapshot(a.core.prod)); err != nil {
 		a.log.Warn("producer snapshot not written", zap.Stringer("partition", a.h.tp), zap.Int64("offset", leo), zap.Error(err))
 	}

@@ -54,9 +54,11 @@ func (l *Log) snapshotPath(offset int64) string {
 
 // WriteProducerSnapshot stores data as the producer-state snapshot at
 // offset (normally the log end offset: the state of every batch below it),
-// written to a temporary file, fsynced and renamed, so a crash leaves the
-// old set or the new file whole; older snapshots beyond the newest
-// producerSnapshotsKept are deleted. Errors: ErrLogClosed, I/O errors
+// written to a temporary file and renamed; older snapshots beyond the
+// newest producerSnapshotsKept are deleted. It is not fsynced (a
+// partition's stop or roll must not wait on the disk for it): a snapshot
+// a power loss left torn fails its CRC at the next start, is deleted and
+// the previous one (or a scan of the whole log) is used instead. Errors: ErrLogClosed, I/O errors
 // (the caller keeps running: a missing snapshot only costs a longer scan).
 func (l *Log) WriteProducerSnapshot(offset int64, data []byte) error {
 	l.mu.Lock()
@@ -78,9 +80,6 @@ func (l *Log) writeSnapshotLocked(offset int64, data []byte) error {
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
