@@ -192,17 +192,24 @@ func (a *partitionActor) start() {
 // hwSetter is storage.Log.SetHighWatermark (retention keeps what is above it).
 type hwSetter interface{ SetHighWatermark(int64) }
 
+// lsoSetter is storage.Log.SetLastStableOffset (the cleaner keeps what is above it).
+type lsoSetter interface{ SetLastStableOffset(int64) }
+
 func (a *partitionActor) publish() {
 	rep := a.core.rep
 	if s, ok := a.lg.(hwSetter); ok {
 		s.SetHighWatermark(rep.HighWatermark)
+	}
+	lso := a.core.LastStableOffset()
+	if s, ok := a.lg.(lsoSetter); ok {
+		s.SetLastStableOffset(lso)
 	}
 	a.h.publish(&View{
 		Log:              a.lg,
 		HighWatermark:    rep.HighWatermark,
 		LogEndOffset:     rep.LogEndOffset,
 		LogStartOffset:   rep.LogStartOffset,
-		LastStableOffset: a.core.LastStableOffset(),
+		LastStableOffset: lso,
 		LeaderEpoch:      rep.LeaderEpoch,
 		Role:             rep.Role,
 		ISR:              rep.ISR,

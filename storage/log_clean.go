@@ -84,7 +84,8 @@ var ErrCleaningAborted = errors.New("log cleaning aborted: the log changed")
 // cleaner checkpoint firstDirty at time now (Kafka's
 // LogCleanerManager.cleanableOffsets): the first uncleanable offset is the
 // smallest of the active segment's base, the high watermark's segment
-// (nothing is cleaned when the high watermark is unknown) and the first
+// (nothing is cleaned when the high watermark is unknown), the last stable
+// offset's segment (SetLastStableOffset) and the first
 // segment whose newest record is younger than min.compaction.lag.ms.
 func (l *Log) CleanableRange(firstDirty int64, now time.Time) CleanableRange {
 	cfg := l.cfg.Load()
@@ -96,6 +97,9 @@ func (l *Log) CleanableRange(firstDirty int64, now time.Time) CleanableRange {
 	bound := sl.active().BaseOffset()
 	if hw := l.hw.Load(); hw < bound {
 		bound = max(hw, 0)
+	}
+	if lso := l.lso.Load(); lso >= 0 && lso < bound {
+		bound = lso
 	}
 	dirtyIdx := max(sl.find(firstDirty), 0)
 	if cfg.MinCompactionLagMs > 0 {

@@ -220,3 +220,20 @@ func TestProducerSnapshotFiles(t *testing.T) {
 		t.Fatalf("after a full truncation: %v", offs)
 	}
 }
+
+// TestCleanerStopsAtLastStableOffset: records of an undecided transaction
+// (at and above the last stable offset) are never compacted.
+func TestCleanerStopsAtLastStableOffset(t *testing.T) {
+	l := newTestLog(t, compactConfig())
+	fillKeys(t, l, 20, 5, time.Now().UnixMilli())
+	l.SetHighWatermark(l.LogEndOffset())
+	full := l.CleanableRange(0, time.Now())
+	if full.End <= 10 {
+		t.Fatalf("range with the high watermark alone: %+v", full)
+	}
+	l.SetLastStableOffset(10)
+	r := l.CleanableRange(0, time.Now())
+	if r.End > 10 || r.End >= full.End {
+		t.Fatalf("last stable offset 10: range %+v (without it %+v)", r, full)
+	}
+}
