@@ -395,3 +395,87 @@ func TestProducerSnapshotLoadedOnRestart(t *testing.T) {
 		t.Fatalf("retry after restart: %+v, want the duplicate answered with offset 0", p)
 	}
 }
+
+// leaderBatch builds a batch as a leader stored it: base offset and leader
+// epoch set (what a follower's fetch carries).
+func leaderBatch(t *testing.T, base int64, opts record.BatchOptions, recs ...record.BatchRecord) []byte {
+	t.Helper()
+	opts.BaseOffset, opts.PartitionLeaderEpoch, opts.BaseTimestamp = base, 1, time.Now().UnixMilli()
+	b, err := record.BuildBatch(opts, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestFollowerRebuildsTransactionsAndTruncates: a follower applies the
+// leader's transactional batches and markers as the leader did (same LSO,
+// same .txnindex entry), and a truncation below a marker reopens its
+// transaction and drops the index entry.
+func TestFollowerRebuildsTransactionsAndTruncates(t *testing.T) {
+	e := newDataEnv(t, storage.DefaultLogConfig())
+	tpF := storage.TopicPartition{Topic: "followed", Partition: 0}
+	if errs := e.m.ApplyLeaderAndIsr([]partition.LeaderAndIsr{{TopicPartition: tpF, Leader: 1, LeaderEpoch: 1, ISR: []int32{1, 0},
+		Replicas: []int32{1, 0}, Config: storage.DefaultLogConfig()}}); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	h, _ := e.m.Get(tpF)
+	txn := func(pid int64, base int64, n int) []byte {
+		recs := make([]record.BatchRecord, n)
+		for i := range recs {
+			recs[i] = record.BatchRecord{Value: []byte{byte(i)}, TimestampDelta: int64(i)}
+		}
+		return leaderBatch(t, base, record.BatchOptions{Transactional: true, Producer: &record.Producer{ID: pid, BaseSequence: 0}}, recs...)
+	}
+	marker := func(pid, base int64, commit bool) []byte {
+		return leaderBatch(t, base, record.BatchOptions{Transactional: true, Control: true, Producer: &record.Producer{ID: pid, BaseSequence: -1}},
+			record.EndTxnMarker(commit, 0))
+	}
+	follow := func(what string, done func(reply func(partition.FollowerResult))) int64 {
+		t.Helper()
+		ch := make(chan partition.FollowerResult, 1)
+		done(func(r partition.FollowerResult) { ch <- r })
+		select {
+		case r := <-ch:
+			if r.Err != nil {
+				t.Fatalf("%s: %v", what, r.Err)
+			}
+			return r.LogEndOffset
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no answer", what)
+		}
+		return -1
+	}
+	abortedOf := func() []storage.AbortedTxn {
+		return h.View().Log.(partition.TxnLog).CollectAbortedTxns(0, h.View().LogEndOffset+1)
+	}
+
+	// Leader's log: producer 1 at 0-1, its abort at 2, producer 2 at 3 (open).
+	batches := slices.Concat(txn(1, 0, 2), marker(1, 2, false), txn(2, 3, 1))
+	if leo := follow("append", func(r func(partition.FollowerResult)) { h.AppendAsFollower(1, batches, 4, 0, r) }); leo != 4 {
+		t.Fatalf("follower log end %d", leo)
+	}
+	if v := h.View(); v.HighWatermark != 4 || v.LastStableOffset != 3 {
+		t.Fatalf("follower hw %d lso %d, want 4 and 3", v.HighWatermark, v.LastStableOffset)
+	}
+	if got := abortedOf(); !slices.Equal(got, []storage.AbortedTxn{{ProducerID: 1, FirstOffset: 0, LastOffset: 2, LastStableOffset: 3}}) {
+		t.Fatalf("follower .txnindex %+v", got)
+	}
+	// The leader's log diverged at 2: the follower truncates the marker away.
+	if leo := follow("truncate", func(r func(partition.FollowerResult)) { h.TruncateTo(1, 2, false, r) }); leo != 2 {
+		t.Fatalf("log end after truncation %d", leo)
+	}
+	if v := h.View(); v.LastStableOffset != 0 {
+		t.Fatalf("lso after truncating the marker %d, want 0 (producer 1's transaction open again)", v.LastStableOffset)
+	}
+	if got := abortedOf(); len(got) != 0 {
+		t.Fatalf(".txnindex after truncation %+v", got)
+	}
+	// The new leader commits it instead.
+	if leo := follow("append", func(r func(partition.FollowerResult)) { h.AppendAsFollower(1, marker(1, 2, true), 3, 0, r) }); leo != 3 {
+		t.Fatalf("log end %d", leo)
+	}
+	if v := h.View(); v.LastStableOffset != 3 || len(abortedOf()) != 0 {
+		t.Fatalf("after the commit: lso %d aborted %+v", v.LastStableOffset, abortedOf())
+	}
+}
