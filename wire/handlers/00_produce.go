@@ -177,13 +177,14 @@ func prepareProduce(b *Broker, req *kmsg.ProduceRequest, tp storage.TopicPartiti
 }
 
 // hasTransactionalRecords reports whether any partition's records start
-// with a batch carrying the transactional attribute (Kafka's
+// with a v2 batch carrying the transactional attribute (Kafka's
 // RequestUtils.hasTransactionalRecords; a v3+ partition holds one batch,
-// and anything else is refused per partition anyway).
+// and anything else, old message formats included, is refused per
+// partition anyway).
 func hasTransactionalRecords(req *kmsg.ProduceRequest) bool {
 	for _, rt := range req.Topics {
 		for _, rp := range rt.Partitions {
-			if r := rp.Records; len(r) > record.OffAttributes+1 && r[record.OffAttributes+1]&record.AttrTransactional != 0 {
+			if r := rp.Records; len(r) > record.OffAttributes+1 && r[record.OffMagic] == 2 && r[record.OffAttributes+1]&record.AttrTransactional != 0 {
 				return true
 			}
 		}
