@@ -51,6 +51,11 @@ type partitionActor struct {
 	// the last snapshot this incarnation wrote or loaded (-1 none).
 	activeBase int64
 	snapshotAt int64
+	// expiry is producer.id.expiration.ms and its check interval;
+	// expiryTimer sends the next check (expiryArmed), as isrTimer does.
+	expiry      expirySettings
+	expiryTimer *time.Timer
+	expiryArmed *expireCheck
 }
 
 // isrWritten is the result of an IsrWriter.AlterIsr run off the actor.
@@ -63,6 +68,7 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		a.start()
 		a.h.pid.Store(ctx.Self())
 		a.armIsrCheck(ctx)
+		a.armExpiry(ctx)
 	case *Produce:
 		if !m.take() {
 			return // the handler gave up on it; no reply expected
@@ -111,15 +117,19 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		m.done <- a.deleteRecords(ctx, m.offset)
 	case *describeProducers:
 		a.describe(m)
+	case *expireCheck:
+		a.expireProducers(ctx, m)
 	case *Crash:
 		panic(fmt.Sprintf("partition %s: injected crash: %s", a.h.tp, m.Reason))
 	case *actor.Restarting:
 		a.stopIsrCheck()
+		a.stopExpiry()
 		a.failWaiting(kerr.NotLeaderForPartition)
 		a.h.setUnavailable(kerr.NotLeaderForPartition)
 		a.lg = nil
 	case *actor.Stopping:
 		a.stopIsrCheck()
+		a.stopExpiry()
 		a.failWaiting(kerr.NotLeaderForPartition)
 		if sl, ok := a.lg.(SnapshotLog); ok && a.core != nil && a.h.View().Err != kerr.KafkaStorageError {
 			// A clean stop: the next start loads the state instead of

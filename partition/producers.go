@@ -1,6 +1,8 @@
 package partition
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"gregor/storage/record"
@@ -98,7 +100,8 @@ type txnSpan struct {
 // ProducerSnapshot format, snapshot.go; written on segment roll and clean
 // stop) and the batches after it are scanned (Log.ScanTxnBatches: 61 bytes
 // per data batch, each marker decoded); without a snapshot the whole log
-// is scanned. Producer id expiry (producer.id.expiration.ms) is not done yet.
+// is scanned. Idle producers are forgotten after producer.id.expiration.ms
+// (Expire, run periodically by the partition actor).
 //
 // Not safe for concurrent use: the partition actor owns it.
 type Producers struct {
@@ -346,4 +349,21 @@ func (p *Producers) OngoingTxns() []CompletedTxn {
 		out = append(out, CompletedTxn{ProducerID: t.pid, FirstOffset: t.first, LastOffset: -1})
 	}
 	return out
+}
+
+// Expire forgets the producers that have no open transaction and whose
+// last batch or marker timestamp (ms) is at least expiration old at nowMs
+// (Kafka's ProducerStateManager.removeExpiredProducers with
+// producer.id.expiration.ms, KIP-854). It returns how many went. A
+// producer that writes again afterwards is an unknown producer: any
+// sequence is accepted (KIP-360).
+func (p *Producers) Expire(nowMs int64, expiration time.Duration) int {
+	n := 0
+	for id, e := range p.m {
+		if e.TxnFirstOffset < 0 && nowMs-e.LastTimestamp >= expiration.Milliseconds() {
+			delete(p.m, id)
+			n++
+		}
+	}
+	return n
 }

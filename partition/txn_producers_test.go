@@ -2,6 +2,7 @@ package partition
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -127,5 +128,24 @@ func TestProducersCoordinatorOriginBatch(t *testing.T) {
 	idem := hdr(3, 2, -1, 1, 42)
 	if _, err := p.Check(&idem); err != kerr.InvalidRecord {
 		t.Fatalf("idempotent batch without sequence: %v", err)
+	}
+}
+
+func TestProducersExpire(t *testing.T) {
+	p := NewProducers()
+	old := hdr(1, 0, 0, 1, 0)
+	old.MaxTimestamp = 1000
+	p.Update(&old, old.MaxTimestamp)
+	recent := hdr(2, 0, 0, 1, 1)
+	p.Update(&recent, 5000)
+	open := txnHdr(3, 0, 0, 1, 2)
+	p.Update(&open, 1000) // old, but its transaction is open
+	if n := p.Expire(6000, 4*time.Second); n != 1 || p.Entry(1) != nil || p.Entry(2) == nil || p.Entry(3) == nil {
+		t.Fatalf("expired %d: producers 1 %v 2 %v 3 %v", n, p.Entry(1), p.Entry(2), p.Entry(3))
+	}
+	// Expired: a new batch is accepted at any sequence (KIP-360).
+	h := hdr(1, 0, 7, 1, 3)
+	if _, err := p.Check(&h); err != nil {
+		t.Fatalf("expired producer writing again: %v", err)
 	}
 }
