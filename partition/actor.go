@@ -46,6 +46,16 @@ type partitionActor struct {
 	// saved is the core's proposal last stored in the Handle (do keeps
 	// the Handle's copy current for the next incarnation).
 	saved *IsrProposal
+	// activeBase is the active segment's base at the last producer
+	// snapshot check (snapshotOnRoll); snapshotAt the log end offset of
+	// the last snapshot this incarnation wrote or loaded (-1 none).
+	activeBase int64
+	snapshotAt int64
+	// expiry is producer.id.expiration.ms and its check interval;
+	// expiryTimer sends the next check (expiryArmed), as isrTimer does.
+	expiry      expirySettings
+	expiryTimer *time.Timer
+	expiryArmed *expireCheck
 }
 
 // isrWritten is the result of an IsrWriter.AlterIsr run off the actor.
@@ -58,6 +68,7 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		a.start()
 		a.h.pid.Store(ctx.Self())
 		a.armIsrCheck(ctx)
+		a.armExpiry(ctx)
 	case *Produce:
 		if !m.take() {
 			return // the handler gave up on it; no reply expected
@@ -104,16 +115,27 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		}
 	case *deleteRecords:
 		m.done <- a.deleteRecords(ctx, m.offset)
+	case *describeProducers:
+		a.describe(m)
+	case *expireCheck:
+		a.expireProducers(ctx, m)
 	case *Crash:
 		panic(fmt.Sprintf("partition %s: injected crash: %s", a.h.tp, m.Reason))
 	case *actor.Restarting:
 		a.stopIsrCheck()
+		a.stopExpiry()
 		a.failWaiting(kerr.NotLeaderForPartition)
 		a.h.setUnavailable(kerr.NotLeaderForPartition)
 		a.lg = nil
 	case *actor.Stopping:
 		a.stopIsrCheck()
+		a.stopExpiry()
 		a.failWaiting(kerr.NotLeaderForPartition)
+		if sl, ok := a.lg.(SnapshotLog); ok && a.core != nil && a.h.View().Err != kerr.KafkaStorageError {
+			// A clean stop: the next start loads the state instead of
+			// scanning (Kafka snapshots at shutdown too).
+			a.writeSnapshot(sl)
+		}
 		if a.h.View().Err != kerr.KafkaStorageError {
 			a.h.setUnavailable(kerr.NotLeaderForPartition)
 		}
@@ -149,18 +171,19 @@ func (a *partitionActor) start() {
 	if n > 1 {
 		lg.SetConfig(state.Config)
 	}
-	prod := NewProducers()
-	if err := lg.ScanBatches(lg.LogStartOffset(), func(h record.Header) bool {
-		prod.Update(&h, h.MaxTimestamp)
-		return true
-	}); err != nil {
-		panic(fmt.Errorf("partition %s: rebuild producer state: %w", a.h.tp, err))
-	}
 	hw := a.initialHW
 	if n > 1 {
 		hw = a.h.View().HighWatermark
 	}
+	prod, err := rebuildProducers(lg, hw)
+	if err != nil {
+		panic(fmt.Errorf("partition %s: rebuild producer state: %w", a.h.tp, err))
+	}
 	a.lg = lg
+	a.snapshotAt = -1
+	if sl, ok := lg.(SnapshotLog); ok {
+		a.activeBase = sl.ActiveSegmentBase()
+	}
 	a.core = NewCore(CoreConfig{TP: a.h.tp, BrokerID: a.brokerID, AlterIsr: a.isr != nil, Lag: a.lag, NextSeq: func() uint64 { return a.h.isrSeq.Add(1) }})
 	a.core.Start(lg.LogStartOffset(), lg.LogEndOffset(), prod, state, hw)
 	if a.core.Resume(pending) {
@@ -179,19 +202,27 @@ func (a *partitionActor) start() {
 // hwSetter is storage.Log.SetHighWatermark (retention keeps what is above it).
 type hwSetter interface{ SetHighWatermark(int64) }
 
+// lsoSetter is storage.Log.SetLastStableOffset (the cleaner keeps what is above it).
+type lsoSetter interface{ SetLastStableOffset(int64) }
+
 func (a *partitionActor) publish() {
 	rep := a.core.rep
 	if s, ok := a.lg.(hwSetter); ok {
 		s.SetHighWatermark(rep.HighWatermark)
 	}
+	lso := a.core.LastStableOffset()
+	if s, ok := a.lg.(lsoSetter); ok {
+		s.SetLastStableOffset(lso)
+	}
 	a.h.publish(&View{
-		Log:            a.lg,
-		HighWatermark:  rep.HighWatermark,
-		LogEndOffset:   rep.LogEndOffset,
-		LogStartOffset: rep.LogStartOffset,
-		LeaderEpoch:    rep.LeaderEpoch,
-		Role:           rep.Role,
-		ISR:            rep.ISR,
+		Log:              a.lg,
+		HighWatermark:    rep.HighWatermark,
+		LogEndOffset:     rep.LogEndOffset,
+		LogStartOffset:   rep.LogStartOffset,
+		LastStableOffset: lso,
+		LeaderEpoch:      rep.LeaderEpoch,
+		Role:             rep.Role,
+		ISR:              rep.ISR,
 	})
 }
 
@@ -200,6 +231,9 @@ func (a *partitionActor) publish() {
 // released it), store a committed ISR, send the replies, and start
 // writing a proposed ISR.
 func (a *partitionActor) do(ctx actor.Context, eff Effects) {
+	if eff.Aborted != nil {
+		a.recordAborted(*eff.Aborted)
+	}
 	if eff.Publish {
 		a.publish()
 	}
@@ -300,6 +334,7 @@ func (a *partitionActor) produce(ctx actor.Context, p *Produce) {
 	}
 	res, done, eff := a.core.Appended(p, info, a.lg.LogStartOffset(), a.lg.LogEndOffset())
 	a.do(ctx, eff)
+	a.snapshotOnRoll()
 	if done {
 		p.Reply <- res
 	}

@@ -94,6 +94,16 @@ func (c *Core) Proposal() *IsrProposal { return c.proposal }
 // Waiting is the number of acks=-1 produces waiting for the high watermark.
 func (c *Core) Waiting() int { return len(c.pending) }
 
+// LastStableOffset is min(high watermark, first offset of the earliest
+// transaction not yet decided or whose marker is not yet below the high
+// watermark): where read_committed fetches stop (Kafka's
+// UnifiedLog.lastStableOffset), and never below the log start offset
+// (a transaction whose first batches were deleted is unstable from the
+// log start on, as Kafka's maybeIncrementFirstUnstableOffset).
+func (c *Core) LastStableOffset() int64 {
+	return max(c.prod.LastStableOffset(c.rep.HighWatermark), min(c.rep.LogStartOffset, c.rep.HighWatermark))
+}
+
 // IsrProposal is an ISR change to write with IsrWriter.AlterIsr: ISR for
 // TP under LeaderEpoch, conditional on the partition state znode still
 // being at ZkVersion. Seq identifies it when its result comes back.
@@ -120,11 +130,14 @@ type ProduceReply struct {
 	Res ProduceResult
 }
 
-// Effects is what an input asks the actor to do, in this order: publish
+// Effects is what an input asks the actor to do, in this order: record
+// an aborted transaction in the log's transaction index (Aborted non-nil:
+// before the View that may let read_committed readers past it), publish
 // a new View (offsets, role, ISR, high watermark changed), store the
 // committed ISR (Committed non-nil: the Handle's state takes ISR and
 // ZkVersion), send Replies, and start writing Propose.
 type Effects struct {
+	Aborted   *storage.AbortedTxn
 	Publish   bool
 	Committed *IsrProposal // the proposal that was written
 	Replies   []ProduceReply
@@ -221,6 +234,15 @@ func (c *Core) CheckProduce(p *Produce) (res ProduceResult, v ProduceVerdict) {
 		// append, over the committed ISR (isrState.isr, not the maximal).
 		return errResult(kerr.NotEnoughReplicas, fmt.Sprintf("ISR %v is smaller than min.insync.replicas=%d", c.rep.ISR, c.rep.MinInsync)), ProduceAnswer
 	}
+	if p.Header.IsControl() {
+		if p.Marker == nil || !p.Header.HasProducerID() {
+			return errResult(kerr.InvalidRecord, "a control batch must be a transaction marker with a producer id"), ProduceAnswer
+		}
+		if kerrv := c.prod.CheckMarker(p.Header.ProducerID, p.Header.ProducerEpoch, p.Marker.CoordinatorEpoch); kerrv != nil {
+			return errResult(kerrv, ""), ProduceAnswer
+		}
+		return ProduceResult{}, ProduceAppend
+	}
 	dup, kerrv := c.prod.Check(&p.Header)
 	if kerrv != nil {
 		return errResult(kerrv, ""), ProduceAnswer
@@ -246,7 +268,14 @@ func (c *Core) CheckProduce(p *Produce) (res ProduceResult, v ProduceVerdict) {
 func (c *Core) Appended(p *Produce, info storage.AppendInfo, logStart, logEnd int64) (res ProduceResult, done bool, eff Effects) {
 	h := p.Header
 	h.BaseOffset = info.FirstOffset
-	c.prod.Update(&h, info.MaxTimestamp)
+	if p.Marker != nil {
+		h.MaxTimestamp = info.MaxTimestamp
+		if done, lso := c.prod.ApplyMarker(&h, *p.Marker); done != nil && done.Aborted {
+			eff.Aborted = &storage.AbortedTxn{ProducerID: done.ProducerID, FirstOffset: done.FirstOffset, LastOffset: done.LastOffset, LastStableOffset: lso}
+		}
+	} else {
+		c.prod.Update(&h, info.MaxTimestamp)
+	}
 	c.rep.SetLogOffsets(logStart, logEnd)
 	eff.Publish = true
 	res = ProduceResult{BaseOffset: info.FirstOffset, LogAppendTime: info.LogAppendTime, LogStartOffset: c.rep.LogStartOffset}

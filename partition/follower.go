@@ -263,7 +263,7 @@ func (a *partitionActor) followerAppend(m *followerAppend) followerResult {
 			if err != nil || h.Size() > len(rest) {
 				break
 			}
-			a.core.prod.Update(&h, h.MaxTimestamp)
+			a.applyBatch(h, rest[:h.Size()])
 			if m.tr.first < 0 {
 				m.tr.first = h.BaseOffset
 			}
@@ -271,6 +271,7 @@ func (a *partitionActor) followerAppend(m *followerAppend) followerResult {
 			rest = rest[h.Size():]
 		}
 	}
+	a.snapshotOnRoll()
 	leo := a.lg.LogEndOffset()
 	if ls := min(m.leaderLogStart, leo); ls > a.lg.LogStartOffset() {
 		if err := a.lg.DeleteRecordsBefore(ls); err != nil {
@@ -303,14 +304,12 @@ func (a *partitionActor) truncate(m *truncate) followerResult {
 	}
 	if after := a.lg.LogEndOffset(); after < before || m.fully {
 		// Producer state may name truncated batches: rebuild it.
-		prod := NewProducers()
-		if err := a.lg.ScanBatches(a.lg.LogStartOffset(), func(h record.Header) bool {
-			prod.Update(&h, h.MaxTimestamp)
-			return true
-		}); err != nil {
+		prod, err := rebuildProducers(a.lg, a.core.rep.HighWatermark)
+		if err != nil {
 			return followerResult{logEndOffset: -1, err: err}
 		}
 		a.core.prod = prod
+		a.snapshotAt = -1 // the truncation deleted the snapshots above the new end
 		a.log.Info("follower truncated", zap.Stringer("partition", a.h.tp), zap.Int64("from", before), zap.Int64("to", after),
 			zap.Bool("fully", m.fully), zap.Int32("leaderEpoch", a.core.rep.LeaderEpoch))
 	}

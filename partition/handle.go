@@ -18,8 +18,12 @@ type View struct {
 	HighWatermark  int64
 	LogEndOffset   int64
 	LogStartOffset int64
-	LeaderEpoch    int32
-	Role           Role
+	// LastStableOffset is where read_committed consumers stop:
+	// HighWatermark, or below it the first offset of the earliest
+	// transaction still open (Core.LastStableOffset).
+	LastStableOffset int64
+	LeaderEpoch      int32
+	Role             Role
 	// ISR is the in-sync replica set this replica holds (the leader's
 	// includes its own ISR changes); shared, do not modify.
 	ISR []int32
@@ -75,17 +79,21 @@ type Handle struct {
 }
 
 type waiter struct {
-	after int64
-	leo   bool // wait for the log end offset (follower fetch), not the high watermark
-	wake  chan<- struct{}
+	after  int64
+	leo    bool // wait for the log end offset (follower fetch), not the high watermark
+	stable bool // wait for the last stable offset (read_committed fetch)
+	wake   chan<- struct{}
 }
 
 func (w waiter) satisfied(v *View) bool {
 	if v.Err != nil {
 		return true
 	}
-	if w.leo {
+	switch {
+	case w.leo:
 		return v.LogEndOffset > w.after
+	case w.stable:
+		return v.LastStableOffset > w.after
 	}
 	return v.HighWatermark > w.after
 }
@@ -144,6 +152,12 @@ func (h *Handle) WaitForData(afterOffset int64, wake chan<- struct{}) (cancel fu
 // the log end offset, not the high watermark).
 func (h *Handle) WaitForLogEnd(afterOffset int64, wake chan<- struct{}) (cancel func()) {
 	return h.wait(waiter{after: afterOffset, leo: true, wake: wake})
+}
+
+// WaitForStable is WaitForData for a read_committed Fetch: it wakes when
+// the last stable offset passes afterOffset.
+func (h *Handle) WaitForStable(afterOffset int64, wake chan<- struct{}) (cancel func()) {
+	return h.wait(waiter{after: afterOffset, stable: true, wake: wake})
 }
 
 func (h *Handle) wait(w waiter) (cancel func()) {

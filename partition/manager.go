@@ -43,6 +43,14 @@ type ManagerConfig struct {
 	// ReplicaLagTimeMax is replica.lag.time.max.ms (default 30s): a leader
 	// drops a follower from the ISR that has not caught up for this long.
 	ReplicaLagTimeMax time.Duration
+	// ProducerIDExpiration is producer.id.expiration.ms (KIP-854; 0 =
+	// Kafka's default, 1 day; negative = never): a producer with no open
+	// transaction that has written nothing for this long is forgotten by
+	// each partition, checked every ProducerIDExpirationCheck
+	// (producer.id.expiration.check.interval.ms; 0 = Kafka's default, 10
+	// minutes).
+	ProducerIDExpiration      time.Duration
+	ProducerIDExpirationCheck time.Duration
 	// NewFetchers, if set, builds the replica fetcher manager that starts
 	// and stops follower fetching (replication/fetcher), given the
 	// partitions it fetches for (the Manager being built). NewManager
@@ -92,6 +100,7 @@ type Manager struct {
 	pids     *ProducerIDs
 	isr      IsrWriter
 	lag      time.Duration
+	expiry   expirySettings
 	fetchers FetcherControl              // set by NewManager (NewFetchers), then only read
 	reporter atomic.Pointer[reporterBox] // offline replicas (offline.go)
 	onRole   func(tp TopicPartition, leader bool, leaderEpoch int32)
@@ -142,6 +151,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		pids:   cfg.ProducerIDs,
 		isr:    cfg.IsrWriter,
 		lag:    cfg.ReplicaLagTimeMax,
+		expiry: producerExpiry(cfg.ProducerIDExpiration, cfg.ProducerIDExpirationCheck),
 		onRole: cfg.OnLeadershipChange,
 		parts:  make(map[TopicPartition]*Handle),
 		byID:   make(map[string]*Handle),
@@ -350,7 +360,7 @@ func (m *Manager) spawn(h *Handle) error {
 		initHW = hw
 	}
 	props := actors.Props(m.log, func() actor.Actor {
-		return &partitionActor{h: h, store: m.store, brokerID: m.brokerID, log: m.log, initialHW: initHW, isr: m.isr, writes: &m.isrWrites, lag: m.lag}
+		return &partitionActor{h: h, store: m.store, brokerID: m.brokerID, log: m.log, initialHW: initHW, isr: m.isr, writes: &m.isrWrites, lag: m.lag, expiry: m.expiry}
 	}, actor.WithGuardian(m.strategy))
 	reply := make(chan spawnResult, 1)
 	m.sys.Root.Send(m.sup, &spawnChild{h: h, name: h.tp.String(), props: props, reply: reply})

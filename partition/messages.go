@@ -30,6 +30,13 @@ type Produce struct {
 	// CorrelationID is the client request's correlation id, for actor
 	// tracing (actors.Correlated); 0 when unknown.
 	CorrelationID int32
+	// Marker is set when Batch is a transaction marker (a control batch
+	// built by the WriteTxnMarkers handler, one EndTxnMarker record): its
+	// decoded record. The actor then checks it with Producers.CheckMarker
+	// instead of the data-batch rules, and ends the producer's transaction
+	// once it is appended. A control batch without Marker is refused
+	// (INVALID_RECORD).
+	Marker *record.EndTxn
 
 	// claim arbitrates between the actor starting the append and the
 	// handler giving up (timeout): 0 open, 1 taken by the actor, 2 abandoned.

@@ -1,6 +1,8 @@
 package partition
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"gregor/storage/record"
@@ -26,6 +28,16 @@ type BatchMeta struct {
 type ProducerEntry struct {
 	Epoch   int16
 	Batches []BatchMeta // oldest first, at most NumBatchesToRetain
+	// CoordinatorEpoch is the transaction coordinator epoch of the last
+	// marker written for this producer (-1 before any): a marker from an
+	// older coordinator is fenced (TRANSACTION_COORDINATOR_FENCED).
+	CoordinatorEpoch int32
+	// TxnFirstOffset is the offset of the first batch of the producer's
+	// ongoing transaction on this partition, -1 when none.
+	TxnFirstOffset int64
+	// LastTimestamp is the max timestamp (ms) of the producer's last batch
+	// or marker (DescribeProducers' LastTimestamp).
+	LastTimestamp int64
 }
 
 // LastSeq is the sequence of the last record appended, or -1 when none.
@@ -36,9 +48,26 @@ func (e *ProducerEntry) LastSeq() int32 {
 	return e.Batches[len(e.Batches)-1].LastSeq
 }
 
-// Producers is the idempotent-producer state of one partition: per
-// producer id, its epoch and the last NumBatchesToRetain batches. It follows
-// Kafka 2.5+ (ProducerStateManager / ProducerAppendInfo, KIP-98, KIP-360):
+// CompletedTxn is a transaction a marker ended on this partition (Kafka's
+// CompletedTxn): the offsets of its first data batch and of the marker.
+type CompletedTxn struct {
+	ProducerID  int64
+	FirstOffset int64
+	LastOffset  int64 // the marker's offset
+	Aborted     bool
+}
+
+// txnSpan is one transaction in the LSO bookkeeping: ongoing (last -1) or
+// completed with its marker not yet below the high watermark.
+type txnSpan struct {
+	pid         int64
+	first, last int64
+}
+
+// Producers is the idempotent and transactional producer state of one
+// partition: per producer id, its epoch, the last NumBatchesToRetain
+// batches and its ongoing transaction. It follows Kafka 3.x
+// (ProducerStateManager / ProducerAppendInfo, KIP-98, KIP-360):
 //
 //   - a retry of one of the remembered batches (same id, epoch and sequence
 //     range) is a duplicate: the caller answers it with the original
@@ -47,21 +76,41 @@ func (e *ProducerEntry) LastSeq() int32 {
 //   - a new epoch must start at sequence 0 (else OUT_OF_ORDER_SEQUENCE_NUMBER),
 //     except for a producer id with no state here;
 //   - the same epoch must continue at lastSeq+1 (wrapping at MaxInt32 to 0),
-//     else OUT_OF_ORDER_SEQUENCE_NUMBER;
+//     else OUT_OF_ORDER_SEQUENCE_NUMBER; after a marker that bumped the
+//     epoch the sequence restarts at 0;
 //   - an unknown producer id is accepted at any sequence: since KIP-360
 //     (Kafka 2.5) the broker no longer answers UNKNOWN_PRODUCER_ID for
 //     produce, because state may legitimately be gone after retention or
-//     DeleteRecords.
+//     DeleteRecords;
+//   - a transactional batch opens a transaction (its first offset bounds
+//     the last stable offset) unless one is ongoing; a non-transactional
+//     batch while one is ongoing → INVALID_TXN_STATE;
+//   - a transactional batch with base sequence -1 is written by a
+//     coordinator (Kafka's AppendOrigin.COORDINATOR: the group
+//     coordinator's TxnOffsetCommit records in __consumer_offsets): no
+//     duplicate or sequence check, the epoch is still checked. Clients
+//     cannot send one: the Produce handler refuses a batch with a
+//     producer id and no sequence (INVALID_RECORD, record.Validate);
+//   - a marker (control batch, CheckMarker / ApplyMarker) from an older
+//     epoch → INVALID_PRODUCER_EPOCH, from an older coordinator epoch →
+//     TRANSACTION_COORDINATOR_FENCED; it ends the ongoing transaction,
+//     which stays unstable until the high watermark passes the marker.
 //
-// Transactional batches are refused before they get here (Produce handler),
-// so there is no transaction state. Kafka's .snapshot files are an
-// optimisation we skip: on start the state is rebuilt by scanning batch
-// headers from the log start (Log.ScanBatches), which reads only 61 bytes
-// per batch. Producer id expiry (producer.id.expiration.ms) is not done yet.
+// On start the state is loaded from the newest <offset>.snapshot (Kafka's
+// ProducerSnapshot format, snapshot.go; written on segment roll and clean
+// stop) and the batches after it are scanned (Log.ScanTxnBatches: 61 bytes
+// per data batch, each marker decoded); without a snapshot the whole log
+// is scanned. Idle producers are forgotten after producer.id.expiration.ms
+// (Expire, run periodically by the partition actor).
 //
 // Not safe for concurrent use: the partition actor owns it.
 type Producers struct {
 	m map[int64]*ProducerEntry
+	// ongoing are the open transactions by first offset (appends come in
+	// offset order); unreplicated the completed ones whose marker the high
+	// watermark has not passed (Kafka's unreplicatedTxns).
+	ongoing      []txnSpan
+	unreplicated []txnSpan
 }
 
 // NewProducers returns empty producer state.
@@ -74,23 +123,46 @@ func (p *Producers) Len() int { return len(p.m) }
 // must not be modified.
 func (p *Producers) Entry(producerID int64) *ProducerEntry { return p.m[producerID] }
 
-// Check decides what to do with a batch about to be appended as leader.
-// Batches without a producer id always pass. It returns the remembered
-// metadata when the batch is a retried duplicate (do not append; answer
-// with dup.FirstOffset), or a Kafka error to answer instead of appending.
+// Each calls fn for every producer id and its entry (not to be modified),
+// in no particular order (DescribeProducers).
+func (p *Producers) Each(fn func(producerID int64, e *ProducerEntry)) {
+	for id, e := range p.m {
+		fn(id, e)
+	}
+}
+
+// IsCoordinatorBatch reports whether h is a coordinator-origin
+// transactional batch (producer id, transactional, base sequence -1).
+func IsCoordinatorBatch(h *record.Header) bool {
+	return h.HasProducerID() && h.IsTransactional() && h.BaseSequence == record.NoSequence
+}
+
+// Check decides what to do with a data batch about to be appended as
+// leader. Batches without a producer id always pass. It returns the
+// remembered metadata when the batch is a retried duplicate (do not
+// append; answer with dup.FirstOffset), or a Kafka error to answer instead
+// of appending: INVALID_RECORD (an idempotent batch without sequence),
+// INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_TXN_STATE.
 func (p *Producers) Check(h *record.Header) (dup *BatchMeta, err *kerr.Error) {
 	if !h.HasProducerID() {
 		return nil, nil
 	}
-	if h.BaseSequence < 0 {
+	coordinator := IsCoordinatorBatch(h)
+	if h.BaseSequence < 0 && !coordinator {
 		// An idempotent batch always carries a sequence.
 		return nil, kerr.InvalidRecord
 	}
 	e := p.m[h.ProducerID]
 	if e == nil {
-		return nil, nil // unknown producer: any sequence (KIP-360)
+		// Unknown producer: any sequence (KIP-360). A transactional batch
+		// opens a transaction here. KIP-890 part 1 would verify it first:
+		// the leader asks the transaction coordinator (AddPartitionsToTxn
+		// v4 with VerifyOnly) whether this partition was added to the
+		// producer's transaction, and answers INVALID_TXN_STATE when not.
+		// Not done yet: the batch is accepted as Kafka before 3.6 does.
+		return nil, nil
 	}
-	if h.ProducerEpoch == e.Epoch {
+	if h.ProducerEpoch == e.Epoch && !coordinator {
 		first, last := h.BaseSequence, h.LastSequence()
 		for i := range e.Batches {
 			if b := &e.Batches[i]; b.FirstSeq == first && b.LastSeq == last {
@@ -102,16 +174,43 @@ func (p *Producers) Check(h *record.Header) (dup *BatchMeta, err *kerr.Error) {
 	if h.ProducerEpoch < e.Epoch {
 		return nil, kerr.InvalidProducerEpoch
 	}
-	if h.ProducerEpoch > e.Epoch {
-		if h.BaseSequence != 0 {
+	if !coordinator {
+		if h.ProducerEpoch != e.Epoch {
+			if h.BaseSequence != 0 && e.Epoch != -1 {
+				return nil, kerr.OutOfOrderSequenceNumber
+			}
+		} else if e.Epoch != -1 && !inSequence(e.LastSeq(), h.BaseSequence) {
+			// An entry without batches (its epoch set by a marker) starts
+			// again at 0: inSequence(-1, 0).
 			return nil, kerr.OutOfOrderSequenceNumber
 		}
-		return nil, nil
 	}
-	if last := e.LastSeq(); last != record.NoSequence && !inSequence(last, h.BaseSequence) {
-		return nil, kerr.OutOfOrderSequenceNumber
+	if e.TxnFirstOffset >= 0 && !h.IsTransactional() {
+		return nil, kerr.InvalidTxnState
 	}
+	// KIP-890 part 1 hook: a transactional batch with no transaction
+	// ongoing here (e.TxnFirstOffset < 0) is where the leader would verify
+	// with the coordinator (see the unknown-producer case above).
 	return nil, nil
+}
+
+// CheckMarker decides whether a transaction marker (WriteTxnMarkers) for
+// producerID may be appended as leader: INVALID_PRODUCER_EPOCH when epoch
+// is older than the producer's, TRANSACTION_COORDINATOR_FENCED when
+// coordinatorEpoch is older than the last marker's (Kafka's
+// ProducerAppendInfo.appendEndTxnMarker checks, origin COORDINATOR).
+func (p *Producers) CheckMarker(producerID int64, epoch int16, coordinatorEpoch int32) *kerr.Error {
+	e := p.m[producerID]
+	if e == nil {
+		return nil
+	}
+	if epoch < e.Epoch {
+		return kerr.InvalidProducerEpoch
+	}
+	if e.CoordinatorEpoch > coordinatorEpoch {
+		return kerr.TransactionCoordinatorFenced
+	}
+	return nil
 }
 
 // inSequence reports whether next follows last (Kafka wraps sequences at MaxInt32).
@@ -119,19 +218,16 @@ func inSequence(last, next int32) bool {
 	return int64(next) == int64(last)+1 || (next == 0 && last == int32(^uint32(0)>>1))
 }
 
-// Update records a batch that is now in the log (h carries its assigned
-// base offset). Used after a leader append and when rebuilding from the
-// log; it does not check sequences (the log is the truth). timestamp is the
-// batch's max timestamp in ms.
+// Update records a data batch that is now in the log (h carries its
+// assigned base offset). Used after a leader append, by followers and when
+// rebuilding from the log; it does not check sequences (the log is the
+// truth). timestamp is the batch's max timestamp in ms. Control batches
+// go to ApplyMarker instead and are ignored here.
 func (p *Producers) Update(h *record.Header, timestamp int64) {
 	if !h.HasProducerID() || h.IsControl() {
 		return
 	}
-	e := p.m[h.ProducerID]
-	if e == nil {
-		e = &ProducerEntry{Epoch: h.ProducerEpoch}
-		p.m[h.ProducerID] = e
-	}
+	e := p.entry(h.ProducerID, h.ProducerEpoch)
 	if h.ProducerEpoch != e.Epoch {
 		// A new epoch starts a new sequence space: forget the old batches.
 		e.Epoch = h.ProducerEpoch
@@ -148,24 +244,126 @@ func (p *Producers) Update(h *record.Header, timestamp int64) {
 		LastOffset:  h.LastOffset(),
 		Timestamp:   timestamp,
 	})
+	e.LastTimestamp = timestamp
+	if h.IsTransactional() && e.TxnFirstOffset < 0 {
+		e.TxnFirstOffset = h.BaseOffset
+		p.ongoing = append(p.ongoing, txnSpan{pid: h.ProducerID, first: h.BaseOffset, last: -1})
+	}
 }
 
-// TruncateTo forgets batches at or above offset (after log truncation) and
-// producers left with no batch. Kafka rebuilds from a snapshot instead; a
-// truncated partition may re-accept a retry, which is what Kafka's follower
-// truncation also allows.
-func (p *Producers) TruncateTo(offset int64) {
-	for id, e := range p.m {
-		n := 0
-		for _, b := range e.Batches {
-			if b.LastOffset < offset {
-				e.Batches[n] = b
-				n++
+func (p *Producers) entry(id int64, epoch int16) *ProducerEntry {
+	e := p.m[id]
+	if e == nil {
+		e = &ProducerEntry{Epoch: epoch, CoordinatorEpoch: -1, TxnFirstOffset: -1, LastTimestamp: -1}
+		p.m[id] = e
+	}
+	return e
+}
+
+// ApplyMarker records a transaction marker now in the log (h is its
+// control batch with its assigned offset, m its decoded record). It ends
+// the producer's ongoing transaction, if any, and returns it (nil for a
+// marker of a transaction with no data here: it changes neither the last
+// stable offset nor the transaction index), with abortLSO the last stable
+// offset to record with an aborted one in the .txnindex (Kafka's
+// ProducerStateManager.lastStableOffset: the first offset of the earliest
+// other ongoing transaction, else the offset after the marker). The
+// completed transaction stays unstable until OnHighWatermark passes the
+// marker. The marker's epoch becomes the producer's (an epoch bump resets
+// its sequences). No checks: see CheckMarker.
+func (p *Producers) ApplyMarker(h *record.Header, m record.EndTxn) (done *CompletedTxn, abortLSO int64) {
+	e := p.entry(h.ProducerID, h.ProducerEpoch)
+	abortLSO = -1
+	if e.TxnFirstOffset >= 0 {
+		done = &CompletedTxn{ProducerID: h.ProducerID, FirstOffset: e.TxnFirstOffset, LastOffset: h.BaseOffset, Aborted: !m.Commit()}
+		abortLSO = h.BaseOffset + 1
+		for _, t := range p.ongoing {
+			if t.pid != h.ProducerID {
+				abortLSO = t.first
+				break
 			}
 		}
-		e.Batches = e.Batches[:n]
-		if n == 0 {
-			delete(p.m, id)
+		for i, t := range p.ongoing {
+			if t.pid == h.ProducerID {
+				p.ongoing = append(p.ongoing[:i], p.ongoing[i+1:]...)
+				break
+			}
+		}
+		p.unreplicated = append(p.unreplicated, txnSpan{pid: h.ProducerID, first: done.FirstOffset, last: h.BaseOffset})
+	}
+	if h.ProducerEpoch != e.Epoch {
+		e.Epoch = h.ProducerEpoch
+		e.Batches = e.Batches[:0]
+	}
+	e.CoordinatorEpoch = m.CoordinatorEpoch
+	e.TxnFirstOffset = -1
+	e.LastTimestamp = h.MaxTimestamp
+	return done, abortLSO
+}
+
+// OnHighWatermark forgets the completed transactions whose marker is
+// below hw: they no longer hold the last stable offset back.
+func (p *Producers) OnHighWatermark(hw int64) {
+	n := 0
+	for _, t := range p.unreplicated {
+		if t.last >= hw {
+			p.unreplicated[n] = t
+			n++
 		}
 	}
+	p.unreplicated = p.unreplicated[:n]
+}
+
+// FirstUnstableOffset is the first offset of the earliest transaction that
+// is ongoing or whose marker is not yet below the high watermark (Kafka's
+// ProducerStateManager.firstUnstableOffset); ok false when none.
+func (p *Producers) FirstUnstableOffset() (offset int64, ok bool) {
+	offset = -1
+	if len(p.ongoing) > 0 {
+		offset, ok = p.ongoing[0].first, true
+	}
+	for _, t := range p.unreplicated {
+		if !ok || t.first < offset {
+			offset, ok = t.first, true
+		}
+	}
+	return offset, ok
+}
+
+// LastStableOffset is min(hw, FirstUnstableOffset) after OnHighWatermark(hw):
+// the offset below which every transaction is decided and replicated,
+// where read_committed consumers stop.
+func (p *Producers) LastStableOffset(hw int64) int64 {
+	p.OnHighWatermark(hw)
+	if fu, ok := p.FirstUnstableOffset(); ok && fu < hw {
+		return fu
+	}
+	return hw
+}
+
+// OngoingTxns lists (producer id, first offset) of the open
+// transactions, earliest first (DescribeProducers' CurrentTxnStartOffset).
+func (p *Producers) OngoingTxns() []CompletedTxn {
+	out := make([]CompletedTxn, 0, len(p.ongoing))
+	for _, t := range p.ongoing {
+		out = append(out, CompletedTxn{ProducerID: t.pid, FirstOffset: t.first, LastOffset: -1})
+	}
+	return out
+}
+
+// Expire forgets the producers that have no open transaction and whose
+// last batch or marker timestamp (ms) is at least expiration old at nowMs
+// (Kafka's ProducerStateManager.removeExpiredProducers with
+// producer.id.expiration.ms, KIP-854). It returns how many went. A
+// producer that writes again afterwards is an unknown producer: any
+// sequence is accepted (KIP-360).
+func (p *Producers) Expire(nowMs int64, expiration time.Duration) int {
+	n := 0
+	for id, e := range p.m {
+		if e.TxnFirstOffset < 0 && nowMs-e.LastTimestamp >= expiration.Milliseconds() {
+			delete(p.m, id)
+			n++
+		}
+	}
+	return n
 }

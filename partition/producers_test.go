@@ -119,7 +119,7 @@ func TestProducersCheck(t *testing.T) {
 	}
 }
 
-func TestProducersRetainsFiveAndTruncates(t *testing.T) {
+func TestProducersRetainsFive(t *testing.T) {
 	p := NewProducers()
 	for i := int32(0); i < 8; i++ {
 		h := hdr(5, 0, i*2, 2, int64(i)*2)
@@ -128,13 +128,5 @@ func TestProducersRetainsFiveAndTruncates(t *testing.T) {
 	e := p.Entry(5)
 	if len(e.Batches) != NumBatchesToRetain || e.Batches[0].FirstSeq != 6 || e.LastSeq() != 15 {
 		t.Fatalf("entry %+v: want 5 batches seq 6..15", e)
-	}
-	p.TruncateTo(12) // batches at offsets 12-13 and 14-15 go
-	if got := p.Entry(5).LastSeq(); got != 11 {
-		t.Fatalf("after truncate last seq %d, want 11", got)
-	}
-	p.TruncateTo(0)
-	if p.Len() != 0 {
-		t.Fatalf("producers left after full truncation: %d", p.Len())
 	}
 }

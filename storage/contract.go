@@ -14,9 +14,13 @@
 package storage
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
+
+	"gregor/storage/record"
+	"gregor/storage/segment"
 )
 
 // TopicPartition names one partition; its log directory is "<topic>-<partition>".
@@ -55,7 +59,36 @@ type FetchData struct {
 	// requested offset), or -1 when no batch was returned.
 	FirstOffset int64
 	release     func()
+	// lastSeg and lastEnd locate the end of the last region (for NextOffset).
+	lastSeg *segment.Segment
+	lastEnd int64
 }
+
+// NextOffset is the offset of the first batch after the returned data (the
+// upper bound of a read_committed fetch's aborted-transaction search, as
+// Kafka's LogSegment.fetchUpperBoundOffset), or -1 when nothing was
+// returned. It reads that batch's 8-byte base offset when it is in the
+// same segment, else takes the segment's next offset (which a concurrent
+// append may have moved on: the bound is then higher than the data, which
+// can only list more aborted transactions, never fewer). Call it before
+// Release.
+func (d *FetchData) NextOffset() int64 {
+	s := d.lastSeg
+	if s == nil {
+		return -1
+	}
+	if d.lastEnd+record.LogOverhead <= s.Size() {
+		var b [8]byte
+		if _, err := s.File().ReadAt(b[:], d.lastEnd); err == nil {
+			return int64(binary.BigEndian.Uint64(b[:]))
+		}
+	}
+	return s.NextOffset()
+}
+
+// AbortedTxn is one aborted transaction of a partition (a .txnindex entry,
+// see segment.AbortedTxn).
+type AbortedTxn = segment.AbortedTxn
 
 // NewFetchData builds a FetchData whose Release calls release (may be nil).
 func NewFetchData(regions []Region, firstOffset int64, release func()) FetchData {

@@ -92,6 +92,7 @@ type Log struct {
 	start   atomic.Int64
 	recover atomic.Int64 // recovery point: everything below is fsynced
 	hw      atomic.Int64 // high watermark as last told (-1 unknown); bounds retention
+	lso     atomic.Int64 // last stable offset as last told (-1 unknown); bounds the cleaner
 	closed  atomic.Bool
 	epochs  *LeaderEpochCache
 
@@ -147,6 +148,13 @@ func (l *Log) RecoveryPoint() int64 { return l.recover.Load() }
 // then deletes only segments wholly below it, as Kafka does. -1 = unknown
 // (retention is then bounded by the active segment only).
 func (l *Log) SetHighWatermark(hw int64) { l.hw.Store(hw) }
+
+// SetLastStableOffset tells the log the partition's last stable offset:
+// the cleaner leaves segments from the one holding it on alone, so records
+// of undecided transactions are never compacted away (Kafka's
+// cleanableOffsets bounds by the first unstable offset). -1 = unknown (the
+// high watermark alone bounds it).
+func (l *Log) SetLastStableOffset(lso int64) { l.lso.Store(lso) }
 
 // LeaderEpochs is the partition's leader-epoch cache.
 func (l *Log) LeaderEpochs() *LeaderEpochCache { return l.epochs }

@@ -84,7 +84,8 @@ var ErrCleaningAborted = errors.New("log cleaning aborted: the log changed")
 // cleaner checkpoint firstDirty at time now (Kafka's
 // LogCleanerManager.cleanableOffsets): the first uncleanable offset is the
 // smallest of the active segment's base, the high watermark's segment
-// (nothing is cleaned when the high watermark is unknown) and the first
+// (nothing is cleaned when the high watermark is unknown), the last stable
+// offset's segment (SetLastStableOffset) and the first
 // segment whose newest record is younger than min.compaction.lag.ms.
 func (l *Log) CleanableRange(firstDirty int64, now time.Time) CleanableRange {
 	cfg := l.cfg.Load()
@@ -96,6 +97,9 @@ func (l *Log) CleanableRange(firstDirty int64, now time.Time) CleanableRange {
 	bound := sl.active().BaseOffset()
 	if hw := l.hw.Load(); hw < bound {
 		bound = max(hw, 0)
+	}
+	if lso := l.lso.Load(); lso >= 0 && lso < bound {
+		bound = lso
 	}
 	dirtyIdx := max(sl.find(firstDirty), 0)
 	if cfg.MinCompactionLagMs > 0 {
@@ -312,6 +316,16 @@ func (l *Log) cleanGroup(group []*segment.Segment, next *segment.Segment, fo com
 		})
 		if err != nil {
 			return fmt.Errorf("clean %s: segment %d: %w", l.tp, s.BaseOffset(), err)
+		}
+	}
+	// The aborted transactions of the group stay listed for read_committed
+	// fetches of what the cleaner kept (Kafka's cleaner rebuilds the
+	// cleaned segment's .txnindex the same way).
+	for _, s := range group {
+		for _, e := range s.AbortedTxns() {
+			if err := cleaned.AppendAbortedTxn(e); err != nil {
+				return err
+			}
 		}
 	}
 	if err := cleaned.OnBecomeInactive(); err != nil {

@@ -40,6 +40,7 @@ func OpenLog(dir string, cfg LogConfig, opts OpenOptions) (*Log, error) {
 	l := &Log{dir: dir, tp: tp, logger: logger.With(zap.String("partition", tp.String())), lastFlush: time.Now()}
 	l.cfg.Store(&cfg)
 	l.hw.Store(-1)
+	l.lso.Store(-1)
 	if err := l.load(&cfg, opts); err != nil {
 		return nil, err
 	}
@@ -78,6 +79,7 @@ func (l *Log) load(cfg *LogConfig, opts OpenOptions) error {
 	logs := map[int64]bool{}
 	swaps := map[int64]bool{}
 	var indexes []string
+	var txnSwaps []int64
 	for _, e := range ents {
 		base, suffix, ok := segment.ParseName(e.Name())
 		if !ok {
@@ -92,6 +94,11 @@ func (l *Log) load(cfg *LogConfig, opts OpenOptions) error {
 		case strings.HasSuffix(suffix, segment.SwapSuffix):
 			if suffix == segment.LogSuffix+segment.SwapSuffix {
 				swaps[base] = true
+			} else if suffix == segment.TxnIndexSuffix+segment.SwapSuffix {
+				// Kept when its .log.swap is there: renamed with it below
+				// (recovery does not rebuild a .txnindex, and the
+				// producer-state rebuild only repairs above its snapshot).
+				txnSwaps = append(txnSwaps, base)
 			} else if err := os.Remove(p); err != nil { // swapped indexes are rebuilt
 				return fmt.Errorf("open log %s: remove swap index: %w", l.dir, err)
 			}
@@ -101,6 +108,13 @@ func (l *Log) load(cfg *LogConfig, opts OpenOptions) error {
 			indexes = append(indexes, p)
 		}
 	}
+	for _, base := range txnSwaps {
+		if !swaps[base] { // the cleaner stopped before its .log became .swap
+			if err := os.Remove(segment.Path(l.dir, base, segment.TxnIndexSuffix+segment.SwapSuffix)); err != nil {
+				return fmt.Errorf("open log %s: remove swap index: %w", l.dir, err)
+			}
+		}
+	}
 	for base := range swaps {
 		// Complete the swap: the .swap file replaces the segment of the same
 		// base; its indexes are rebuilt by recovery below.
@@ -108,6 +122,10 @@ func (l *Log) load(cfg *LogConfig, opts OpenOptions) error {
 			if err := os.Remove(segment.Path(l.dir, base, suf)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
+		}
+		txnSwap := segment.Path(l.dir, base, segment.TxnIndexSuffix+segment.SwapSuffix)
+		if err := os.Rename(txnSwap, segment.Path(l.dir, base, segment.TxnIndexSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("open log %s: complete swap: %w", l.dir, err)
 		}
 		if err := os.Rename(segment.Path(l.dir, base, segment.LogSuffix+segment.SwapSuffix), segment.Path(l.dir, base, segment.LogSuffix)); err != nil {
 			return fmt.Errorf("open log %s: complete swap: %w", l.dir, err)
@@ -201,7 +219,7 @@ func removeSegmentFiles(dir string, base int64) int64 {
 	if fi, err := os.Stat(segment.Path(dir, base, segment.LogSuffix)); err == nil {
 		n = fi.Size()
 	}
-	for _, suf := range []string{segment.LogSuffix, segment.IndexSuffix, segment.TimeIndexSuffix} {
+	for _, suf := range []string{segment.LogSuffix, segment.IndexSuffix, segment.TimeIndexSuffix, segment.TxnIndexSuffix} {
 		_ = os.Remove(segment.Path(dir, base, suf))
 	}
 	return n

@@ -70,6 +70,8 @@ func (l *Log) readFrom(sl *segList, offset, maxBytes, upperBound int64) (fd Fetc
 	var regions []Region
 	first := int64(-1)
 	var total int64
+	var lastSeg *segment.Segment
+	var lastEnd int64
 	for ; i < len(sl.segs); i++ {
 		s := sl.segs[i]
 		if s.BaseOffset() >= upperBound {
@@ -86,6 +88,7 @@ func (l *Log) readFrom(sl *segList, offset, maxBytes, upperBound int64) (fd Fetc
 			return FetchData{FirstOffset: -1}, false, err
 		}
 		if part.Len > 0 {
+			lastSeg, lastEnd = s, part.Pos+part.Len
 			regions = append(regions, Region{File: s.File(), Pos: part.Pos, Len: part.Len})
 			total += part.Len
 			if first < 0 {
@@ -97,7 +100,9 @@ func (l *Log) readFrom(sl *segList, offset, maxBytes, upperBound int64) (fd Fetc
 		}
 		offset = max(offset, s.NextOffset())
 	}
-	return NewFetchData(regions, first, release), false, nil
+	fd = NewFetchData(regions, first, release)
+	fd.lastSeg, fd.lastEnd = lastSeg, lastEnd
+	return fd, false, nil
 }
 
 // ScanBatches calls fn with each batch header in offset order, from the
@@ -119,6 +124,12 @@ func (l *Log) ScanBatches(from int64, fn func(h record.Header) bool) error {
 }
 
 func (l *Log) scanFrom(sl *segList, from int64, fn func(h record.Header) bool) (retry bool, err error) {
+	return l.scanPosFrom(sl, from, func(_ *segment.Segment, _ int64, h record.Header) (bool, error) { return fn(h), nil })
+}
+
+// scanPosFrom is scanFrom giving fn the segment and position of each
+// batch (to read it whole); an error from fn ends the scan with it.
+func (l *Log) scanPosFrom(sl *segList, from int64, fn func(s *segment.Segment, pos int64, h record.Header) (bool, error)) (retry bool, err error) {
 	i := max(sl.find(from), 0)
 	stopped := false
 	for ; i < len(sl.segs) && !stopped; i++ {
@@ -126,20 +137,59 @@ func (l *Log) scanFrom(sl *segList, from int64, fn func(h record.Header) bool) (
 		if !s.Acquire() {
 			return true, nil
 		}
-		err := s.WalkFrom(max(from, s.BaseOffset()), func(_ int64, h record.Header) bool {
-			if !fn(h) {
-				stopped = true
+		var fnErr error
+		err := s.WalkFrom(max(from, s.BaseOffset()), func(pos int64, h record.Header) bool {
+			ok, ferr := fn(s, pos, h)
+			if ferr != nil || !ok {
+				fnErr, stopped = ferr, true
 				return false
 			}
 			from = h.NextOffset()
 			return true
 		})
 		s.Release()
+		if err == nil {
+			err = fnErr
+		}
 		if err != nil {
 			return false, err
 		}
 	}
 	return false, nil
+}
+
+// ScanTxnBatches is ScanBatches that also decodes the marker of every
+// control batch (one pread of the batch each; data batches cost only
+// their header): marker.ok is false for a data batch or an empty control
+// batch. It is what rebuilding a partition's producer and transaction
+// state reads. Errors: as ScanBatches, plus decoding errors of a control
+// batch (*record.CorruptError, *record.InvalidError, record.ErrBadControlRecord).
+func (l *Log) ScanTxnBatches(from int64, fn func(h record.Header, marker record.EndTxn, ok bool) bool) error {
+	cfg := l.cfg.Load()
+	for attempt := 0; attempt < maxAcquireRetries; attempt++ {
+		sl := l.segs.Load()
+		if from < l.start.Load() || from > l.leo.Load() {
+			return fmt.Errorf("%w: %d", ErrOffsetOutOfRange, from)
+		}
+		retry, err := l.scanPosFrom(sl, from, func(s *segment.Segment, pos int64, h record.Header) (bool, error) {
+			if !h.IsControl() {
+				return fn(h, record.EndTxn{}, false), nil
+			}
+			b, err := s.ReadBatchAt(pos, h)
+			if err != nil {
+				return false, err
+			}
+			m, ok, err := record.ReadEndTxn(h, b, maxUncompressed(cfg))
+			if err != nil {
+				return false, fmt.Errorf("%s: control batch at %d: %w", l.tp, h.BaseOffset, err)
+			}
+			return fn(h, m, ok), nil
+		})
+		if !retry {
+			return err
+		}
+	}
+	return fmt.Errorf("%s: scan kept racing with segment deletion", l.tp)
 }
 
 // OffsetForTimestamp answers ListOffsets for a timestamp: the earliest

@@ -48,6 +48,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	}
 	l.recover.Store(min(l.recover.Load(), newLeo))
 	l.dropSegments(dropped)
+	l.deleteSnapshotsAboveLocked(newLeo)
 	l.logger.Info("truncated log", zap.Int64("requested_offset", offset), zap.Int64("log_end_offset", newLeo))
 	return l.epochs.truncateFromEnd(newLeo)
 }
@@ -81,6 +82,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	l.start.Store(offset)
 	l.recover.Store(offset)
 	l.unflushedMsgs = 0
+	l.deleteSnapshotsAboveLocked(-1) // the producer state starts over with the log
 	return l.epochs.clear()
 }
 

@@ -41,8 +41,12 @@ type BatchStats struct {
 
 // FilterBatch appends to dst the cleaned form of one batch (header h, as
 // parsed from batch) and returns the extended slice:
-//   - control batches are copied unchanged (there are no transactions in
-//     Gregor, so a marker never has aborted data to drop with it);
+//   - control batches (transaction markers) are copied unchanged. Records
+//     of aborted transactions are compacted like any others: Kafka's
+//     cleaner drops them (and lets no aborted record supersede a committed
+//     one), which is not done yet; the log's cleaner keeps the segments'
+//     .txnindex entries so read_committed readers still skip them, and it
+//     never cleans past the last stable offset;
 //   - records without a key are dropped (Kafka counts them invalid on a
 //     compacted topic), as are records superseded by a later offset of the
 //     same key, and tombstones (null value) of a batch whose delete horizon

@@ -39,3 +39,45 @@ func EndTxnMarkerValue(value []byte) (coordinatorEpoch int32, err error) {
 	}
 	return int32(binary.BigEndian.Uint32(value[2:])), nil
 }
+
+// EndTxn is a decoded transaction marker: the control type of a control
+// batch's first record (COMMIT or ABORT for markers) and, for those two,
+// the coordinator epoch of its EndTransactionMarker value.
+type EndTxn struct {
+	Type             ControlType
+	CoordinatorEpoch int32
+}
+
+// Commit reports whether the marker commits (type COMMIT); any other type
+// is treated as an abort by readers, as Kafka's ControlRecordType only
+// knows these two for transaction markers.
+func (m EndTxn) Commit() bool { return m.Type == ControlCommit }
+
+// ReadEndTxn decodes the control record of control batch b (header h, as
+// Kafka's ProducerAppendInfo reads the first record of a control batch).
+// ok is false for an empty control batch (the cleaner removed its record,
+// Kafka then treats the batch as carrying nothing). maxUncompressed bounds
+// decompression. Errors: *CorruptError / *InvalidError from decoding,
+// ErrBadControlRecord for a key or value too short.
+func ReadEndTxn(h Header, b []byte, maxUncompressed int) (m EndTxn, ok bool, err error) {
+	errFirst := errors.New("first record read")
+	err = Records(h, b, maxUncompressed, func(r *Record) error {
+		_, typ, kerr := ControlKey(r.Key)
+		if kerr != nil {
+			return kerr
+		}
+		m.Type, ok = typ, true
+		if typ == ControlAbort || typ == ControlCommit {
+			e, verr := EndTxnMarkerValue(r.Value)
+			if verr != nil {
+				return verr
+			}
+			m.CoordinatorEpoch = e
+		}
+		return errFirst
+	})
+	if errors.Is(err, errFirst) {
+		err = nil
+	}
+	return m, ok && err == nil, err
+}

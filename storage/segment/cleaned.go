@@ -19,7 +19,8 @@ func CreateWithSuffix(dir string, base int64, cfg Config, suffix string) (*Segme
 		return nil, fmt.Errorf("create segment: %w", err)
 	}
 	s.log = f
-	for _, p := range []string{Path(dir, base, IndexSuffix) + suffix, Path(dir, base, TimeIndexSuffix) + suffix} {
+	s.txn.path += suffix
+	for _, p := range []string{Path(dir, base, IndexSuffix) + suffix, Path(dir, base, TimeIndexSuffix) + suffix, s.txn.path} {
 		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 			f.Close()
 			return nil, fmt.Errorf("create segment: %w", err)
@@ -37,12 +38,18 @@ func CreateWithSuffix(dir string, base int64, cfg Config, suffix string) (*Segme
 	return s, nil
 }
 
-// ReplaceSuffix renames the three files from <name>+from to <name>+to
-// (from or to may be "", e.g. CleanedSuffix → SwapSuffix → ""). The .log
-// file is renamed last when stripping a suffix so that a crash leaves
-// either the complete set or a recoverable .swap. Open handles keep working.
+// ReplaceSuffix renames the segment's files (the .txnindex only once it
+// exists) from <name>+from to <name>+to (from or to may be "", e.g.
+// CleanedSuffix → SwapSuffix → ""). The .log file is renamed last when
+// stripping a suffix so that a crash leaves either the complete set or a
+// recoverable .swap. Open handles keep working.
 func (s *Segment) ReplaceSuffix(from, to string) error {
 	paths := []*string{&s.index.path, &s.tindex.path, &s.logPath}
+	if s.txn.exists() {
+		paths = []*string{&s.index.path, &s.tindex.path, &s.txn.path, &s.logPath}
+	} else {
+		s.txn.path = strings.TrimSuffix(s.txn.path, from) + to
+	}
 	for _, p := range paths {
 		if !strings.HasSuffix(*p, from) {
 			return fmt.Errorf("rename %s: no suffix %q", *p, from)

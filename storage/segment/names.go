@@ -22,6 +22,9 @@ const (
 	LogSuffix       = ".log"
 	IndexSuffix     = ".index"
 	TimeIndexSuffix = ".timeindex"
+	// TxnIndexSuffix is the aborted transaction index (Kafka's
+	// LogFileUtils.TXN_INDEX_FILE_SUFFIX), written lazily.
+	TxnIndexSuffix = ".txnindex"
 	// DeletedSuffix marks a segment file scheduled for deletion (retention).
 	DeletedSuffix = ".deleted"
 	// CleanedSuffix marks a compaction output still being written.
@@ -52,7 +55,7 @@ func ParseName(name string) (base int64, suffix string, ok bool) {
 	}
 	suffix = name[20:]
 	switch strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(suffix, DeletedSuffix), CleanedSuffix), SwapSuffix) {
-	case LogSuffix, IndexSuffix, TimeIndexSuffix:
+	case LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix:
 		return b, suffix, true
 	}
 	return 0, "", false

@@ -63,6 +63,12 @@ func Open(dir string, base int64, cfg Config) (*Segment, error) {
 			return nil, err
 		}
 	}
+	if s.txn, err = openTxnIndex(s.txn.path); err != nil {
+		f.Close()
+		s.index.Close()
+		s.tindex.Close()
+		return nil, err
+	}
 	if loadErr != nil {
 		return s, fmt.Errorf("%w: %v", ErrNeedsRecovery, loadErr)
 	}
@@ -199,6 +205,11 @@ func (s *Segment) Recover(maxBatchBytes int) (RecoverResult, error) {
 		if err := s.log.Truncate(pos); err != nil {
 			return res, fmt.Errorf("truncate %s: %w", s.logPath, err)
 		}
+	}
+	// Aborted transactions whose marker was cut with the tail go too; the
+	// partition's producer-state rebuild re-adds any the crash lost.
+	if err := s.txn.TruncateTo(s.next.Load()); err != nil {
+		return res, err
 	}
 	s.unflushed = true
 	return res, nil

@@ -34,6 +34,9 @@ type Segment struct {
 	logPath string
 	index   *OffsetIndex
 	tindex  *TimeIndex
+	// txn is the aborted transaction index (.txnindex), whose file exists
+	// only once an aborted transaction's marker landed in this segment.
+	txn     *TxnIndex
 	created time.Time
 
 	// size is the committed byte length of the .log file: bytes below it
@@ -67,6 +70,10 @@ func Create(dir string, base int64, cfg Config) (*Segment, error) {
 		return nil, fmt.Errorf("create segment: %w", err)
 	}
 	s.log = f
+	if err := os.Remove(s.txn.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		f.Close()
+		return nil, fmt.Errorf("create segment: %w", err)
+	}
 	if s.index, err = openOffsetIndex(Path(dir, base, IndexSuffix), base, cfg.MaxIndexBytes, false, 0); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("create segment: %w", err)
@@ -80,7 +87,8 @@ func Create(dir string, base int64, cfg Config) (*Segment, error) {
 }
 
 func newSegment(dir string, base int64, cfg Config) *Segment {
-	s := &Segment{dir: dir, base: base, cfg: cfg, logPath: Path(dir, base, LogSuffix), created: time.Now()}
+	s := &Segment{dir: dir, base: base, cfg: cfg, logPath: Path(dir, base, LogSuffix), created: time.Now(),
+		txn: &TxnIndex{path: Path(dir, base, TxnIndexSuffix)}}
 	s.next.Store(base)
 	s.maxTs.Store(record.NoTimestamp)
 	s.maxTsOffset.Store(-1)
@@ -163,6 +171,9 @@ func (s *Segment) closeFiles() {
 	if e := s.tindex.Close(); err == nil {
 		err = e
 	}
+	if e := s.txn.Close(); err == nil {
+		err = e
+	}
 	s.closeErr = err
 }
 
@@ -181,6 +192,9 @@ func (s *Segment) Sync() error {
 	if err := s.tindex.Sync(); err != nil {
 		return err
 	}
+	if err := s.txn.Sync(); err != nil {
+		return err
+	}
 	s.unflushed = false
 	return nil
 }
@@ -196,15 +210,20 @@ func (s *Segment) OnBecomeInactive() error {
 	return nil
 }
 
-// Files lists the segment's current file paths (.log, .index, .timeindex).
+// Files lists the segment's current file paths (.log, .index, .timeindex,
+// and .txnindex once it exists), the .log first.
 func (s *Segment) Files() []string {
-	return []string{s.logPath, s.index.path, s.tindex.path}
+	fs := []string{s.logPath, s.index.path, s.tindex.path}
+	if s.txn.exists() {
+		fs = append(fs, s.txn.path)
+	}
+	return fs
 }
 
-// RenameWithSuffix renames the three files by appending suffix (e.g.
+// RenameWithSuffix renames the segment's files by appending suffix (e.g.
 // DeletedSuffix). Open handles keep working.
 func (s *Segment) RenameWithSuffix(suffix string) error {
-	for _, p := range []*string{&s.logPath, &s.index.path, &s.tindex.path} {
+	for _, p := range []*string{&s.logPath, &s.index.path, &s.tindex.path, &s.txn.path} {
 		if err := os.Rename(*p, *p+suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("rename %s: %w", *p, err)
 		}
@@ -213,14 +232,37 @@ func (s *Segment) RenameWithSuffix(suffix string) error {
 	return nil
 }
 
-// DeleteFiles unlinks the segment's files (readers holding references keep
-// reading the unlinked inode until they release).
+// DeleteFiles unlinks the segment's files, its .txnindex with them
+// (readers holding references keep reading the unlinked inode until they
+// release).
 func (s *Segment) DeleteFiles() error {
 	var first error
-	for _, p := range s.Files() {
+	for _, p := range append(s.Files()[:3], s.txn.path) {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
 			first = err
 		}
 	}
 	return first
 }
+
+// AppendAbortedTxn records an aborted transaction whose ABORT marker is in
+// this segment in its .txnindex (created on the first entry); an entry
+// whose LastOffset is not after the last one's is already there and is
+// skipped. Errors: I/O errors.
+func (s *Segment) AppendAbortedTxn(e AbortedTxn) error {
+	if err := s.txn.Append(e); err != nil {
+		return err
+	}
+	s.unflushed = true
+	return nil
+}
+
+// CollectAbortedTxns appends the segment's aborted transactions that
+// overlap [fetchOffset, upperBound) to dst; complete reports that no later
+// segment can hold one (see TxnIndex.Collect).
+func (s *Segment) CollectAbortedTxns(dst []AbortedTxn, fetchOffset, upperBound int64) ([]AbortedTxn, bool) {
+	return s.txn.Collect(dst, fetchOffset, upperBound)
+}
+
+// AbortedTxns is a copy of the segment's .txnindex entries (tools, the cleaner).
+func (s *Segment) AbortedTxns() []AbortedTxn { return s.txn.Entries() }

@@ -26,6 +26,9 @@ func (s *Segment) TruncateTo(offset int64) (int64, error) {
 	if err := s.tindex.TruncateToOffset(h.BaseOffset); err != nil {
 		return 0, err
 	}
+	if err := s.txn.TruncateTo(h.BaseOffset); err != nil {
+		return 0, err
+	}
 	if err := s.log.Truncate(pos); err != nil {
 		return 0, fmt.Errorf("truncate %s: %w", s.logPath, err)
 	}

@@ -26,11 +26,21 @@ package handlers
 //     INVALID_RECORD with ErrorMessage and, for a record at fault,
 //     ErrorRecords (KIP-467, v8+). Not exactly one batch in the partition's
 //     records → INVALID_RECORD (Kafka requires one v2 batch from v3 on).
-//   - Transactions are not implemented: transactional batches (or a request
-//     with a transactional id) get TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-//     the code Kafka answers when a transactional write is not permitted;
-//     clients treat it as fatal instead of retrying forever. Control
-//     batches from clients → INVALID_RECORD (Kafka's LogValidator rule).
+//   - Transactions (KIP-98): a request holding a transactional batch
+//     without a TransactionID → TRANSACTIONAL_ID_AUTHORIZATION_FAILED on
+//     every partition (Kafka's handleProduceRequest answers the whole
+//     request so). Transactional batches are checked in the partition
+//     actor (partition.Producers): epoch fencing, sequences as for
+//     idempotence, a non-transactional batch of a producer with a
+//     transaction open → INVALID_TXN_STATE; the first transactional batch
+//     opens the producer's transaction on the partition, which holds the
+//     last stable offset back until its marker (WriteTxnMarkers). KIP-890
+//     part 1 (the leader verifying with the coordinator that the
+//     partition was added, AddPartitionsToTxn v4 VerifyOnly) is not done
+//     yet: see the hook in partition.Producers.Check. Control batches
+//     from clients → INVALID_RECORD, and so is a batch with a producer id
+//     and base sequence -1 (record.Validate, Kafka's LogValidator): only
+//     a coordinator writes those (partition.IsCoordinatorBatch).
 //   - Idempotent producers: sequence/epoch checks in the partition actor
 //     (partition.Producers): duplicates answered with their original
 //     offset, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH.
@@ -56,8 +66,8 @@ package handlers
 //   - v8: ErrorRecords and ErrorMessage (KIP-467).
 //   - v9: flexible versions.
 //   - v10, v11: same as v9 (KIP-951 CurrentLeader/NodeEndpoints tagged
-//     fields left empty; v11 adds TRANSACTION_ABORTABLE, which a server
-//     without transactions never returns).
+//     fields left empty; v11 adds TRANSACTION_ABORTABLE, which only the
+//     KIP-890 verification answers: never returned yet).
 
 import (
 	"time"
@@ -94,6 +104,7 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 	req := kreq.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	var pending []pendingProduce
+	txnDenied := req.TransactionID == nil && hasTransactionalRecords(req)
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -108,6 +119,10 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 	for ti, rt := range req.Topics {
 		for pi, rp := range rt.Partitions {
 			sp := &resp.Topics[ti].Partitions[pi]
+			if txnDenied {
+				setProduceError(sp, req.Version, kerr.TransactionalIDAuthorizationFailed, "transactional records need the request's transactional id", nil)
+				continue
+			}
 			tp := storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
 			msg, err, detail, recErrs := prepareProduce(b, req, tp, rp.Records)
 			if err != nil {
@@ -139,9 +154,6 @@ func prepareProduce(b *Broker, req *kmsg.ProduceRequest, tp storage.TopicPartiti
 	if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
 		return nil, kerr.InvalidRequiredAcks, "", nil
 	}
-	if req.TransactionID != nil {
-		return nil, kerr.TransactionalIDAuthorizationFailed, "transactions are not supported", nil
-	}
 	h, ok := b.Replicas.Get(tp)
 	if !ok {
 		return nil, notHosted(b, tp), "", nil
@@ -162,6 +174,22 @@ func prepareProduce(b *Broker, req *kmsg.ProduceRequest, tp storage.TopicPartiti
 		return nil, rej.err, rej.detail, rej.records
 	}
 	return &partition.Produce{Batch: vb.batch, Header: vb.hdr, Acks: req.Acks, LogAppendTime: vb.logAppendTime}, nil, "", nil
+}
+
+// hasTransactionalRecords reports whether any partition's records start
+// with a v2 batch carrying the transactional attribute (Kafka's
+// RequestUtils.hasTransactionalRecords; a v3+ partition holds one batch,
+// and anything else, old message formats included, is refused per
+// partition anyway).
+func hasTransactionalRecords(req *kmsg.ProduceRequest) bool {
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			if r := rp.Records; len(r) > record.OffAttributes+1 && r[record.OffMagic] == 2 && r[record.OffAttributes+1]&record.AttrTransactional != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func setProduceError(sp *kmsg.ProduceResponseTopicPartition, version int16, err *kerr.Error, detail string, recErrs []record.RecordError) {

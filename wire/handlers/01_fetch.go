@@ -49,8 +49,16 @@ package handlers
 //     DivergingEpoch{epoch, end offset} and no records (KIP-595), and the
 //     follower truncates. A non-leader answers NOT_LEADER_OR_FOLLOWER.
 //   - Consumers (ReplicaID -1) never read above the high watermark.
-//   - IsolationLevel is accepted; without transactions the last stable
-//     offset is the high watermark and AbortedTransactions is empty.
+//   - IsolationLevel (KIP-98): LastStableOffset is always the partition's
+//     last stable offset (partition.View). READ_COMMITTED (1) consumers
+//     read only below it (their long poll wakes on it,
+//     Handle.WaitForStable) and get AbortedTransactions: the aborted
+//     transactions (producer id, first offset) overlapping [fetch offset,
+//     offset after the returned data), from the segments' .txnindex as
+//     Kafka's collectAbortedTransactions, an empty list when none, null
+//     when no records are returned; the records still go by sendfile,
+//     and the client drops the aborted ones. READ_UNCOMMITTED (0) reads
+//     below the high watermark with AbortedTransactions null.
 //     PreferredReadReplica is -1.
 //
 // Version notes:
@@ -235,6 +243,8 @@ func (s *fetchState) longPoll(rc *wire.RequestContext) wire.Response {
 			case fp.h == nil:
 			case s.req.ReplicaID >= 0:
 				cancels = append(cancels, fp.h.WaitForLogEnd(fp.req.FetchOffset, wake))
+			case s.readCommitted():
+				cancels = append(cancels, fp.h.WaitForStable(fp.req.FetchOffset, wake))
 			default:
 				cancels = append(cancels, fp.h.WaitForData(fp.req.FetchOffset, wake))
 			}
@@ -337,6 +347,11 @@ func (s *fetchState) diverging(fp *fetchPart, v *partition.View) bool {
 	return e >= 0 && (e < fp.req.LastFetchedEpoch || end < fp.req.FetchOffset)
 }
 
+// readCommitted: a consumer fetch at READ_COMMITTED (isolation level 1).
+func (s *fetchState) readCommitted() bool {
+	return s.req.ReplicaID < 0 && s.req.IsolationLevel == 1
+}
+
 // readOne reads one partition with at most min(PartitionMaxBytes, limit)
 // bytes (at least one batch if minOne) and fills its response fields.
 func (s *fetchState) readOne(fp *fetchPart, limit int64, minOne bool) (int64, *kerr.Error) {
@@ -355,7 +370,7 @@ func (s *fetchState) readOne(fp *fetchPart, limit int64, minOne bool) (int64, *k
 			e, end := v.Log.EndOffsetForEpoch(fp.req.LastFetchedEpoch)
 			*out = kmsg.NewFetchResponseTopicPartition()
 			out.Partition = fp.req.Partition
-			out.HighWatermark, out.LastStableOffset, out.LogStartOffset = v.HighWatermark, v.HighWatermark, v.LogStartOffset
+			out.HighWatermark, out.LastStableOffset, out.LogStartOffset = v.HighWatermark, v.LastStableOffset, v.LogStartOffset
 			out.PreferredReadReplica = -1
 			out.RecordBatches = []byte{}
 			out.DivergingEpoch.Epoch, out.DivergingEpoch.EndOffset = e, end
@@ -366,10 +381,12 @@ func (s *fetchState) readOne(fp *fetchPart, limit int64, minOne bool) (int64, *k
 			return 0, fp.recErr
 		}
 		bound = v.LogEndOffset
+	} else if s.readCommitted() {
+		bound = v.LastStableOffset
 	}
 	*out = kmsg.NewFetchResponseTopicPartition()
 	out.Partition = fp.req.Partition
-	out.HighWatermark, out.LastStableOffset, out.LogStartOffset = v.HighWatermark, v.HighWatermark, v.LogStartOffset
+	out.HighWatermark, out.LastStableOffset, out.LogStartOffset = v.HighWatermark, v.LastStableOffset, v.LogStartOffset
 	out.PreferredReadReplica = -1
 	out.RecordBatches = []byte{} // empty, not null, as Kafka sends
 	maxBytes := min(int64(fp.req.PartitionMaxBytes), limit)
@@ -390,8 +407,28 @@ func (s *fetchState) readOne(fp *fetchPart, limit int64, minOne bool) (int64, *k
 		fd.Release()
 		return 0, nil
 	}
+	if s.readCommitted() {
+		out.AbortedTransactions = abortedTxns(v.Log, off, fd.NextOffset())
+	}
 	fp.fd, fp.has = fd, true
 	return fd.Bytes, nil
+}
+
+// abortedTxns is a read_committed fetch's AbortedTransactions for data read
+// from fetchOffset up to upperBound (the offset after it): never null when
+// records are returned.
+func abortedTxns(lg partition.Log, fetchOffset, upperBound int64) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	out := []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	tl, ok := lg.(partition.TxnLog)
+	if !ok {
+		return out
+	}
+	for _, a := range tl.CollectAbortedTxns(fetchOffset, upperBound) {
+		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+		out = append(out, at)
+	}
+	return out
 }
 
 // respond builds the zero-copy response; the segment references are

@@ -4,17 +4,18 @@ package handlers
 //
 // Behaviour:
 //   - Timestamp -2 (earliest): the log start offset.
-//   - Timestamp -1 (latest): the high watermark for consumers
-//     (ReplicaID -1, either isolation level: without transactions the last
-//     stable offset is the high watermark); the log end offset for a
-//     replica (ReplicaID >= 0).
+//   - Timestamp -1 (latest): for consumers (ReplicaID -1) the high
+//     watermark at READ_UNCOMMITTED, the last stable offset at
+//     READ_COMMITTED (v2+ IsolationLevel 1, KIP-98); the log end offset
+//     for a replica (ReplicaID >= 0). Timestamp lookups are bounded the
+//     same way (Kafka's fetchOffsetForTimestamp lastFetchableOffset).
 //   - Timestamp -3 (max timestamp, KIP-734, v7+): the offset and timestamp
 //     of the record with the largest timestamp (Log.OffsetOfMaxTimestamp).
 //     Below v7 a negative timestamp other than -1/-2 is a plain (unmatched)
 //     lookup, as in Kafka.
 //   - Any other timestamp: the earliest offset whose timestamp is >= it
 //     (Log.OffsetForTimestamp); none, or one a consumer may not read yet
-//     (>= high watermark) → offset -1, timestamp -1, no error.
+//     (>= the bound of latest) → offset -1, timestamp -1, no error.
 //   - LeaderEpoch (v4+) is the partition's current leader epoch (Kafka
 //     answers the epoch of the returned offset; the current one is what
 //     clients use for KIP-320 fencing after a leader change).
@@ -90,6 +91,8 @@ func listOffset(b *Broker, req *kmsg.ListOffsetsRequest, tp storage.TopicPartiti
 	fetchable := v.HighWatermark
 	if req.ReplicaID >= 0 {
 		fetchable = v.LogEndOffset
+	} else if req.Version >= 2 && req.IsolationLevel == 1 {
+		fetchable = v.LastStableOffset
 	}
 	switch {
 	case rp.Timestamp == listEarliest:

@@ -7,8 +7,10 @@ package handlers
 //   - message format v0/v1 (produce v2) → UNSUPPORTED_FOR_MESSAGE_FORMAT;
 //   - integrity: CRC-32C, magic 2, header sanity → CORRUPT_MESSAGE;
 //     exactly one batch per partition (v3+) → INVALID_RECORD;
-//   - control batches from clients → INVALID_RECORD; transactional
-//     batches → TRANSACTIONAL_ID_AUTHORIZATION_FAILED (no transactions);
+//   - control batches from clients → INVALID_RECORD; a producer id
+//     without a base sequence → INVALID_RECORD (record.Validate: only a
+//     coordinator writes such transactional batches); transactional
+//     batches pass on to the partition's producer state;
 //   - zstd below produce v7 → UNSUPPORTED_COMPRESSION_TYPE (KIP-110);
 //   - every record: count against the header, offset deltas 0..n-1, keys
 //     on compacted topics → INVALID_RECORD; decompression bounded by
@@ -84,9 +86,6 @@ func validateProduceBatch(cfg storage.LogConfig, version int16, records []byte, 
 	}
 	if hdr.IsControl() {
 		return validatedBatch{}, &produceRejection{kerr.InvalidRecord, "control batches are not accepted from clients", nil}
-	}
-	if hdr.IsTransactional() {
-		return validatedBatch{}, &produceRejection{kerr.TransactionalIDAuthorizationFailed, "transactions are not supported", nil}
 	}
 	if hdr.Codec() == record.CodecZstd && version < 7 {
 		return validatedBatch{}, &produceRejection{kerr.UnsupportedCompressionType, "zstd compression requires produce request version 7 or later", nil}

@@ -1,7 +1,8 @@
 // Package dumplog implements `gregor dump-log`, the counterpart of Kafka's
 // kafka-dump-log.sh (kafka.tools.DumpLogSegments): it prints the record
 // batches of segment .log files and the entries of .index / .timeindex
-// files, flagging damage, in Kafka's output format so operators' scripts
+// files (and .txnindex aborted transactions and producer .snapshot
+// files), flagging damage, in Kafka's output format so operators' scripts
 // and habits carry over.
 package dumplog
 
@@ -17,7 +18,7 @@ import (
 // Options are the tool's flags (names as kafka-dump-log.sh).
 type Options struct {
 	// Files are the segment files to dump (--files, comma separated):
-	// .log, .index, .timeindex.
+	// .log, .index, .timeindex, .txnindex, .snapshot (producer state).
 	Files []string
 	// PrintDataLog prints each record's key and payload (--print-data-log);
 	// it implies DeepIteration.
@@ -74,6 +75,10 @@ func Run(out, errOut io.Writer, opts Options) error {
 			bad, err = dumpIndex(out, errOut, f, opts)
 		case ".timeindex":
 			bad, err = dumpTimeIndex(out, errOut, f, opts)
+		case ".txnindex":
+			bad, err = dumpTxnIndex(out, errOut, f)
+		case ".snapshot":
+			bad, err = dumpProducerSnapshot(out, errOut, f)
 		default:
 			fmt.Fprintf(errOut, "Ignoring unknown file %s\n", f)
 			continue
