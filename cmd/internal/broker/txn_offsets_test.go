@@ -14,8 +14,6 @@ import (
 	"go.uber.org/zap"
 
 	"gregor/actors/coordinator"
-	"gregor/partition"
-	"gregor/storage/record"
 )
 
 // TestTxnOffsetCommitOnBroker runs the group coordinator's side of
@@ -23,8 +21,8 @@ import (
 // TxnOffsetCommit requests (producer id from InitProducerId without a
 // transactional id) are appended to __consumer_offsets' real partition as
 // transactional batches, stay invisible to OffsetFetch (require_stable:
-// UNSTABLE_OFFSET_COMMIT) until CompleteTxnOffsets is called after the
-// COMMIT marker is in the log, and an aborted one leaves the committed
+// UNSTABLE_OFFSET_COMMIT) until a WriteTxnMarkers COMMIT marker is in the
+// log (the handler calls CompleteTxnOffsets), and an aborted one leaves the committed
 // offset. A restart rebuilds committed and open transactions from the
 // log, control batches included.
 func TestTxnOffsetCommitOnBroker(t *testing.T) {
@@ -95,13 +93,7 @@ func TestTxnOffsetCommitOnBroker(t *testing.T) {
 		return p.ErrorCode, p.Offset
 	}
 
-	code := txnCommit(100)
-	if code == kerr.InvalidRecord.Code {
-		// Interface 2 of issue 11: the partition accepts a transactional
-		// batch with base sequence -1 from the coordinator (PART's side).
-		t.Skip("the __consumer_offsets partition refuses coordinator-origin transactional batches (base sequence -1) until the partition side of transactions lands")
-	}
-	if code != 0 {
+	if code := txnCommit(100); code != 0 {
 		t.Fatalf("TxnOffsetCommit: %v", kerr.ErrorForCode(code))
 	}
 	if c, off := fetch(true); c != kerr.UnstableOffsetCommit.Code || off != -1 {
@@ -114,8 +106,7 @@ func TestTxnOffsetCommitOnBroker(t *testing.T) {
 	offsetsPartition := coordinator.PartitionFor("g", 3)
 	marker := func(commit bool) {
 		t.Helper()
-		writeMarker(t, ctx, b, offsetsPartition, pid, epoch, commit)
-		b.groups.CompleteTxnOffsets(offsetsPartition, pid, epoch, commit)
+		writeMarker(t, ctx, cl, offsetsPartition, pid, epoch, commit)
 	}
 	marker(true)
 	if c, off := fetch(true); c != 0 || off != 101 {
@@ -159,26 +150,25 @@ func TestTxnOffsetCommitOnBroker(t *testing.T) {
 	}
 }
 
-// writeMarker appends producer's COMMIT or ABORT marker to
-// __consumer_offsets partition p through its partition actor (acks=-1),
-// as the WriteTxnMarkers handler does.
-func writeMarker(t *testing.T, ctx context.Context, b *Broker, p int32, pid int64, epoch int16, commit bool) {
+// writeMarker sends the broker a WriteTxnMarkers request with producer's
+// COMMIT or ABORT marker for __consumer_offsets partition p, as the
+// transaction coordinator does; the handler appends it and completes the
+// group's transactional offsets.
+func writeMarker(t *testing.T, ctx context.Context, cl *kgo.Client, p int32, pid int64, epoch int16, commit bool) {
 	t.Helper()
-	batch, err := record.BuildBatch(record.BatchOptions{PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli(),
-		Control: true, Transactional: true, Producer: &record.Producer{ID: pid, Epoch: epoch, BaseSequence: record.NoSequence}},
-		[]record.BatchRecord{record.EndTxnMarker(commit, 0)})
+	r := kmsg.NewPtrWriteTxnMarkersRequest()
+	r.Version = 1
+	m := kmsg.NewWriteTxnMarkersRequestMarker()
+	m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch = pid, epoch, commit, 0
+	mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+	mt.Topic, mt.Partitions = coordinator.OffsetsTopicName, []int32{p}
+	m.Topics = append(m.Topics, mt)
+	r.Markers = append(r.Markers, m)
+	resp, err := r.RequestWith(ctx, cl)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("WriteTxnMarkers: %v", err)
 	}
-	h, ok := b.replicas.Get(partition.TopicPartition{Topic: coordinator.OffsetsTopicName, Partition: p})
-	if !ok {
-		t.Fatalf("__consumer_offsets-%d not hosted", p)
-	}
-	hdr, _, err := record.ValidateIntegrity(batch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := partition.ProduceWait(ctx, h, &partition.Produce{Batch: batch, Header: hdr, Acks: -1}); r.Err != nil {
-		t.Fatalf("marker append: %v", r.Err)
+	if code := resp.Markers[0].Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("WriteTxnMarkers: %v", kerr.ErrorForCode(code))
 	}
 }
