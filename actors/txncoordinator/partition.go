@@ -357,7 +357,7 @@ func markerRequest(s *MarkerSend, parts []TopicPartition) *kmsg.WriteTxnMarkersR
 // retried too.
 func (a *partActor) markersAnswered(m *markersMsg) {
 	if m.err != nil || m.resp == nil {
-		a.c.log.Info("sending transaction markers failed; retrying", zap.String("transactional.id", m.send.TransactionalID), zap.Error(m.err))
+		a.c.log.Debug("sending transaction markers failed; retrying", zap.String("transactional.id", m.send.TransactionalID), zap.Error(m.err))
 		m.send.Failed(m.parts)
 		return
 	}
