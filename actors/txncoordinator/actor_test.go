@@ -103,7 +103,6 @@ func startEnv(t *testing.T, tweak func(*Options)) *env {
 	return e
 }
 
-
 // await polls cond (an event this package publishes no channel for) with
 // a bound.
 func await(t *testing.T, what string, cond func() bool) {
@@ -248,7 +247,6 @@ func TestActorCommitWritesMarkersAndCompletes(t *testing.T) {
 		t.Fatalf("next add: %v", kerr.ErrorForCode(code))
 	}
 }
-
 
 func TestActorRestartReloadsAndCompletes(t *testing.T) {
 	e := startEnv(t, nil)

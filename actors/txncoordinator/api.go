@@ -135,7 +135,9 @@ func (c *Coordinator) AddPartitions(transactionalID string, producerID int64, pr
 	}
 	tps := flatten(parts)
 	c.send(&txnRequest{partition: c.PartitionFor(transactionalID), api: "AddPartitionsToTxn", fail: r,
-		apply: func(core *Core, now int64) { core.AddPartitions(transactionalID, producerID, producerEpoch, tps, now, r) }})
+		apply: func(core *Core, now int64) {
+			core.AddPartitions(transactionalID, producerID, producerEpoch, tps, now, r)
+		}})
 }
 
 // VerifyPartitions serves AddPartitionsToTxn v4+ with VerifyOnly (KIP-890

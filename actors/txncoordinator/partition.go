@@ -26,9 +26,9 @@ type partActor struct {
 	epoch     int32
 	inc       uint64 // incarnation: set in Started
 
-	core    *Core // nil while loading
-	queued  []*Write
-	writing []*Write // the batch in flight
+	core     *Core // nil while loading
+	queued   []*Write
+	writing  []*Write               // the batch in flight
 	timers   map[uint64]*time.Timer // armed by later, by key
 	timerSeq uint64
 	abort    *time.Timer

@@ -235,4 +235,3 @@ func (o *internalTopic) Leader(p int32) (int32, string, int32, bool) {
 	}
 	return b.ID, b.Host, b.Port, true
 }
-
