@@ -220,7 +220,15 @@ func TestTransactionCoordinatorOnSingleNode(t *testing.T) {
 	if !hasWriteTxnMarkers() {
 		t.Skip("the abort's markers need the WriteTxnMarkers handler (API 27, the partition side of issue 11)")
 	}
-	fresh := init(4, "tx-a", 30000, -1, -1)
+	// The client retries CONCURRENT_TRANSACTIONS until the abort's markers
+	// are written and the abort completes.
+	var fresh *kmsg.InitProducerIDResponse
+	for i := 0; ; i++ {
+		if fresh = init(4, "tx-a", 30000, -1, -1); fresh.ErrorCode != kerr.ConcurrentTransactions.Code || i == 500 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if fresh.ErrorCode != 0 || fresh.ProducerID != pid || fresh.ProducerEpoch != epoch+2 {
 		t.Fatalf("init after the fence %+v", fresh)
 	}
@@ -296,4 +304,76 @@ func TestTransactionalProducerOnSingleNode(t *testing.T) {
 			t.Fatalf("read_committed returned aborted record %s", v)
 		}
 	}
+}
+
+// TestTransactionStateSurvivesRestart: a restarted single node reloads
+// __transaction_state when it leads its partitions again: the
+// transactional id keeps its producer id (the next epoch is handed out)
+// and its ongoing transaction, which a new producer instance fences.
+func TestTransactionStateSurvivesRestart(t *testing.T) {
+	cfg, _ := configOnFreePort(t, map[string]string{
+		"log.dirs":                             filepath.Join(t.TempDir(), "data"),
+		"transaction.state.log.num.partitions": "3",
+	})
+	run := func(fn func(cl *kgo.Client)) {
+		t.Helper()
+		b, err := Start(cfg, zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := b.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		}()
+		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addrs()[0].String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		fn(cl)
+	}
+	id := "tx-restart"
+	init := func(cl *kgo.Client) *kmsg.InitProducerIDResponse {
+		r := kmsg.NewPtrInitProducerIDRequest()
+		r.TransactionalID, r.TransactionTimeoutMillis = &id, 30000
+		return request(t, cl, r, func(r *kmsg.InitProducerIDResponse) int16 { return r.ErrorCode })
+	}
+	var pid int64
+	run(func(cl *kgo.Client) {
+		if _, err := kadm.NewClient(cl).CreateTopic(context.Background(), 1, 1, nil, "out"); err != nil {
+			t.Fatal(err)
+		}
+		r := init(cl)
+		if r.ErrorCode != 0 || r.ProducerEpoch != 0 {
+			t.Fatalf("init %+v", r)
+		}
+		pid = r.ProducerID
+		r = init(cl)
+		if r.ErrorCode != 0 || r.ProducerID != pid || r.ProducerEpoch != 1 {
+			t.Fatalf("re-init %+v", r)
+		}
+	})
+	run(func(cl *kgo.Client) {
+		r := init(cl)
+		if r.ErrorCode != 0 || r.ProducerID != pid || r.ProducerEpoch != 2 {
+			t.Fatalf("init after restart %+v, want producer id %d epoch 2", r, pid)
+		}
+		a := kmsg.NewPtrAddPartitionsToTxnRequest()
+		a.TransactionalID, a.ProducerID, a.ProducerEpoch = id, pid, 2
+		at := kmsg.NewAddPartitionsToTxnRequestTopic()
+		at.Topic, at.Partitions = "out", []int32{0}
+		a.Topics = append(a.Topics, at)
+		resp := request(t, cl, a, func(r *kmsg.AddPartitionsToTxnResponse) int16 { return r.Topics[0].Partitions[0].ErrorCode })
+		if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
+			t.Fatalf("add: %v", kerr.ErrorForCode(code))
+		}
+	})
+	run(func(cl *kgo.Client) {
+		// Still ongoing after the restart: a new instance fences it.
+		r := init(cl)
+		if r.ErrorCode != kerr.ConcurrentTransactions.Code {
+			t.Fatalf("init over the reloaded ongoing transaction: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+	})
 }
