@@ -184,24 +184,28 @@ func New(sys *actor.ActorSystem, opts Options) (*Coordinator, error) {
 	return c, nil
 }
 
-// Stop stops the manager and every partition actor (requests they hold
-// get NOT_COORDINATOR) and waits for their goroutines.
+// Stop stops every partition actor (requests they hold get
+// NOT_COORDINATOR), then the manager, and waits for their goroutines. The
+// manager outlives its actors so that their Terminated reaches it (no dead
+// letter); with the context cancelled it spawns none again.
 func (c *Coordinator) Stop() {
 	c.cancel()
-	_ = c.sys.Root.StopFuture(c.manager).Wait()
 	c.live.mu.Lock()
-	c.live.closed = true
+	c.live.closed = true // no partition actor is spawned from now on
 	futures := make([]*actor.Future, 0, len(c.live.pids))
 	for _, pid := range c.live.pids {
 		if _, ok := c.sys.ProcessRegistry.GetLocal(pid.Id); ok {
 			futures = append(futures, c.sys.Root.StopFuture(pid))
 		}
 	}
-	clear(c.live.pids)
 	c.live.mu.Unlock()
 	for _, f := range futures {
 		_ = f.Wait()
 	}
+	_ = c.sys.Root.StopFuture(c.manager).Wait()
+	c.live.mu.Lock()
+	clear(c.live.pids)
+	c.live.mu.Unlock()
 	c.wg.Wait()
 }
 
@@ -322,7 +326,7 @@ func (m *manager) Receive(ctx actor.Context) {
 		delete(m.c.live.pids, msg.Who.Id)
 		m.c.live.mu.Unlock()
 		for p, lp := range m.parts {
-			if lp.pid.Equal(msg.Who) {
+			if lp.pid.Equal(msg.Who) && m.c.ctx.Err() == nil {
 				// Stopped while still loaded here (its guardian gave up, or
 				// a /faults stop): a fresh actor reloads the partition.
 				m.c.log.Warn("transaction coordinator partition actor stopped; loading the partition again", zap.Int32("partition", p))

@@ -32,6 +32,10 @@ type partActor struct {
 	timers   map[uint64]*time.Timer // armed by later, by key
 	timerSeq uint64
 	abort    *time.Timer
+	// stopped is set when this incarnation ends: its goroutines and
+	// timers then drop their outcome instead of sending it to an actor
+	// that is gone (a dead letter).
+	stopped *atomic.Bool
 }
 
 // incarnations numbers every start of every partition actor.
@@ -72,6 +76,7 @@ func (a *partActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.inc = incarnations.Add(1)
+		a.stopped = &atomic.Bool{}
 		a.timers = map[uint64]*time.Timer{}
 		a.startLoad(ctx)
 		a.armAbort(ctx)
@@ -150,6 +155,16 @@ func (a *partActor) Receive(ctx actor.Context) {
 	}
 }
 
+// sender is how this incarnation's goroutines and timers report back.
+func (a *partActor) sender(ctx actor.Context) func(msg any) {
+	self, root, stopped := ctx.Self(), a.c.sys.Root, a.stopped
+	return func(msg any) {
+		if !stopped.Load() {
+			root.Send(self, msg)
+		}
+	}
+}
+
 func (a *partActor) now() int64 { return a.c.opts.Now().UnixMilli() }
 
 // shutdown ends this incarnation: timers stop, and the requests waiting on
@@ -164,6 +179,9 @@ func (a *partActor) shutdown(code int16) {
 		a.abort.Stop()
 	}
 	a.inc = 0 // outcomes still coming belong to no incarnation
+	if a.stopped != nil {
+		a.stopped.Store(true)
+	}
 	pending := append(a.writing, a.queued...)
 	a.writing, a.queued = nil, nil
 	if a.core == nil {
@@ -185,7 +203,7 @@ func (a *partActor) shutdown(code int16) {
 }
 
 func (a *partActor) startLoad(ctx actor.Context) {
-	self, root, c, inc, p := ctx.Self(), a.c.sys.Root, a.c, a.inc, a.partition
+	send, c, inc, p := a.sender(ctx), a.c, a.inc, a.partition
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -199,21 +217,21 @@ func (a *partActor) startLoad(ctx actor.Context) {
 		if c.ctx.Err() != nil {
 			return
 		}
-		root.Send(self, &loadedMsg{inc: inc, loader: l, err: err})
+		send(&loadedMsg{inc: inc, loader: l, err: err})
 	}()
 }
 
 func (a *partActor) armAbort(ctx actor.Context) {
-	self, root, inc := ctx.Self(), a.c.sys.Root, a.inc
-	a.abort = time.AfterFunc(a.c.opts.AbortInterval, func() { root.Send(self, &abortTick{inc: inc}) })
+	send, inc := a.sender(ctx), a.inc
+	a.abort = time.AfterFunc(a.c.opts.AbortInterval, func() { send(&abortTick{inc: inc}) })
 }
 
 // later runs fn on the actor after d.
 func (a *partActor) later(ctx actor.Context, d time.Duration, fn func(ctx actor.Context)) {
-	self, root, inc := ctx.Self(), a.c.sys.Root, a.inc
+	send, inc := a.sender(ctx), a.inc
 	a.timerSeq++
 	key := a.timerSeq
-	a.timers[key] = time.AfterFunc(d, func() { root.Send(self, &laterMsg{inc: inc, key: key, fn: fn}) })
+	a.timers[key] = time.AfterFunc(d, func() { send(&laterMsg{inc: inc, key: key, fn: fn}) })
 }
 
 // after performs the effects the core asked for while handling a message.
@@ -260,7 +278,7 @@ func (a *partActor) startAppend(ctx actor.Context) {
 	for i, w := range batch {
 		recs[i] = record.BatchRecord{Key: Key(w.TransactionalID), Value: Value(w.Transit)}
 	}
-	self, root, c, inc, p := ctx.Self(), a.c.sys.Root, a.c, a.inc, a.partition
+	send, c, inc, p := a.sender(ctx), a.c, a.inc, a.partition
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -277,12 +295,12 @@ func (a *partActor) startAppend(ctx actor.Context) {
 				return // stopping: the actor is gone or going
 			}
 		}
-		root.Send(self, &appendedMsg{inc: inc, code: code})
+		send(&appendedMsg{inc: inc, code: code})
 	}()
 }
 
 func (a *partActor) allocate(ctx actor.Context, r *IDRequest) {
-	self, root, c, inc := ctx.Self(), a.c.sys.Root, a.c, a.inc
+	send, c, inc := a.sender(ctx), a.c, a.inc
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -290,7 +308,7 @@ func (a *partActor) allocate(ctx actor.Context, r *IDRequest) {
 		if err != nil {
 			c.log.Error("allocate producer id", zap.Error(err))
 		}
-		root.Send(self, &idMsg{inc: inc, req: r, id: id, err: err})
+		send(&idMsg{inc: inc, req: r, id: id, err: err})
 	}()
 }
 
@@ -317,7 +335,7 @@ func (a *partActor) dispatch(ctx actor.Context, s *MarkerSend) {
 	if len(noLeader) > 0 {
 		s.Failed(noLeader)
 	}
-	self, root, c, inc := ctx.Self(), a.c.sys.Root, a.c, a.inc
+	send, c, inc := a.sender(ctx), a.c, a.inc
 	for broker, parts := range byLeader {
 		req := markerRequest(s, parts)
 		c.wg.Add(1)
@@ -329,7 +347,7 @@ func (a *partActor) dispatch(ctx actor.Context, s *MarkerSend) {
 			if c.ctx.Err() != nil {
 				return
 			}
-			root.Send(self, &markersMsg{inc: inc, send: s, parts: parts, resp: resp, err: err})
+			send(&markersMsg{inc: inc, send: s, parts: parts, resp: resp, err: err})
 		}()
 	}
 }
