@@ -103,6 +103,11 @@ type Broker struct {
 	// 10000): how often the coordinator aborts transactions older than
 	// their timeout.
 	TransactionAbortTimedOutCleanupInterval time.Duration
+	// TransactionRemoveExpiredCleanupInterval is
+	// transaction.remove.expired.transaction.cleanup.interval.ms (default
+	// 3600000): how often transactional ids idle longer than
+	// transactional.id.expiration.ms are removed.
+	TransactionRemoveExpiredCleanupInterval time.Duration
 
 	ReplicaLagTimeMax  time.Duration // replica.lag.time.max.ms, default 30000
 	NumReplicaFetchers int           // num.replica.fetchers, default 1
@@ -183,6 +188,7 @@ func Defaults() *Broker {
 		TransactionalIDExpiration:               604800000 * time.Millisecond,
 		TransactionMaxTimeout:                   900000 * time.Millisecond,
 		TransactionAbortTimedOutCleanupInterval: 10000 * time.Millisecond,
+		TransactionRemoveExpiredCleanupInterval: 3600000 * time.Millisecond,
 
 		ReplicaLagTimeMax:  30000 * time.Millisecond,
 		NumReplicaFetchers: 1,

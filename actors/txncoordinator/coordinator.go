@@ -77,6 +77,14 @@ type Options struct {
 	// transaction.abort.timed.out.transaction.cleanup.interval.ms (default
 	// 10 s): how often transactions older than their timeout are aborted.
 	AbortInterval time.Duration
+	// IDExpiration is transactional.id.expiration.ms (default 7 days): a
+	// transactional id idle that long (no transaction open) is removed
+	// with a tombstone.
+	IDExpiration time.Duration
+	// ExpireInterval is
+	// transaction.remove.expired.transaction.cleanup.interval.ms (default
+	// 1 h): how often idle transactional ids are looked for.
+	ExpireInterval time.Duration
 	// GroupPartitions is offsets.topic.num.partitions (default 50), for
 	// the __consumer_offsets partition AddOffsetsToTxn adds.
 	GroupPartitions int32
@@ -101,6 +109,7 @@ type Options struct {
 func OptionsFromBroker(b *config.Broker, topic StateTopic, markers MarkerSender, ids ProducerIDs, log *zap.Logger) Options {
 	return Options{Partitions: b.TransactionStateLogNumPartitions, MaxTimeout: b.TransactionMaxTimeout,
 		AbortInterval: b.TransactionAbortTimedOutCleanupInterval, GroupPartitions: b.OffsetsTopicNumPartitions,
+		IDExpiration: b.TransactionalIDExpiration, ExpireInterval: b.TransactionRemoveExpiredCleanupInterval,
 		Topic: topic, Markers: markers, IDs: ids, Log: log}
 }
 
@@ -156,6 +165,12 @@ func New(sys *actor.ActorSystem, opts Options) (*Coordinator, error) {
 	}
 	if opts.AbortInterval <= 0 {
 		opts.AbortInterval = 10 * time.Second
+	}
+	if opts.IDExpiration <= 0 {
+		opts.IDExpiration = 7 * 24 * time.Hour
+	}
+	if opts.ExpireInterval <= 0 {
+		opts.ExpireInterval = time.Hour
 	}
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()

@@ -80,7 +80,10 @@ func (c *Core) Len() int { return len(c.txns) }
 type Write struct {
 	TransactionalID string
 	Transit         Transit
-	done            func(appendCode int16)
+	// Tombstone: the record's value is null (an expired transactional
+	// id, transactional.id.expiration.ms); Transit is then not written.
+	Tombstone bool
+	done      func(appendCode int16)
 }
 
 // Done feeds the append's outcome back.
@@ -569,4 +572,32 @@ func (c *Core) AbortTimedOut(now int64, done func(id string, code int16)) int {
 		})
 	}
 	return len(ids)
+}
+
+// ExpireTransactionalIDs writes tombstones for the transactional ids idle
+// longer than expirationMs (transactional.id.expiration.ms): those in
+// Empty, CompleteCommit or CompleteAbort with no transition pending whose
+// last update is at least that old (TransactionStateManager.shouldExpire).
+// Each is removed once its tombstone is written; a failed write leaves it
+// as it was. It returns how many it started to expire.
+func (c *Core) ExpireTransactionalIDs(now, expirationMs int64) int {
+	n := 0
+	for id, m := range c.txns {
+		if m.hasPending || (m.State != Empty && m.State != CompleteCommit && m.State != CompleteAbort) || m.UpdateTimestamp > now-expirationMs {
+			continue
+		}
+		t := m.prepareDead()
+		n++
+		c.writes = append(c.writes, &Write{TransactionalID: id, Transit: t, Tombstone: true, done: func(appendCode int16) {
+			if c.txns[id] != m {
+				return
+			}
+			if appendCode == 0 && m.hasPending && m.pending == Dead && m.ProducerEpoch == t.ProducerEpoch {
+				delete(c.txns, id)
+				return
+			}
+			m.hasPending = false
+		}})
+	}
+	return n
 }

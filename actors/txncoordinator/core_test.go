@@ -500,3 +500,43 @@ func TestDecodeRejectsBadRecords(t *testing.T) {
 		t.Fatal("truncated value accepted")
 	}
 }
+
+func TestExpireTransactionalIDs(t *testing.T) {
+	h := ongoing(t) // t1 ongoing, updated at 1000
+	h.initPID("idle", 60000, nil, 0)
+	h.now = 5000
+	h.initPID("fresh", 60000, nil, 0)
+	// At 1000+expiration only "idle" (Empty) is old enough; t1 has a
+	// transaction open.
+	if n := h.c.ExpireTransactionalIDs(1000+7000, 7000); n != 1 {
+		t.Fatalf("expired %d", n)
+	}
+	// While the tombstone is written the id is pending.
+	var code int16 = -99
+	h.c.InitProducerID("idle", 60000, nil, h.now, func(_ int64, _ int16, c int16) { code = c })
+	if code != codeConcurrentTransactions {
+		t.Fatalf("init while expiring: %d", code)
+	}
+	ws := h.c.TakeWrites()
+	if len(ws) != 1 || !ws[0].Tombstone || ws[0].TransactionalID != "idle" {
+		t.Fatalf("writes %+v", ws)
+	}
+	ws[0].Done(0)
+	if h.c.Get("idle") != nil || h.c.Get("fresh") == nil || h.c.Get("t1") == nil {
+		t.Fatal("wrong ids removed")
+	}
+	// A failed tombstone keeps the id.
+	h.c.ExpireTransactionalIDs(5000+7000, 7000)
+	ws = h.c.TakeWrites()
+	if len(ws) != 1 || ws[0].TransactionalID != "fresh" {
+		t.Fatalf("writes %+v", ws)
+	}
+	ws[0].Done(kerr.NotEnoughReplicas.Code)
+	if m := h.c.Get("fresh"); m == nil || m.hasPending || m.State != Empty {
+		t.Fatalf("after failed tombstone %+v", m)
+	}
+	// An expired id starts over with a new producer id.
+	if r := h.initPID("idle", 60000, nil, 0); r.code != 0 || r.pid == 5001 || r.epoch != 0 {
+		t.Fatalf("init after expiry %+v", r)
+	}
+}

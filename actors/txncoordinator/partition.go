@@ -32,6 +32,7 @@ type partActor struct {
 	timers   map[uint64]*time.Timer // armed by later, by key
 	timerSeq uint64
 	abort    *time.Timer
+	expire   *time.Timer
 	// stopped is set when this incarnation ends: its goroutines and
 	// timers then drop their outcome instead of sending it to an actor
 	// that is gone (a dead letter).
@@ -69,7 +70,8 @@ type (
 		key uint64
 		fn  func(ctx actor.Context)
 	}
-	abortTick struct{ inc uint64 }
+	abortTick  struct{ inc uint64 }
+	expireTick struct{ inc uint64 }
 )
 
 func (a *partActor) Receive(ctx actor.Context) {
@@ -80,6 +82,7 @@ func (a *partActor) Receive(ctx actor.Context) {
 		a.timers = map[uint64]*time.Timer{}
 		a.startLoad(ctx)
 		a.armAbort(ctx)
+		a.armExpire(ctx)
 	case *actor.Restarting:
 		a.shutdown(kerr.CoordinatorNotAvailable.Code)
 	case *actor.Stopping:
@@ -152,7 +155,23 @@ func (a *partActor) Receive(ctx actor.Context) {
 			a.after(ctx)
 		}
 		a.armAbort(ctx)
+	case *expireTick:
+		if m.inc != a.inc {
+			return
+		}
+		if a.core != nil {
+			if n := a.core.ExpireTransactionalIDs(a.now(), a.c.opts.IDExpiration.Milliseconds()); n > 0 {
+				a.c.log.Info("expiring idle transactional ids", zap.Int32("partition", a.partition), zap.Int("count", n))
+			}
+			a.after(ctx)
+		}
+		a.armExpire(ctx)
 	}
+}
+
+func (a *partActor) armExpire(ctx actor.Context) {
+	send, inc := a.sender(ctx), a.inc
+	a.expire = time.AfterFunc(a.c.opts.ExpireInterval, func() { send(&expireTick{inc: inc}) })
 }
 
 // sender is how this incarnation's goroutines and timers report back.
@@ -177,6 +196,9 @@ func (a *partActor) shutdown(code int16) {
 	clear(a.timers)
 	if a.abort != nil {
 		a.abort.Stop()
+	}
+	if a.expire != nil {
+		a.expire.Stop()
 	}
 	a.inc = 0 // outcomes still coming belong to no incarnation
 	if a.stopped != nil {
@@ -276,7 +298,10 @@ func (a *partActor) startAppend(ctx actor.Context) {
 	now := a.now()
 	recs := make([]record.BatchRecord, len(batch))
 	for i, w := range batch {
-		recs[i] = record.BatchRecord{Key: Key(w.TransactionalID), Value: Value(w.Transit)}
+		recs[i] = record.BatchRecord{Key: Key(w.TransactionalID)}
+		if !w.Tombstone {
+			recs[i].Value = Value(w.Transit)
+		}
 	}
 	send, c, inc, p := a.sender(ctx), a.c, a.inc, a.partition
 	c.wg.Add(1)

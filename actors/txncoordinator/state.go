@@ -249,6 +249,12 @@ func (m *Metadata) prepareComplete(now int64) Transit {
 	return m.transit(s, m.ProducerID, m.ProducerEpoch, m.LastProducerEpoch, m.TimeoutMs, nil, m.StartTimestamp, now)
 }
 
+// prepareDead is the move of an expired transactional id whose tombstone
+// is being written.
+func (m *Metadata) prepareDead() Transit {
+	return m.transit(Dead, m.ProducerID, m.ProducerEpoch, m.LastProducerEpoch, m.TimeoutMs, nil, m.StartTimestamp, m.UpdateTimestamp)
+}
+
 // completeTransition applies t once its record is in the log (Kafka's
 // completeTransitionTo, with its consistency checks).
 func (m *Metadata) completeTransition(t Transit) {
