@@ -329,6 +329,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		} else {
 			m.unload(ctx, msg.partition)
 		}
+	case *listRequest:
+		m.list(func(lp *loadedPart, pl *partList) { ctx.Send(lp.pid, pl) }, msg)
 	case *txnRequest:
 		lp := m.parts[msg.partition]
 		if lp == nil {

@@ -540,3 +540,38 @@ func TestExpireTransactionalIDs(t *testing.T) {
 		t.Fatalf("init after expiry %+v", r)
 	}
 }
+
+func TestDescribeAndList(t *testing.T) {
+	h := ongoing(t) // t1 5001 ongoing on a-0, b-1 since 1000
+	h.initPID("idle", 60000, nil, 0)
+	d, ok := h.c.Describe("t1")
+	if !ok || d.State != Ongoing || d.ProducerID != 5001 || d.StartTimestamp != 1000 || d.TimeoutMs != 60000 || len(d.Partitions) != 2 {
+		t.Fatalf("describe %+v %v", d, ok)
+	}
+	if _, ok := h.c.Describe("nope"); ok {
+		t.Fatal("unknown id described")
+	}
+	ids := func(l []Listed) map[string]State {
+		out := map[string]State{}
+		for _, x := range l {
+			out[x.TransactionalID] = x.State
+		}
+		return out
+	}
+	if got := ids(h.c.List(ListFilter{DurationMs: -1}, 2000)); len(got) != 2 || got["t1"] != Ongoing || got["idle"] != Empty {
+		t.Fatalf("list all %v", got)
+	}
+	if got := ids(h.c.List(ListFilter{States: map[State]bool{Ongoing: true}, DurationMs: -1}, 2000)); len(got) != 1 || got["t1"] != Ongoing {
+		t.Fatalf("list ongoing %v", got)
+	}
+	if got := ids(h.c.List(ListFilter{ProducerIDs: map[int64]bool{5002: true}, DurationMs: -1}, 2000)); len(got) != 1 || got["idle"] != Empty {
+		t.Fatalf("list by producer %v", got)
+	}
+	// Running longer than 500 ms at 2000: t1 (since 1000); not longer than 1000.
+	if got := ids(h.c.List(ListFilter{States: map[State]bool{Ongoing: true}, DurationMs: 500}, 2000)); len(got) != 1 {
+		t.Fatalf("list by duration %v", got)
+	}
+	if got := ids(h.c.List(ListFilter{States: map[State]bool{Ongoing: true}, DurationMs: 1000}, 2000)); len(got) != 0 {
+		t.Fatalf("list by duration (equal) %v", got)
+	}
+}

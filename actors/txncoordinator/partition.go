@@ -94,6 +94,12 @@ func (a *partActor) Receive(ctx actor.Context) {
 		}
 		m.apply(a.core, a.now())
 		a.after(ctx)
+	case *partList:
+		if a.core == nil {
+			m.reply(nil, true)
+			return
+		}
+		m.reply(a.core.List(m.filter, a.now()), false)
 	case *loadedMsg:
 		if m.inc != a.inc {
 			return

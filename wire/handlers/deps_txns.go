@@ -31,6 +31,13 @@ type TxnSource interface {
 	VerifyPartitions(transactionalID string, producerID int64, producerEpoch int16, parts map[string][]int32, reply func(map[string]map[int32]int16))
 	// EndTxn commits or aborts the producer's transaction.
 	EndTxn(transactionalID string, producerID int64, producerEpoch int16, commit bool, reply func(code int16))
+	// DescribeTransaction answers one transactional id of
+	// DescribeTransactions (its coordinator must be this broker).
+	DescribeTransaction(transactionalID string, reply func(kmsg.DescribeTransactionsResponseTransactionState))
+	// ListTransactions lists the transactional ids coordinated here,
+	// filtered by state names (unknown ones returned), producer ids and
+	// minimum running time (durationMs < 0: any).
+	ListTransactions(states []string, producerIDs []int64, durationMs int64, reply func(code int16, unknownStates []string, listed []kmsg.ListTransactionsResponseTransactionState))
 	// GroupPartition is the __consumer_offsets partition of group
 	// (AddOffsetsToTxn adds it to the transaction).
 	GroupPartition(group string) int32

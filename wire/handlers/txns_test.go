@@ -56,6 +56,18 @@ func (f *fakeTxns) EndTxn(_ string, _ int64, _ int16, commit bool, reply func(in
 
 func (f *fakeTxns) GroupPartition(group string) int32 { return int32(len(group)) }
 
+func (f *fakeTxns) DescribeTransaction(id string, reply func(kmsg.DescribeTransactionsResponseTransactionState)) {
+	s := kmsg.NewDescribeTransactionsResponseTransactionState()
+	s.TransactionalID, s.State = id, "Ongoing"
+	reply(s)
+}
+
+func (f *fakeTxns) ListTransactions(states []string, _ []int64, duration int64, reply func(int16, []string, []kmsg.ListTransactionsResponseTransactionState)) {
+	s := kmsg.NewListTransactionsResponseTransactionState()
+	s.TransactionalID, s.ProducerID = "listed", duration
+	reply(0, states, []kmsg.ListTransactionsResponseTransactionState{s})
+}
+
 func txnBroker(t *testing.T, f *fakeTxns) *Broker {
 	t.Helper()
 	b := &Broker{Config: config.Defaults(), Txns: f, Topics: snapshotTopics{s: &metadata.Snapshot{ControllerID: 1, Topics: map[string]*metadata.Topic{
@@ -202,5 +214,26 @@ func TestFindCoordinatorRoutesTransactions(t *testing.T) {
 	fc.CoordinatorType = 0
 	if got := wireCall[*kmsg.FindCoordinatorResponse](t, b, fc); got.ErrorCode != kerr.CoordinatorNotAvailable.Code || f.found != 1 {
 		t.Fatalf("type 0 without a group coordinator: %+v", got)
+	}
+}
+
+// TestDescribeAndListTransactions: DescribeTransactions answers every id
+// in request order; ListTransactions passes DurationFilterMillis only from
+// v1 (v0: -1, no filter).
+func TestDescribeAndListTransactions(t *testing.T) {
+	b := txnBroker(t, &fakeTxns{})
+	d := kmsg.NewPtrDescribeTransactionsRequest()
+	d.TransactionalIDs = []string{"x", "y"}
+	got := wireCall[*kmsg.DescribeTransactionsResponse](t, b, d)
+	if len(got.TransactionStates) != 2 || got.TransactionStates[0].TransactionalID != "x" || got.TransactionStates[1].TransactionalID != "y" || got.TransactionStates[1].State != "Ongoing" {
+		t.Fatalf("describe %+v", got.TransactionStates)
+	}
+	for v, want := range map[int16]int64{0: -1, 1: 5000} {
+		l := kmsg.NewPtrListTransactionsRequest()
+		l.Version, l.DurationFilterMillis, l.StateFilters = v, 5000, []string{"Bogus"}
+		lr := wireCall[*kmsg.ListTransactionsResponse](t, b, l)
+		if len(lr.TransactionStates) != 1 || lr.TransactionStates[0].ProducerID != want || len(lr.UnknownStateFilters) != 1 {
+			t.Errorf("list v%d: %+v", v, lr)
+		}
 	}
 }

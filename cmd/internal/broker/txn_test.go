@@ -192,6 +192,21 @@ func TestTransactionCoordinatorOnSingleNode(t *testing.T) {
 	if got := add("out", 0, 1); got[0] != 0 || got[1] != 0 {
 		t.Fatalf("add: %v", got)
 	}
+	// DescribeTransactions and ListTransactions (kafka-transactions.sh) see it.
+	dt, err := adm.DescribeTransactions(ctx, "tx-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := dt["tx-a"]; !ok || d.Err != nil || d.State != "Ongoing" || d.ProducerID != pid || d.ProducerEpoch != epoch || len(d.Topics["out"]) != 2 {
+		t.Fatalf("describe %+v", dt)
+	}
+	lt, err := adm.ListTransactions(ctx, nil, []string{"Ongoing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := lt.TransactionalIDs(); len(l) != 1 || l[0] != "tx-a" {
+		t.Fatalf("list ongoing %v", l)
+	}
 	// v4+ verification (the partition leader's KIP-890 check).
 	vr := kmsg.NewPtrAddPartitionsToTxnRequest()
 	vr.Version = 4
