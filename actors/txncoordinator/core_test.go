@@ -575,3 +575,39 @@ func TestDescribeAndList(t *testing.T) {
 		t.Fatalf("list by duration (equal) %v", got)
 	}
 }
+
+// TestValidPreviousStates is Kafka's TransactionState.validPreviousStates,
+// and a transition from any other state is refused (a panic the actor's
+// supervisor turns into a reload).
+func TestValidPreviousStates(t *testing.T) {
+	want := map[State][]State{
+		Empty:             {Empty, CompleteCommit, CompleteAbort},
+		Ongoing:           {Ongoing, Empty, CompleteCommit, CompleteAbort},
+		PrepareCommit:     {Ongoing},
+		PrepareAbort:      {Ongoing, PrepareEpochFence},
+		CompleteCommit:    {PrepareCommit},
+		CompleteAbort:     {PrepareAbort},
+		Dead:              {Empty, CompleteAbort, CompleteCommit},
+		PrepareEpochFence: {Ongoing},
+	}
+	for to, froms := range want {
+		ok := map[State]bool{}
+		for _, f := range froms {
+			ok[f] = true
+		}
+		for from := Empty; from <= PrepareEpochFence; from++ {
+			if got := to.validPrevious(from); got != ok[from] {
+				t.Errorf("%s → %s allowed %v, want %v", from, to, got, ok[from])
+			}
+			m := &Metadata{TransactionalID: "x", ProducerID: 1, ProducerEpoch: 0, State: from, Partitions: map[TopicPartition]struct{}{}}
+			panicked := func() (p bool) {
+				defer func() { p = recover() != nil }()
+				m.prepareTransition(Transit{ProducerID: 1, ProducerEpoch: 0, State: to})
+				return false
+			}()
+			if panicked == ok[from] {
+				t.Errorf("%s → %s: panicked %v", from, to, panicked)
+			}
+		}
+	}
+}

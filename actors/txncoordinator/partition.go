@@ -346,6 +346,9 @@ func (a *partActor) allocate(ctx actor.Context, r *IDRequest) {
 // dispatch sends s's markers to the current leaders of its partitions,
 // one WriteTxnMarkers per leader, each from its own goroutine.
 func (a *partActor) dispatch(ctx actor.Context, s *MarkerSend) {
+	if _, ok := s.current(); !ok {
+		return // a retry of markers since stopped or completed
+	}
 	byLeader := map[int32][]TopicPartition{}
 	var gone, noLeader []TopicPartition
 	for _, tp := range s.Partitions {
