@@ -331,3 +331,85 @@ func TestActorVerifyAndGroupPartition(t *testing.T) {
 		t.Fatalf("verify %v", got)
 	}
 }
+
+// stubbornTopic is a MemTopic whose held appends land even when their
+// caller has given up (as partition.ProduceWait once the partition actor
+// has started the append).
+type stubbornTopic struct {
+	*coordinator.MemTopic
+	mu   sync.Mutex
+	gate chan struct{}
+}
+
+func (s *stubbornTopic) Append(ctx context.Context, p int32, batch []byte) (int64, error) {
+	s.mu.Lock()
+	g := s.gate
+	s.mu.Unlock()
+	if g != nil {
+		<-g
+	}
+	return s.MemTopic.Append(context.Background(), p, batch)
+}
+
+// TestActorReloadWaitsForEarlierAppends: an append of the incarnation that
+// crashed lands after the crash; the restarted actor reads the log only
+// once it has, so its state is the log's (Ongoing with the partition).
+func TestActorReloadWaitsForEarlierAppends(t *testing.T) {
+	st := &stubbornTopic{MemTopic: coordinator.NewMemTopic()}
+	e := startEnv(t, func(o *Options) { o.Topic = st })
+	e.topic = st.MemTopic
+	// Runs before the coordinator's Stop: a held append must not outlive
+	// a failed test.
+	t.Cleanup(func() {
+		st.mu.Lock()
+		if st.gate != nil {
+			close(st.gate)
+			st.gate = nil
+		}
+		st.mu.Unlock()
+	})
+	pid, epoch := e.initLoaded("t1")
+	st.mu.Lock()
+	st.gate = make(chan struct{})
+	st.mu.Unlock()
+	added := make(chan int16, 1)
+	e.c.AddPartitions("t1", pid, epoch, map[string][]int32{"out": {0}}, func(c int16) { added <- c })
+	in := actors.InstrumentsOf(e.c.sys)
+	var path string
+	for _, a := range in.Actors() {
+		if a.Kind == "txn" {
+			path = a.Path
+		}
+	}
+	// Kill it once the append is in flight (the request was handled).
+	await(t, "the append to start", func() bool { return len(e.topic.Records(e.c.PartitionFor("t1"))) == 1 && e.c.appends(e.c.PartitionFor("t1")).count() == 1 })
+	if _, err := in.Inject(actors.ActorFault{Action: actors.FaultKill, Actor: path}); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-added; code != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("add in flight at the crash: %v", kerr.ErrorForCode(code))
+	}
+	await(t, "the restart", func() bool { a, ok := in.Actor(path); return ok && a.Restarts == 1 })
+	if _, _, code := e.init("t1", 60000, -1, -1); code != kerr.CoordinatorLoadInProgress.Code {
+		t.Fatalf("init while an earlier append is in flight: %v", kerr.ErrorForCode(code))
+	}
+	st.mu.Lock()
+	close(st.gate)
+	st.gate = nil
+	st.mu.Unlock()
+	desc := make(chan Description, 1)
+	await(t, "the reload", func() bool {
+		ok := make(chan bool, 1)
+		e.c.send(&txnRequest{partition: e.c.PartitionFor("t1"), fail: func(int16) { ok <- false }, apply: func(c *Core, _ int64) {
+			d, found := c.Describe("t1")
+			if found {
+				desc <- d
+			}
+			ok <- found
+		}})
+		return <-ok
+	})
+	if d := <-desc; d.State != Ongoing || len(d.Partitions) != 1 || d.Partitions[0] != (TopicPartition{"out", 0}) {
+		t.Fatalf("reloaded %+v, want the append that landed after the crash", d)
+	}
+}

@@ -138,6 +138,72 @@ type Coordinator struct {
 	ensureMu     sync.Mutex
 	ensured      bool
 	ensureWarned atomic.Int64
+
+	inflightMu sync.Mutex
+	inflight   map[int32]*inflight // appends in flight per partition, any incarnation
+}
+
+// inflight counts the appends in flight to one __transaction_state
+// partition; a load waits until there are none.
+type inflight struct {
+	mu      sync.Mutex
+	n       int
+	waiters []chan struct{}
+}
+
+func (f *inflight) add() {
+	f.mu.Lock()
+	f.n++
+	f.mu.Unlock()
+}
+
+func (f *inflight) done() {
+	f.mu.Lock()
+	f.n--
+	var ws []chan struct{}
+	if f.n == 0 {
+		ws, f.waiters = f.waiters, nil
+	}
+	f.mu.Unlock()
+	for _, w := range ws {
+		close(w)
+	}
+}
+
+// count is the number in flight (tests).
+func (f *inflight) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+// wait returns once no append is in flight, or ctx's error.
+func (f *inflight) wait(ctx context.Context) error {
+	f.mu.Lock()
+	if f.n == 0 {
+		f.mu.Unlock()
+		return nil
+	}
+	w := make(chan struct{})
+	f.waiters = append(f.waiters, w)
+	f.mu.Unlock()
+	select {
+	case <-w:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *Coordinator) appends(p int32) *inflight {
+	c.inflightMu.Lock()
+	defer c.inflightMu.Unlock()
+	f := c.inflight[p]
+	if f == nil {
+		f = &inflight{}
+		c.inflight[p] = f
+	}
+	return f
 }
 
 // ManagerName is the manager actor's name; partition actors are named
@@ -187,7 +253,7 @@ func New(sys *actor.ActorSystem, opts Options) (*Coordinator, error) {
 	if opts.RequestTimeout <= 0 {
 		opts.RequestTimeout = 2 * time.Minute
 	}
-	c := &Coordinator{opts: opts, sys: sys, log: opts.Log, live: &liveActors{pids: map[string]*actor.PID{}}}
+	c := &Coordinator{opts: opts, sys: sys, log: opts.Log, live: &liveActors{pids: map[string]*actor.PID{}}, inflight: map[int32]*inflight{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	m := &manager{c: c, parts: map[int32]*loadedPart{}, epochs: map[int32]int32{}}
 	pid, err := sys.Root.SpawnNamed(actors.Props(c.log, func() actor.Actor { return m }, actor.WithGuardian(actors.ManagerStrategy)), ManagerName)

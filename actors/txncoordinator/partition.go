@@ -37,6 +37,10 @@ type partActor struct {
 	// timers then drop their outcome instead of sending it to an actor
 	// that is gone (a dead letter).
 	stopped *atomic.Bool
+	// ictx ends with this incarnation: its appends still waiting to start
+	// are abandoned (partition.ProduceWait).
+	ictx    context.Context
+	icancel context.CancelFunc
 }
 
 // incarnations numbers every start of every partition actor.
@@ -79,6 +83,7 @@ func (a *partActor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		a.inc = incarnations.Add(1)
 		a.stopped = &atomic.Bool{}
+		a.ictx, a.icancel = context.WithCancel(a.c.ctx)
 		a.timers = map[uint64]*time.Timer{}
 		a.startLoad(ctx)
 		a.armAbort(ctx)
@@ -209,6 +214,7 @@ func (a *partActor) shutdown(code int16) {
 	a.inc = 0 // outcomes still coming belong to no incarnation
 	if a.stopped != nil {
 		a.stopped.Store(true)
+		a.icancel()
 	}
 	pending := append(a.writing, a.queued...)
 	a.writing, a.queued = nil, nil
@@ -235,6 +241,13 @@ func (a *partActor) startLoad(ctx actor.Context) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
+		// An append of an earlier incarnation (before a restart, or before
+		// the partition was unloaded and loaded again) may still land:
+		// read the log once none is in flight, so the state loaded is the
+		// log's (Kafka holds its state lock across an append for this).
+		if err := c.appends(p).wait(c.ctx); err != nil {
+			return
+		}
 		l := NewLoader()
 		err := c.opts.Topic.Load(c.ctx, p, func(key, value []byte, offset int64) error {
 			if aerr := l.Apply(key, value); aerr != nil {
@@ -309,21 +322,24 @@ func (a *partActor) startAppend(ctx actor.Context) {
 			recs[i].Value = Value(w.Transit)
 		}
 	}
-	send, c, inc, p := a.sender(ctx), a.c, a.inc, a.partition
+	send, c, inc, p, ictx := a.sender(ctx), a.c, a.inc, a.partition, a.ictx
+	inflight := c.appends(p)
+	inflight.add()
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
+		defer inflight.done()
 		code := int16(0)
 		b, err := record.BuildBatch(record.BatchOptions{PartitionLeaderEpoch: -1, BaseTimestamp: now}, recs)
 		if err != nil {
 			code = kerr.UnknownServerError.Code
 		} else {
-			actx, cancel := context.WithTimeout(c.ctx, c.opts.AppendTimeout)
+			actx, cancel := context.WithTimeout(ictx, c.opts.AppendTimeout)
 			_, err = c.opts.Topic.Append(actx, p, b)
 			cancel()
 			code = codeOf(err)
-			if err != nil && c.ctx.Err() != nil {
-				return // stopping: the actor is gone or going
+			if err != nil && ictx.Err() != nil {
+				return // this incarnation ended: the actor is gone or going
 			}
 		}
 		send(&appendedMsg{inc: inc, code: code})
