@@ -413,3 +413,23 @@ func TestActorReloadWaitsForEarlierAppends(t *testing.T) {
 		t.Fatalf("reloaded %+v, want the append that landed after the crash", d)
 	}
 }
+
+// TestActorPanicAnswersTheRequest: a request whose handling panics is
+// answered COORDINATOR_NOT_AVAILABLE at once (not after RequestTimeout)
+// and the restarted actor serves the next one.
+func TestActorPanicAnswersTheRequest(t *testing.T) {
+	e := startEnv(t, nil)
+	e.initLoaded("t1")
+	got := make(chan int16, 1)
+	e.c.send(&txnRequest{partition: e.c.PartitionFor("t1"), api: "test", fail: func(c int16) { got <- c },
+		apply: func(*Core, int64) { panic("boom") }})
+	select {
+	case c := <-got:
+		if c != kerr.CoordinatorNotAvailable.Code {
+			t.Fatalf("answered %v", kerr.ErrorForCode(c))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request that panicked was not answered")
+	}
+	await(t, "the reload", func() bool { _, ep, code := e.init("t1", 60000, -1, -1); return code == 0 && ep == 1 })
+}

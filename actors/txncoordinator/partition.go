@@ -41,6 +41,10 @@ type partActor struct {
 	// are abandoned (partition.ProduceWait).
 	ictx    context.Context
 	icancel context.CancelFunc
+	// applying is the request being handled: on Restarting, the one that
+	// panicked (answered COORDINATOR_NOT_AVAILABLE at once; its replies
+	// are guarded, so one already given stays the only one).
+	applying *txnRequest
 }
 
 // incarnations numbers every start of every partition actor.
@@ -89,6 +93,11 @@ func (a *partActor) Receive(ctx actor.Context) {
 		a.armAbort(ctx)
 		a.armExpire(ctx)
 	case *actor.Restarting:
+		if r := a.applying; r != nil {
+			a.applying = nil
+			a.c.log.Warn("transaction request panicked; answering COORDINATOR_NOT_AVAILABLE", zap.Int32("partition", a.partition), zap.String("api", r.api))
+			r.fail(kerr.CoordinatorNotAvailable.Code)
+		}
 		a.shutdown(kerr.CoordinatorNotAvailable.Code)
 	case *actor.Stopping:
 		a.shutdown(codeNotCoordinator)
@@ -97,7 +106,9 @@ func (a *partActor) Receive(ctx actor.Context) {
 			m.fail(kerr.CoordinatorLoadInProgress.Code)
 			return
 		}
+		a.applying = m
 		m.apply(a.core, a.now())
+		a.applying = nil
 		a.after(ctx)
 	case *partList:
 		if a.core == nil {
