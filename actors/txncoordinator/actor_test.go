@@ -382,7 +382,9 @@ func TestActorReloadWaitsForEarlierAppends(t *testing.T) {
 		}
 	}
 	// Kill it once the append is in flight (the request was handled).
-	await(t, "the append to start", func() bool { return len(e.topic.Records(e.c.PartitionFor("t1"))) == 1 && e.c.appends(e.c.PartitionFor("t1")).count() == 1 })
+	await(t, "the append to start", func() bool {
+		return len(e.topic.Records(e.c.PartitionFor("t1"))) == 1 && e.c.appends(e.c.PartitionFor("t1")).count() == 1
+	})
 	if _, err := in.Inject(actors.ActorFault{Action: actors.FaultKill, Actor: path}); err != nil {
 		t.Fatal(err)
 	}
