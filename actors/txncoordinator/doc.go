@@ -1,10 +1,12 @@
 // Package txncoordinator is Gregor's transaction coordinator (KIP-98):
 // InitProducerId with a transactional id, AddPartitionsToTxn (v4+ batched
-// and VerifyOnly, KIP-890 part 1), AddOffsetsToTxn and EndTxn, with each
-// transactional id's state in the compacted internal topic
-// __transaction_state in Kafka's record format, and the
-// WriteTxnMarkers requests that end a transaction on every partition it
-// touched.
+// and VerifyOnly, KIP-890 part 1), AddOffsetsToTxn, EndTxn,
+// DescribeTransactions and ListTransactions, with each transactional id's
+// state in the compacted internal topic __transaction_state in Kafka's
+// record format, and the WriteTxnMarkers requests that end a transaction
+// on every partition it touched. Transactions older than their timeout
+// are fenced and aborted; transactional ids idle longer than
+// transactional.id.expiration.ms are removed with a tombstone.
 //
 // Layers, from the inside out:
 //
