@@ -611,3 +611,31 @@ func TestValidPreviousStates(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckOrderWhilePending: with a transition pending, InitProducerId
+// answers CONCURRENT_TRANSACTIONS before it looks at the producer's epoch,
+// while AddPartitions and EndTxn check id and epoch first (Kafka's order).
+func TestCheckOrderWhilePending(t *testing.T) {
+	h := ongoing(t)
+	h.c.AddPartitions("t1", 5001, 0, []TopicPartition{tpC}, h.now, func(int16) {}) // pending Ongoing
+	var code int16 = -99
+	h.c.InitProducerID("t1", 60000, &ProducerIDAndEpoch{999, 9}, h.now, func(_ int64, _ int16, c int16) { code = c })
+	if code != codeConcurrentTransactions {
+		t.Errorf("init with a bad producer while pending: %d, want CONCURRENT_TRANSACTIONS", code)
+	}
+	h.c.AddPartitions("t1", 5001, 7, []TopicPartition{tpA}, h.now, func(c int16) { code = c })
+	if code != codeProducerFenced {
+		t.Errorf("add with a bad epoch while pending: %d, want PRODUCER_FENCED", code)
+	}
+	h.c.EndTxn("t1", 42, 0, true, h.now, func(c int16) { code = c })
+	if code != codeInvalidProducerIDMap {
+		t.Errorf("end with a bad id while pending: %d, want INVALID_PRODUCER_ID_MAPPING", code)
+	}
+	h.c.EndTxn("t1", 5001, 0, true, h.now, func(c int16) { code = c })
+	if code != codeConcurrentTransactions {
+		t.Errorf("end while pending: %d, want CONCURRENT_TRANSACTIONS", code)
+	}
+	if ws := h.completeWrites(0); len(ws) != 1 {
+		t.Fatalf("%d writes, want only the add", len(ws))
+	}
+}
