@@ -2,6 +2,7 @@ package txncoordinator
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"gregor/actors"
 	"gregor/actors/coordinator"
+	"gregor/storage/record"
 )
 
 // fakeMarkers is an in-process marker target: it records every marker it
@@ -22,8 +24,9 @@ type fakeMarkers struct {
 	codes   map[TopicPartition]int16
 	leaders map[TopicPartition]int32 // missing: leader 1
 	gone    map[TopicPartition]bool
-	got     []kmsg.WriteTxnMarkersRequestMarker
-	sends   chan struct{}
+	got      []kmsg.WriteTxnMarkersRequestMarker
+	requests int
+	sends    chan struct{}
 }
 
 func newFakeMarkers() *fakeMarkers {
@@ -46,6 +49,7 @@ func (f *fakeMarkers) Send(_ context.Context, broker int32, req *kmsg.WriteTxnMa
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	resp := kmsg.NewPtrWriteTxnMarkersResponse()
+	f.requests++
 	for _, mk := range req.Markers {
 		f.got = append(f.got, mk)
 		rm := kmsg.NewWriteTxnMarkersResponseMarker()
@@ -434,4 +438,47 @@ func TestActorPanicAnswersTheRequest(t *testing.T) {
 		t.Fatal("the request that panicked was not answered")
 	}
 	await(t, "the reload", func() bool { _, ep, code := e.init("t1", 60000, -1, -1); return code == 0 && ep == 1 })
+}
+
+// TestActorLoadBatchesMarkersPerBroker: two transactions found prepared
+// when a partition loads get their markers in one WriteTxnMarkers to
+// their common leader (a marker each), and both complete.
+func TestActorLoadBatchesMarkersPerBroker(t *testing.T) {
+	e := startEnv(t, nil)
+	// Two transactional ids of one partition.
+	ids := []string{"a"}
+	for i := 0; len(ids) < 2; i++ {
+		if id := fmt.Sprintf("b%d", i); e.c.PartitionFor(id) == e.c.PartitionFor("a") {
+			ids = append(ids, id)
+		}
+	}
+	p := e.c.PartitionFor("a")
+	var recs []record.BatchRecord
+	for i, id := range ids {
+		tr := Transit{ProducerID: int64(100 + i), ProducerEpoch: 3, TimeoutMs: 60000, State: PrepareCommit,
+			Partitions: []TopicPartition{{"out", int32(i)}}, StartTimestamp: 10, UpdateTimestamp: 20}
+		recs = append(recs, record.BatchRecord{Key: Key(id), Value: Value(tr)})
+	}
+	b, err := record.BuildBatch(record.BatchOptions{PartitionLeaderEpoch: -1}, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.topic.Append(context.Background(), p, b); err != nil {
+		t.Fatal(err)
+	}
+	e.c.LeadershipChanged(p, true, 8)
+	await(t, "both completed", func() bool {
+		done := 0
+		for _, r := range e.topic.Records(p) {
+			if m, err := DecodeValue("", r.Value); err == nil && m.State == CompleteCommit {
+				done++
+			}
+		}
+		return done == 2
+	})
+	e.markers.mu.Lock()
+	defer e.markers.mu.Unlock()
+	if e.markers.requests != 1 || len(e.markers.got) != 2 || e.markers.got[0].CoordinatorEpoch != 8 || e.markers.got[0].ProducerEpoch != 3 {
+		t.Fatalf("%d requests carrying %+v, want one with both markers", e.markers.requests, e.markers.got)
+	}
 }

@@ -67,11 +67,10 @@ type (
 		err error
 	}
 	markersMsg struct {
-		inc   uint64
-		send  *MarkerSend
-		parts []TopicPartition
-		resp  *kmsg.WriteTxnMarkersResponse
-		err   error
+		inc     uint64
+		entries []markerPart
+		resp    *kmsg.WriteTxnMarkersResponse
+		err     error
 	}
 	laterMsg struct {
 		inc uint64
@@ -304,6 +303,7 @@ func (a *partActor) after(ctx actor.Context) {
 			f := f
 			a.later(ctx, a.c.opts.RetryBackoff, func(actor.Context) { f(a.now()) })
 		}
+		var now []*MarkerSend
 		for _, s := range ms {
 			if s.Retry {
 				s := s
@@ -311,8 +311,9 @@ func (a *partActor) after(ctx actor.Context) {
 				a.later(ctx, a.c.opts.RetryBackoff, func(ctx actor.Context) { a.dispatch(ctx, s) })
 				continue
 			}
-			a.dispatch(ctx, s) // may report gone partitions to the core at once
+			now = append(now, s)
 		}
+		a.dispatch(ctx, now...) // may report gone partitions to the core at once
 	}
 	a.startAppend(ctx)
 }
@@ -370,35 +371,56 @@ func (a *partActor) allocate(ctx actor.Context, r *IDRequest) {
 	}()
 }
 
-// dispatch sends s's markers to the current leaders of its partitions,
-// one WriteTxnMarkers per leader, each from its own goroutine.
-func (a *partActor) dispatch(ctx actor.Context, s *MarkerSend) {
-	if _, ok := s.current(); !ok {
-		return // a retry of markers since stopped or completed
-	}
-	byLeader := map[int32][]TopicPartition{}
-	var gone, noLeader []TopicPartition
-	for _, tp := range s.Partitions {
-		leader, exists := a.c.opts.Markers.Leader(tp)
-		switch {
-		case !exists:
-			gone = append(gone, tp)
-		case leader < 0:
-			noLeader = append(noLeader, tp)
-		default:
-			byLeader[leader] = append(byLeader[leader], tp)
+// markerPart is one transaction's markers in a WriteTxnMarkers request.
+type markerPart struct {
+	send  *MarkerSend
+	parts []TopicPartition
+}
+
+// dispatch sends the markers of sends to the current leaders of their
+// partitions: one WriteTxnMarkers per leader carrying a marker per
+// transaction (as Kafka's TransactionMarkerChannelManager drains its
+// per-broker queue into one request), each from its own goroutine.
+// Partitions that no longer exist are dropped from their transaction,
+// those without a leader now retried after the backoff.
+func (a *partActor) dispatch(ctx actor.Context, sends ...*MarkerSend) {
+	byLeader := map[int32][]markerPart{}
+	var brokers []int32
+	for _, s := range sends {
+		if _, ok := s.current(); !ok {
+			continue // a retry of markers since stopped or completed
+		}
+		parts := map[int32][]TopicPartition{}
+		var gone, noLeader []TopicPartition
+		for _, tp := range s.Partitions {
+			leader, exists := a.c.opts.Markers.Leader(tp)
+			switch {
+			case !exists:
+				gone = append(gone, tp)
+			case leader < 0:
+				noLeader = append(noLeader, tp)
+			default:
+				parts[leader] = append(parts[leader], tp)
+			}
+		}
+		if len(gone) > 0 {
+			a.c.log.Info("skipping transaction markers of partitions that no longer exist", zap.String("transactional.id", s.TransactionalID), zap.Any("partitions", gone))
+			s.Gone(gone)
+		}
+		if len(noLeader) > 0 {
+			s.Failed(noLeader)
+		}
+		for broker, ps := range parts {
+			if _, seen := byLeader[broker]; !seen {
+				brokers = append(brokers, broker)
+			}
+			byLeader[broker] = append(byLeader[broker], markerPart{send: s, parts: ps})
 		}
 	}
-	if len(gone) > 0 {
-		a.c.log.Info("skipping transaction markers of partitions that no longer exist", zap.String("transactional.id", s.TransactionalID), zap.Any("partitions", gone))
-		s.Gone(gone)
-	}
-	if len(noLeader) > 0 {
-		s.Failed(noLeader)
-	}
 	send, c, inc := a.sender(ctx), a.c, a.inc
-	for broker, parts := range byLeader {
-		req := markerRequest(s, parts)
+	for _, broker := range brokers {
+		entries := byLeader[broker]
+		req := markerRequest(entries)
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
@@ -408,59 +430,65 @@ func (a *partActor) dispatch(ctx actor.Context, s *MarkerSend) {
 			if c.ctx.Err() != nil {
 				return
 			}
-			send(&markersMsg{inc: inc, send: s, parts: parts, resp: resp, err: err})
+			send(&markersMsg{inc: inc, entries: entries, resp: resp, err: err})
 		}()
 	}
 }
 
-// markerRequest is the WriteTxnMarkers request of s for parts (one marker).
-func markerRequest(s *MarkerSend, parts []TopicPartition) *kmsg.WriteTxnMarkersRequest {
+// markerRequest is the WriteTxnMarkers request of entries, a marker each.
+func markerRequest(entries []markerPart) *kmsg.WriteTxnMarkersRequest {
 	req := kmsg.NewPtrWriteTxnMarkersRequest()
-	mk := kmsg.NewWriteTxnMarkersRequestMarker()
-	mk.ProducerID, mk.ProducerEpoch, mk.Committed, mk.CoordinatorEpoch = s.ProducerID, s.ProducerEpoch, s.Commit, s.CoordinatorEpoch
-	for _, tp := range parts {
-		if n := len(mk.Topics); n > 0 && mk.Topics[n-1].Topic == tp.Topic {
-			mk.Topics[n-1].Partitions = append(mk.Topics[n-1].Partitions, tp.Partition)
-			continue
+	for _, e := range entries {
+		s := e.send
+		mk := kmsg.NewWriteTxnMarkersRequestMarker()
+		mk.ProducerID, mk.ProducerEpoch, mk.Committed, mk.CoordinatorEpoch = s.ProducerID, s.ProducerEpoch, s.Commit, s.CoordinatorEpoch
+		for _, tp := range e.parts {
+			if n := len(mk.Topics); n > 0 && mk.Topics[n-1].Topic == tp.Topic {
+				mk.Topics[n-1].Partitions = append(mk.Topics[n-1].Partitions, tp.Partition)
+				continue
+			}
+			t := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+			t.Topic, t.Partitions = tp.Topic, []int32{tp.Partition}
+			mk.Topics = append(mk.Topics, t)
 		}
-		t := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
-		t.Topic, t.Partitions = tp.Topic, []int32{tp.Partition}
-		mk.Topics = append(mk.Topics, t)
+		req.Markers = append(req.Markers, mk)
 	}
-	req.Markers = []kmsg.WriteTxnMarkersRequestMarker{mk}
 	return req
 }
 
-// markersAnswered feeds a WriteTxnMarkers outcome to the core: no response
-// retries every partition; a partition missing from the response is
-// retried too.
+// markersAnswered feeds a WriteTxnMarkers outcome to the core, each
+// transaction's from the response's marker of its producer id: no
+// response retries every partition; a partition missing from the
+// response is retried too.
 func (a *partActor) markersAnswered(m *markersMsg) {
-	if m.err != nil || m.resp == nil {
-		a.c.log.Debug("sending transaction markers failed; retrying", zap.String("transactional.id", m.send.TransactionalID), zap.Error(m.err))
-		m.send.Failed(m.parts)
-		return
-	}
-	codes := make(map[TopicPartition]int16, len(m.parts))
-	for _, tp := range m.parts {
-		codes[tp] = kerr.UnknownServerError.Code
-	}
-	for _, mk := range m.resp.Markers {
-		if mk.ProducerID != m.send.ProducerID {
+	for _, e := range m.entries {
+		if m.err != nil || m.resp == nil {
+			a.c.log.Debug("sending transaction markers failed; retrying", zap.String("transactional.id", e.send.TransactionalID), zap.Error(m.err))
+			e.send.Failed(e.parts)
 			continue
 		}
-		for _, t := range mk.Topics {
-			for _, p := range t.Partitions {
-				tp := TopicPartition{Topic: t.Topic, Partition: p.Partition}
-				if _, ok := codes[tp]; ok {
-					codes[tp] = p.ErrorCode
+		codes := make(map[TopicPartition]int16, len(e.parts))
+		for _, tp := range e.parts {
+			codes[tp] = kerr.UnknownServerError.Code
+		}
+		for _, mk := range m.resp.Markers {
+			if mk.ProducerID != e.send.ProducerID {
+				continue
+			}
+			for _, t := range mk.Topics {
+				for _, p := range t.Partitions {
+					tp := TopicPartition{Topic: t.Topic, Partition: p.Partition}
+					if _, ok := codes[tp]; ok {
+						codes[tp] = p.ErrorCode
+					}
 				}
 			}
 		}
-	}
-	for tp, code := range codes {
-		if code != 0 {
-			a.c.log.Info("transaction marker not written", zap.String("transactional.id", m.send.TransactionalID), zap.String("topic", tp.Topic), zap.Int32("partition", tp.Partition), zap.Error(kerr.ErrorForCode(code)))
+		for tp, code := range codes {
+			if code != 0 {
+				a.c.log.Info("transaction marker not written", zap.String("transactional.id", e.send.TransactionalID), zap.String("topic", tp.Topic), zap.Int32("partition", tp.Partition), zap.Error(kerr.ErrorForCode(code)))
+			}
 		}
+		e.send.Done(codes)
 	}
-	m.send.Done(codes)
 }
