@@ -26,11 +26,10 @@ type fakeMarkers struct {
 	gone    map[TopicPartition]bool
 	got      []kmsg.WriteTxnMarkersRequestMarker
 	requests int
-	sends    chan struct{}
 }
 
 func newFakeMarkers() *fakeMarkers {
-	return &fakeMarkers{codes: map[TopicPartition]int16{}, leaders: map[TopicPartition]int32{}, gone: map[TopicPartition]bool{}, sends: make(chan struct{}, 1000)}
+	return &fakeMarkers{codes: map[TopicPartition]int16{}, leaders: map[TopicPartition]int32{}, gone: map[TopicPartition]bool{}}
 }
 
 func (f *fakeMarkers) Leader(tp TopicPartition) (int32, bool) {
@@ -69,7 +68,6 @@ func (f *fakeMarkers) Send(_ context.Context, broker int32, req *kmsg.WriteTxnMa
 		}
 		resp.Markers = append(resp.Markers, rm)
 	}
-	f.sends <- struct{}{}
 	return resp, nil
 }
 
