@@ -20,10 +20,10 @@ import (
 // fakeMarkers is an in-process marker target: it records every marker it
 // is sent and answers with the code set per partition (0 by default).
 type fakeMarkers struct {
-	mu      sync.Mutex
-	codes   map[TopicPartition]int16
-	leaders map[TopicPartition]int32 // missing: leader 1
-	gone    map[TopicPartition]bool
+	mu       sync.Mutex
+	codes    map[TopicPartition]int16
+	leaders  map[TopicPartition]int32 // missing: leader 1
+	gone     map[TopicPartition]bool
 	got      []kmsg.WriteTxnMarkersRequestMarker
 	requests int
 }
