@@ -495,6 +495,11 @@ func TestDecodeRejectsBadRecords(t *testing.T) {
 	if _, err := DecodeValue("x", []byte{0, 9, 1}); err == nil {
 		t.Fatal("unknown value version accepted")
 	}
+	for _, s := range []State{Dead, PrepareEpochFence, 9} {
+		if _, err := DecodeValue("x", Value(Transit{ProducerID: 1, State: s})); err == nil {
+			t.Errorf("a record in state %s accepted", s)
+		}
+	}
 	v := Value(Transit{ProducerID: 1, State: Ongoing, Partitions: []TopicPartition{tpA}})
 	if _, err := DecodeValue("x", v[:len(v)-3]); err == nil {
 		t.Fatal("truncated value accepted")
@@ -637,5 +642,21 @@ func TestCheckOrderWhilePending(t *testing.T) {
 	}
 	if ws := h.completeWrites(0); len(ws) != 1 {
 		t.Fatalf("%d writes, want only the add", len(ws))
+	}
+}
+
+// TestExhaustedEpochWithStaleExpectedEpoch: a KIP-360 InitProducerId with
+// an old epoch once the epochs are exhausted is fenced (Kafka throws
+// there), never a crash of the coordinator.
+func TestExhaustedEpochWithStaleExpectedEpoch(t *testing.T) {
+	h := newHarness(t)
+	h.initPID("t1", 60000, nil, 0)
+	m := h.c.Get("t1")
+	m.ProducerEpoch, m.LastProducerEpoch = 32766, 32765
+	if r := h.initPID("t1", 60000, &ProducerIDAndEpoch{5001, 12}, 0); r.code != codeProducerFenced {
+		t.Fatalf("stale epoch at exhaustion: %+v", r)
+	}
+	if r := h.initPID("t1", 60000, &ProducerIDAndEpoch{5001, 32765}, 0); r.code != 0 || r.pid != 5001 || r.epoch != 32766 {
+		t.Fatalf("retry of the last bump: %+v", r)
 	}
 }

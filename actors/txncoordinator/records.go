@@ -79,8 +79,11 @@ func DecodeValue(transactionalID string, b []byte) (*Metadata, error) {
 	if err := v.ReadFrom(b); err != nil {
 		return nil, fmt.Errorf("%w: value: %v", ErrBadRecord, err)
 	}
-	if v.State < 0 || v.State > kmsg.TransactionState(PrepareEpochFence) {
-		return nil, fmt.Errorf("%w: unknown transaction state %d", ErrBadRecord, v.State)
+	// Dead and PrepareEpochFence are in-memory states Kafka never writes
+	// (an expired id is a tombstone): a record with them, like an unknown
+	// state, is not one a coordinator could resume from.
+	if v.State < 0 || v.State > kmsg.TransactionState(CompleteAbort) {
+		return nil, fmt.Errorf("%w: transaction state %d is never written", ErrBadRecord, v.State)
 	}
 	m := &Metadata{TransactionalID: transactionalID, ProducerID: v.ProducerID, LastProducerID: noProducerID,
 		ProducerEpoch: v.ProducerEpoch, LastProducerEpoch: noProducerEpoch, TimeoutMs: v.TimeoutMillis,

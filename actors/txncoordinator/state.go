@@ -181,7 +181,15 @@ func (m *Metadata) prepareFenceProducerEpoch() Transit {
 // is the producer's current epoch (KIP-360) when it sent one.
 func (m *Metadata) prepareIncrementProducerEpoch(timeout int32, expected *int16, now int64) (Transit, int16) {
 	if epochExhausted(m.ProducerEpoch) {
-		illegal("%s: no producer epoch left for producer id %d", m.TransactionalID, m.ProducerID)
+		// Only reached with an expected epoch other than the current one
+		// (the caller rotates the producer id otherwise). Kafka throws an
+		// IllegalStateException here; a client's request must not crash
+		// the coordinator: a retry of the last bump gets it again, anything
+		// else is fenced.
+		if expected != nil && *expected == m.LastProducerEpoch {
+			return m.transit(Empty, m.ProducerID, m.ProducerEpoch, m.LastProducerEpoch, timeout, nil, -1, now), 0
+		}
+		return Transit{}, codeProducerFenced
 	}
 	bumped := m.ProducerEpoch + 1
 	next, last := bumped, noProducerEpoch
