@@ -94,6 +94,20 @@ type Broker struct {
 	TransactionStateLogMinIsr            int           // transaction.state.log.min.isr, default 2
 	TransactionStateLogSegmentBytes      int64         // transaction.state.log.segment.bytes, default 104857600
 	TransactionalIDExpiration            time.Duration // transactional.id.expiration.ms, default 604800000
+	// TransactionMaxTimeout is transaction.max.timeout.ms (default 900000):
+	// InitProducerId with a larger transaction.timeout.ms gets
+	// INVALID_TRANSACTION_TIMEOUT.
+	TransactionMaxTimeout time.Duration
+	// TransactionAbortTimedOutCleanupInterval is
+	// transaction.abort.timed.out.transaction.cleanup.interval.ms (default
+	// 10000): how often the coordinator aborts transactions older than
+	// their timeout.
+	TransactionAbortTimedOutCleanupInterval time.Duration
+	// TransactionRemoveExpiredCleanupInterval is
+	// transaction.remove.expired.transaction.cleanup.interval.ms (default
+	// 3600000): how often transactional ids idle longer than
+	// transactional.id.expiration.ms are removed.
+	TransactionRemoveExpiredCleanupInterval time.Duration
 
 	ReplicaLagTimeMax  time.Duration // replica.lag.time.max.ms, default 30000
 	NumReplicaFetchers int           // num.replica.fetchers, default 1
@@ -167,11 +181,14 @@ func Defaults() *Broker {
 		GroupMaxSessionTimeout:        1800000 * time.Millisecond,
 		GroupMaxSize:                  math.MaxInt32,
 
-		TransactionStateLogNumPartitions:     50,
-		TransactionStateLogReplicationFactor: 3,
-		TransactionStateLogMinIsr:            2,
-		TransactionStateLogSegmentBytes:      104857600,
-		TransactionalIDExpiration:            604800000 * time.Millisecond,
+		TransactionStateLogNumPartitions:        50,
+		TransactionStateLogReplicationFactor:    3,
+		TransactionStateLogMinIsr:               2,
+		TransactionStateLogSegmentBytes:         104857600,
+		TransactionalIDExpiration:               604800000 * time.Millisecond,
+		TransactionMaxTimeout:                   900000 * time.Millisecond,
+		TransactionAbortTimedOutCleanupInterval: 10000 * time.Millisecond,
+		TransactionRemoveExpiredCleanupInterval: 3600000 * time.Millisecond,
 
 		ReplicaLagTimeMax:  30000 * time.Millisecond,
 		NumReplicaFetchers: 1,

@@ -211,11 +211,14 @@ var brokerKeys = map[string]brokerKey{
 	"group.max.session.timeout.ms":        msKey(func(b *Broker) *time.Duration { return &b.GroupMaxSessionTimeout }, 32, 0),
 	"group.max.size":                      intKey(func(b *Broker) *int { return &b.GroupMaxSize }, 32, 1),
 
-	"transaction.state.log.num.partitions":     intKey(func(b *Broker) *int32 { return &b.TransactionStateLogNumPartitions }, 32, 1),
-	"transaction.state.log.replication.factor": intKey(func(b *Broker) *int16 { return &b.TransactionStateLogReplicationFactor }, 16, 1),
-	"transaction.state.log.min.isr":            intKey(func(b *Broker) *int { return &b.TransactionStateLogMinIsr }, 32, 1),
-	"transaction.state.log.segment.bytes":      intKey(func(b *Broker) *int64 { return &b.TransactionStateLogSegmentBytes }, 32, 1),
-	"transactional.id.expiration.ms":           msKey(func(b *Broker) *time.Duration { return &b.TransactionalIDExpiration }, 32, 1),
+	"transaction.state.log.num.partitions":                        intKey(func(b *Broker) *int32 { return &b.TransactionStateLogNumPartitions }, 32, 1),
+	"transaction.state.log.replication.factor":                    intKey(func(b *Broker) *int16 { return &b.TransactionStateLogReplicationFactor }, 16, 1),
+	"transaction.state.log.min.isr":                               intKey(func(b *Broker) *int { return &b.TransactionStateLogMinIsr }, 32, 1),
+	"transaction.state.log.segment.bytes":                         intKey(func(b *Broker) *int64 { return &b.TransactionStateLogSegmentBytes }, 32, 1),
+	"transactional.id.expiration.ms":                              msKey(func(b *Broker) *time.Duration { return &b.TransactionalIDExpiration }, 32, 1),
+	"transaction.max.timeout.ms":                                  msKey(func(b *Broker) *time.Duration { return &b.TransactionMaxTimeout }, 32, 1),
+	"transaction.abort.timed.out.transaction.cleanup.interval.ms": msKey(func(b *Broker) *time.Duration { return &b.TransactionAbortTimedOutCleanupInterval }, 32, 1),
+	"transaction.remove.expired.transaction.cleanup.interval.ms":  msKey(func(b *Broker) *time.Duration { return &b.TransactionRemoveExpiredCleanupInterval }, 32, 1),
 
 	"replica.lag.time.max.ms": msKey(func(b *Broker) *time.Duration { return &b.ReplicaLagTimeMax }, 64, 0),
 	"num.replica.fetchers":    intKey(func(b *Broker) *int { return &b.NumReplicaFetchers }, 32, 1),
@@ -308,9 +311,8 @@ var ignoredKeys = map[string]bool{
 	"log.dir.failure.timeout.ms": true,
 	// Groups, offsets and transactions tuning.
 	"offsets.commit.timeout.ms": true, "offsets.commit.required.acks": true, "offsets.load.buffer.size": true, "offsets.topic.compression.codec": true,
-	"transaction.state.log.load.buffer.size": true, "transaction.max.timeout.ms": true,
-	"transaction.abort.timed.out.transaction.cleanup.interval.ms": true, "transaction.remove.expired.transaction.cleanup.interval.ms": true,
-	"producer.id.expiration.ms": true, "group.consumer.session.timeout.ms": true,
+	"transaction.state.log.load.buffer.size": true,
+	"producer.id.expiration.ms":              true, "group.consumer.session.timeout.ms": true,
 	// Quotas, metrics and request handling.
 	"quota.window.num": true, "quota.window.size.seconds": true, "replication.quota.window.num": true,
 	"metric.reporters": true, "metrics.num.samples": true, "metrics.sample.window.ms": true, "metrics.recording.level": true,

@@ -7,8 +7,13 @@ package handlers
 //     abs(javaStringHashCode(group)) % offsets.topic.num.partitions of
 //     __consumer_offsets, which is created on first use; while it is being
 //     created or has no leader: COORDINATOR_NOT_AVAILABLE (clients retry).
-//   - Key type TRANSACTION (1) is not served by the group coordinator:
-//     COORDINATOR_NOT_AVAILABLE; other key types: INVALID_REQUEST.
+//   - Key type TRANSACTION (1): the leader of partition
+//     abs(javaStringHashCode(transactionalId)) %
+//     transaction.state.log.num.partitions of __transaction_state, created
+//     on first use, answered by the transaction coordinator (Txns);
+//     COORDINATOR_NOT_AVAILABLE while it cannot be created, has no leader,
+//     or the broker runs without a transaction coordinator.
+//   - Other key types: INVALID_REQUEST.
 //
 // Version notes:
 //   - v1: CoordinatorType, ErrorMessage, ThrottleMillis.
@@ -27,6 +32,11 @@ func init() { register(10, 0, 6, handleFindCoordinator) }
 
 func handleFindCoordinator(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.FindCoordinatorRequest)
+	if req.CoordinatorType == 1 && b.Txns != nil {
+		reply, fn := groupReply[*kmsg.FindCoordinatorResponse]()
+		b.Txns.FindCoordinator(reqCtx(rc), req, fn)
+		return reply
+	}
 	if b.Groups == nil {
 		resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 		resp.ErrorCode, resp.NodeID, resp.Port = noCoordinator, -1, -1

@@ -1,6 +1,6 @@
 package handlers
 
-// InitProducerId: v0-v4
+// InitProducerId: v0-v5
 //
 // Behaviour:
 //   - Idempotent producers (TransactionalID null): a producer id never
@@ -13,18 +13,25 @@ package handlers
 //     producers and always issues a new id; a bumped epoch is equally
 //     valid for clients — the partition accepts a new epoch at sequence 0
 //     — and keeps the producer id space small.)
-//   - A transactional id: TRANSACTIONAL_ID_AUTHORIZATION_FAILED. Gregor
-//     has no transaction coordinator yet; this is the code Kafka answers
-//     when transactional writes are not permitted, and clients fail fast
-//     with it, where COORDINATOR_NOT_AVAILABLE would make them retry until
-//     their transaction timeout.
+//   - A transactional id goes to the transaction coordinator (Txns,
+//     actors/txncoordinator): Kafka's handleInitProducerId — INVALID_REQUEST
+//     for an empty id or for v3+ with only one of ProducerID/ProducerEpoch
+//     set, INVALID_TRANSACTION_TIMEOUT above transaction.max.timeout.ms,
+//     NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
+//     CONCURRENT_TRANSACTIONS (a transition pending, or an ongoing
+//     transaction being fenced and aborted), PRODUCER_FENCED (answered as
+//     INVALID_PRODUCER_EPOCH below v4). Without a coordinator:
+//     TRANSACTIONAL_ID_AUTHORIZATION_FAILED, the code Kafka answers when
+//     transactional writes are not permitted, which clients fail fast on.
 //   - Allocation failure (the block file cannot be written) →
 //     COORDINATOR_NOT_AVAILABLE, which clients retry.
 //
 // Version notes:
 //   - v1: same as v0. v2: flexible versions.
 //   - v3: ProducerID and ProducerEpoch in the request (KIP-360).
-//   - v4: same as v3 (PRODUCER_FENCED may be returned; not by us).
+//   - v4: PRODUCER_FENCED may be returned (older versions get
+//     INVALID_PRODUCER_EPOCH instead).
+//   - v5: TRANSACTION_ABORTABLE may be returned (KIP-890; not by us).
 
 import (
 	"math"
@@ -36,15 +43,14 @@ import (
 	"gregor/wire"
 )
 
-func init() { register(22, 0, 4, handleInitProducerID) }
+func init() { register(22, 0, 5, handleInitProducerID) }
 
 func handleInitProducerID(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
-		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
-		return wire.Now(wire.Response{Msg: resp})
+		return initTransactionalProducerID(b, req, resp)
 	}
 	if req.Version >= 3 && req.ProducerID >= 0 && req.ProducerEpoch >= 0 && req.ProducerEpoch < math.MaxInt16-1 {
 		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch+1
@@ -60,4 +66,29 @@ func handleInitProducerID(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) 
 	}
 	resp.ProducerID, resp.ProducerEpoch = id, 0
 	return wire.Now(wire.Response{Msg: resp})
+}
+
+// initTransactionalProducerID is InitProducerId with a transactional id.
+func initTransactionalProducerID(b *Broker, req *kmsg.InitProducerIDRequest, resp *kmsg.InitProducerIDResponse) wire.Reply {
+	if b.Txns == nil {
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return wire.Now(wire.Response{Msg: resp})
+	}
+	pid, epoch := int64(-1), int16(-1)
+	if req.Version >= 3 {
+		pid, epoch = req.ProducerID, req.ProducerEpoch
+		if (pid == -1) != (epoch == -1) {
+			resp.ErrorCode = kerr.InvalidRequest.Code
+			return wire.Now(wire.Response{Msg: resp})
+		}
+	}
+	ch := make(chan wire.Response, 1)
+	b.Txns.InitProducerID(*req.TransactionalID, req.TransactionTimeoutMillis, pid, epoch, func(id int64, e int16, code int16) {
+		if req.Version < 4 && code == kerr.ProducerFenced.Code {
+			code = kerr.InvalidProducerEpoch.Code
+		}
+		resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode = id, e, code
+		ch <- wire.Response{Msg: resp}
+	})
+	return wire.Later(ch)
 }

@@ -42,7 +42,11 @@ type Broker struct {
 	Replicas ReplicaSource // partitions hosted here (deps_replicas.go)
 	Topics   TopicSource   // topic metadata and admin (deps_topics.go)
 	Groups   GroupSource   // group coordinator (deps_groups.go); nil = COORDINATOR_NOT_AVAILABLE
-	Cluster  ClusterSource // controller protocol (deps_cluster.go); nil = inter-broker APIs refused
+	// Txns is the transaction coordinator (deps_txns.go); nil = the
+	// transaction APIs answer COORDINATOR_NOT_AVAILABLE (FindCoordinator) or
+	// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (InitProducerId), as before.
+	Txns    TxnSource
+	Cluster ClusterSource // controller protocol (deps_cluster.go); nil = inter-broker APIs refused
 	// Metrics counts per-topic fetch traffic (cmd/internal/admin); nil = none.
 	Metrics interface{ FetchBytesOut(topic string, n int64) }
 

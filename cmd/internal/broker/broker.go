@@ -19,6 +19,7 @@ import (
 
 	"gregor/actors"
 	"gregor/actors/coordinator"
+	"gregor/actors/txncoordinator"
 	"gregor/cmd/internal/admin"
 	"gregor/config"
 	"gregor/partition"
@@ -45,6 +46,7 @@ type Broker struct {
 	beforeServing func() error    // BeforeServing: run just before the listeners serve (options.go)
 	ctrl          *controller.Controller
 	groups        *coordinator.Coordinator
+	txns          *txncoordinator.Coordinator
 	server        *server.Server
 	zk            *zkclient.Client // the broker's own ZooKeeper reads and writes (ISR, producer ids, configs, epoch fence)
 	admin         *admin.Server    // nil unless admin.listener is set
@@ -114,7 +116,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	// offsets-topic store becomes usable below, before the listeners open
 	// and the controller starts, so before anything can call it
 	// (offsets_topic.go).
-	topic := &offsetsTopic{cfg: cfg}
+	topic := newOffsetsTopic(cfg)
 	b.groups, err = coordinator.New(b.system, coordinator.OptionsFromBroker(cfg, topic, log.Named("groups")))
 	if err != nil {
 		return nil, fmt.Errorf("group coordinator: %w", err)
@@ -125,8 +127,23 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	b.closers = append(b.closers, func() error { stopGroups(); return nil })
 
 	// The metadata cache exists before the controller that fills it, so
-	// the fetchers can resolve leaders from it.
+	// the fetchers can resolve leaders from it, and the transaction
+	// coordinator's marker sender.
 	cache := &metadata.Cache{}
+
+	// The transaction coordinator, like the group coordinator, exists
+	// before the replica manager whose __transaction_state leadership
+	// changes it hears of (txn_topic.go); its topic store is completed
+	// with the group one's below.
+	txnTopic := newTxnTopic(cfg)
+	markers := newMarkerSender(cfg, cache, b.zk, log.Named("txn-markers"))
+	b.closers = append(b.closers, func() error { markers.Close(); return nil })
+	b.txns, err = txncoordinator.New(b.system, txncoordinator.OptionsFromBroker(cfg, txnTopic, markers, producerIDs{pids}, log.Named("txns")))
+	if err != nil {
+		return nil, fmt.Errorf("transaction coordinator: %w", err)
+	}
+	stopTxns := sync.OnceFunc(b.txns.Stop)
+	b.closers = append(b.closers, func() error { stopTxns(); return nil })
 	var fm *fetcher.Manager
 	b.replicas, err = partition.NewManager(partition.ManagerConfig{
 		System:            b.system,
@@ -137,7 +154,8 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		IsrWriter:         b.zk,
 		ReplicaLagTimeMax: cfg.ReplicaLagTimeMax,
 		// __consumer_offsets leadership loads/unloads groups (offsets_topic.go).
-		OnLeadershipChange: groupsLeadership(b.groups),
+		// and __transaction_state leadership loads/unloads transactions (txn_topic.go).
+		OnLeadershipChange: internalLeadership(groupsLeadership(b.groups), b.txns),
 		NewFetchers: func(r partition.ReplicaLookup) (partition.FetcherControl, error) {
 			if cfg.ZookeeperConnect == "" {
 				return nil, nil // single node: no follower ever fetches
@@ -156,6 +174,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	}
 	b.closers = append(b.closers, func() error { b.replicas.Close(); return nil })
 	topic.replicas = b.replicas
+	txnTopic.replicas = b.replicas
 
 	b.maint, err = partition.StartMaintenance(b.system, partition.StorageStore{M: b.logs}, b.replicas.HighWatermarks,
 		partition.MaintenanceConfig{RetentionCheck: cfg.LogRetentionCheckInterval, CleanerBackoff: cfg.LogCleanerBackoff, CleanerDisabled: !cfg.LogCleanerEnable,
@@ -170,6 +189,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 
 	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk, Cache: cache})
 	topic.topics = b.ctrl
+	txnTopic.topics = b.ctrl
 	// Deleted topics' offsets leave the groups coordinated here.
 	b.ctrl.OnMetadataChange(groupsMetadata(b.groups))
 
@@ -182,7 +202,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	// until this broker can answer them. Close still stops the listeners
 	// first: their closers run once, from the end of the list (below) or,
 	// if Start fails before that, from here.
-	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Cluster: b.ctrl}
+	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, Cluster: b.ctrl}
 	// After the server (closed first, its connections' contexts cancelled)
 	// and before what the handlers' goroutines call into.
 	closeHandlers := sync.OnceValue(func() error { h.Close(); return nil })
@@ -204,6 +224,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	}
 	b.closers = append(b.closers, func() error { b.ctrl.Close(); return nil })
 	b.closers = append(b.closers, func() error { stopGroups(); return nil })
+	b.closers = append(b.closers, func() error { stopTxns(); return nil })
 
 	if err := b.logs.EnsureMetaProperties(cfg.BrokerID, b.ctrl.ClusterID()); err != nil {
 		return nil, err

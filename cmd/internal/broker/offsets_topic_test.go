@@ -74,7 +74,8 @@ func TestEnsureWaitsForClusterMetadata(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.BrokerID, cfg.OffsetsTopicReplicationFactor, cfg.OffsetsTopicNumPartitions = 2, 3, 3
 	f := &fakeTopics{snap: metadata.Empty}
-	o := &offsetsTopic{cfg: cfg, topics: f}
+	o := newOffsetsTopic(cfg)
+	o.topics = f
 	if err := o.Ensure(context.Background()); !errors.Is(err, kerr.CoordinatorNotAvailable) || len(f.created) != 0 {
 		t.Fatalf("empty cache: %v, created %+v; want COORDINATOR_NOT_AVAILABLE and nothing created", err, f.created)
 	}
@@ -100,7 +101,8 @@ func TestEnsureNeedsReplicationFactorLiveBrokers(t *testing.T) {
 	cfg.BrokerID, cfg.OffsetsTopicReplicationFactor, cfg.OffsetsTopicNumPartitions = 1, 3, 5
 	cfg.ZookeeperConnect = "127.0.0.1:2181/gregor"
 	f := &fakeTopics{snap: &metadata.Snapshot{Brokers: []metadata.Broker{{ID: 1}}, Topics: map[string]*metadata.Topic{}}}
-	o := &offsetsTopic{cfg: cfg, topics: f}
+	o := newOffsetsTopic(cfg)
+	o.topics = f
 	for i := 0; i < 2; i++ { // refused every time, not only the first
 		if err := o.Ensure(context.Background()); !errors.Is(err, kerr.CoordinatorNotAvailable) || len(f.created) != 0 {
 			t.Fatalf("1 live broker, factor 3: %v, created %+v; want COORDINATOR_NOT_AVAILABLE and nothing created", err, f.created)
@@ -120,7 +122,8 @@ func TestEnsureNeedsReplicationFactorLiveBrokers(t *testing.T) {
 	single := config.Defaults() // offsets.topic.replication.factor unset: 3
 	single.BrokerID = 0
 	f = &fakeTopics{snap: &metadata.Snapshot{Brokers: []metadata.Broker{{ID: 0}}, Topics: map[string]*metadata.Topic{}}}
-	o = &offsetsTopic{cfg: single, topics: f}
+	o = newOffsetsTopic(single)
+	o.topics = f
 	if err := o.Ensure(context.Background()); err != nil || len(f.created) != 1 || f.created[0].ReplicationFactor != 1 {
 		t.Fatalf("embedded single node, default factor %d: %v, created %+v; want factor 1", single.OffsetsTopicReplicationFactor, err, f.created)
 	}
