@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"gregor/test/harness"
@@ -39,6 +40,23 @@ func TestCLIDumpLogTransactionLogDecoder(t *testing.T) {
 	}
 	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
+	}
+	// EndTxn answers once PrepareCommit is written; CompleteCommit follows
+	// the markers. Stop the broker only once the coordinator reports it.
+	adm := kadm.NewClient(cl)
+	for state := ""; state != "CompleteCommit"; {
+		if ctx.Err() != nil {
+			t.Fatalf("transaction state %q, never CompleteCommit", state)
+		}
+		ds, err := adm.DescribeTransactions(ctx, "dump-tx")
+		if err == nil {
+			if d, ok := ds["dump-tx"]; ok && d.Err == nil {
+				state = d.State
+			}
+		}
+		if state != "CompleteCommit" {
+			time.Sleep(20 * time.Millisecond) // polling the coordinator's state: no event to wait on
+		}
 	}
 	cl.Close()
 	b.Stop()
