@@ -348,3 +348,48 @@ func TestCleanAbortedDataBelowAnUncleanedMarker(t *testing.T) {
 	checkShape(t, "cleaned below the marker", l, logShape{records: []int64{2, 4}, markers: []int64{3}, empty: []int64{1},
 		aborted: []AbortedTxn{{ProducerID: 1, FirstOffset: 0, LastOffset: abort, LastStableOffset: abort + 1}}})
 }
+
+// TestLogManagerCleanerWaitsForTheLastStableOffset: a log found on disk
+// at start is not cleaned, even below its checkpointed high watermark,
+// until its last stable offset is told (the partition actor publishes it
+// once its producer state is rebuilt): undecided transactions may lie
+// anywhere in it until then.
+func TestLogManagerCleanerWaitsForTheLastStableOffset(t *testing.T) {
+	dir := t.TempDir()
+	cfg := LogManagerConfig{Dirs: []string{dir}, Defaults: testConfig()}
+	m, err := NewLogManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := TopicPartition{Topic: "c", Partition: 0}
+	l, err := m.GetOrCreate(tp, compactConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillKeys(t, l, 20, 5, time.Now().UnixMilli())
+	leo := l.LogEndOffset()
+	if err := m.CheckpointHighWatermarks(map[TopicPartition]int64{tp: leo}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	m, err = NewLogManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	l, ok := m.Get(tp)
+	if !ok {
+		t.Fatal("log not loaded")
+	}
+	l.SetConfig(compactConfig())
+	if sts, err := m.CleanerPass(time.Now(), DefaultCleanerConfig()); err != nil || len(sts) != 0 {
+		t.Fatalf("pass before the last stable offset is known: %v %+v", err, sts)
+	}
+	l.SetLastStableOffset(leo)
+	if sts, err := m.CleanerPass(time.Now(), DefaultCleanerConfig()); err != nil || len(sts) != 1 || sts[0].Range.End == 0 {
+		t.Fatalf("pass after: %v %+v", err, sts)
+	}
+}
