@@ -14,13 +14,13 @@ import (
 // entry of every aborted transaction (first offset, marker offset, the
 // last stable offset once it is written).
 type txnWriter struct {
-	t    *testing.T
+	t    testing.TB
 	l    *Log
 	seq  map[int64]int32
 	open map[int64]int64 // producer → first offset of its open transaction
 }
 
-func newTxnWriter(t *testing.T, l *Log) *txnWriter {
+func newTxnWriter(t testing.TB, l *Log) *txnWriter {
 	return &txnWriter{t: t, l: l, seq: map[int64]int32{}, open: map[int64]int64{}}
 }
 
