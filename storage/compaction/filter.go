@@ -21,9 +21,11 @@ type FilterOptions struct {
 	// after that horizon.
 	DeleteRetentionMs int64
 	// RetainEmpty is asked when every record of a batch with a producer id
-	// goes: true keeps the batch as an empty header (same offsets, producer
-	// id, epoch and sequence range) so the producer's state survives, as
-	// Kafka does for the last batch of each producer. nil = never.
+	// goes (a marker past its horizon included), and for a batch already
+	// empty: true keeps the batch as an empty header (same offsets,
+	// producer id, epoch, sequence range, transactional and control bits)
+	// so the producer's state survives, as Kafka does for the last batch of
+	// each producer; false drops it. nil = never.
 	RetainEmpty func(h *record.Header) bool
 	// MaxUncompressed bounds decompression of one batch (bytes).
 	MaxUncompressed int
