@@ -70,9 +70,13 @@ type CleanStats struct {
 	BytesRead, BytesWritten  int64 // .log bytes of the rewritten segments, before and after
 	RecordsRead, RecordsKept int64
 	TombstonesDropped        int64
-	SegmentsIn, SegmentsOut  int // segments replaced and produced
-	MapEntries               int // distinct keys of the dirty section
-	Duration                 time.Duration
+	// AbortedDropped counts records of aborted transactions removed;
+	// MarkersDropped transaction markers removed (or emptied) after
+	// their delete horizon.
+	AbortedDropped, MarkersDropped int64
+	SegmentsIn, SegmentsOut        int // segments replaced and produced
+	MapEntries                     int // distinct keys of the dirty section
+	Duration                       time.Duration
 }
 
 // ErrCleaningAborted: the log changed under a cleaning pass (truncation,
@@ -140,7 +144,13 @@ func (l *Log) CleanableRange(firstDirty int64, now time.Time) CleanableRange {
 // up to the dirty section's end in groups (each group at most
 // segment.bytes and 2^31 offsets), keeping the latest record per key,
 // tombstones until their delete horizon (delete.retention.ms after they
-// were first cleaned) and producer state. Each group is written to
+// were first cleaned) and producer state. Transactions are cleaned as
+// Kafka's LogCleaner does: records of aborted transactions (known from the
+// .txnindex) are removed and never count as a key's latest value; a
+// transaction marker stays while any batch of its transaction does, then
+// gets a delete horizon and goes once it has passed; each cleaned
+// segment's .txnindex keeps the aborted transactions whose marker and some
+// data remain. Each group is written to
 // <base>.log.cleaned, fsynced, renamed to .swap, then swapped into the
 // segment list under the writer mutex: the old segments are renamed
 // .deleted and unlinked after file.delete.delay.ms (readers holding them
@@ -189,10 +199,23 @@ func (l *Log) Clean(firstDirty int64, now time.Time, cc CleanerConfig) (CleanSta
 		cc = DefaultCleanerConfig()
 	}
 	m := compaction.NewOffsetMap(compaction.SizeFor(r.End-r.FirstDirty, cc.LoadFactor, cc.DedupeBufferSize), cc.LoadFactor)
+	// Records of aborted transactions never enter the map: an aborted
+	// write of a key must not make the cleaner drop its committed value
+	// (Kafka's buildOffsetMap skips the batches CleanedTransactionMetadata
+	// calls aborted).
+	mapTxns := compaction.NewTxnTracker(collectAbortedTxns(sl.segs[dirtyIdx:], r.FirstDirty, r.End))
 	for i := dirtyIdx; i < endIdx; i++ {
 		s := sl.segs[i]
 		err := forEachBatch(s, func(batch []byte, h record.Header) error {
 			if h.IsControl() {
+				mk, ok, err := record.ReadEndTxn(h, batch, mu)
+				if err != nil {
+					return err
+				}
+				mapTxns.OnControlBatch(&h, mk, ok)
+				return nil
+			}
+			if mapTxns.OnDataBatch(&h) {
 				return nil
 			}
 			return record.Records(h, batch, mu, func(rec *record.Record) error {
@@ -217,23 +240,49 @@ func (l *Log) Clean(firstDirty int64, now time.Time, cc CleanerConfig) (CleanSta
 	}
 	st.MapEntries = m.Len()
 
-	// The last batch of each producer below End (an empty header is kept
-	// for it if all its records go, so producer state survives). A later
-	// batch above End only makes this conservative.
-	lastOfProducer := map[int64]int64{}
+	// The last data batch of each producer below End, and its last control
+	// batch: an empty header is kept for the last data batch if all its
+	// records go, or for the last marker of a producer with no data batch,
+	// so producer state (sequence, epoch) survives (Kafka's
+	// lastRecordsOfActiveProducers). A later batch above End only makes
+	// this conservative.
+	type lastBatches struct{ data, control int64 }
+	lastOfProducer := map[int64]*lastBatches{}
 	for _, s := range sl.segs[:endIdx] {
 		if err := s.WalkFrom(s.BaseOffset(), func(_ int64, h record.Header) bool {
 			if h.HasProducerID() {
-				lastOfProducer[h.ProducerID] = h.BaseOffset
+				lb := lastOfProducer[h.ProducerID]
+				if lb == nil {
+					lb = &lastBatches{data: -1, control: -1}
+					lastOfProducer[h.ProducerID] = lb
+				}
+				if h.IsControl() {
+					lb.control = h.BaseOffset
+				} else {
+					lb.data = h.BaseOffset
+				}
 			}
 			return true
 		}); err != nil {
 			return st, fmt.Errorf("clean %s: %w", l.tp, err)
 		}
 	}
+	// The filter follows transactions over everything it rewrites, from
+	// the log's first segment (Kafka's cleanSegments collects each
+	// segment's aborted transactions into one CleanedTransactionMetadata).
 	fo := compaction.FilterOptions{
 		Map: m, NowMs: now.UnixMilli(), DeleteRetentionMs: cfg.DeleteRetentionMs, MaxUncompressed: mu,
-		RetainEmpty: func(h *record.Header) bool { return lastOfProducer[h.ProducerID] == h.BaseOffset },
+		Txns: compaction.NewTxnTracker(collectAbortedTxns(sl.segs, sl.segs[0].BaseOffset(), r.End)),
+		RetainEmpty: func(h *record.Header) bool {
+			lb := lastOfProducer[h.ProducerID]
+			if lb == nil {
+				return false
+			}
+			if h.IsControl() {
+				return lb.data < 0 && lb.control == h.BaseOffset
+			}
+			return lb.data == h.BaseOffset
+		},
 	}
 	next := 0
 	for _, g := range groupSegments(sl.segs[:endIdx], cfg.SegmentBytes) {
@@ -246,6 +295,7 @@ func (l *Log) Clean(firstDirty int64, now time.Time, cc CleanerConfig) (CleanSta
 	l.logger.Info("cleaned log", zap.Int64("first_dirty", r.FirstDirty), zap.Int64("end", r.End),
 		zap.Int64("bytes_read", st.BytesRead), zap.Int64("bytes_written", st.BytesWritten),
 		zap.Int64("records_read", st.RecordsRead), zap.Int64("records_kept", st.RecordsKept),
+		zap.Int64("aborted_dropped", st.AbortedDropped), zap.Int64("markers_dropped", st.MarkersDropped),
 		zap.Int("segments_in", st.SegmentsIn), zap.Int("segments_out", st.SegmentsOut), zap.Duration("took", st.Duration))
 	return st, nil
 }
@@ -303,6 +353,10 @@ func (l *Log) cleanGroup(group []*segment.Segment, next *segment.Segment, fo com
 			gs.RecordsRead += int64(bs.RecordsRead)
 			gs.RecordsKept += int64(bs.RecordsKept)
 			gs.TombstonesDropped += int64(bs.TombstonesDropped)
+			gs.AbortedDropped += int64(bs.AbortedDropped)
+			if bs.MarkerDropped {
+				gs.MarkersDropped++
+			}
 			if len(out) == 0 {
 				return nil
 			}
@@ -318,14 +372,14 @@ func (l *Log) cleanGroup(group []*segment.Segment, next *segment.Segment, fo com
 			return fmt.Errorf("clean %s: segment %d: %w", l.tp, s.BaseOffset(), err)
 		}
 	}
-	// The aborted transactions of the group stay listed for read_committed
-	// fetches of what the cleaner kept (Kafka's cleaner rebuilds the
-	// cleaned segment's .txnindex the same way).
-	for _, s := range group {
-		for _, e := range s.AbortedTxns() {
-			if err := cleaned.AppendAbortedTxn(e); err != nil {
-				return err
-			}
+	// The cleaned segment's .txnindex lists the aborted transactions whose
+	// ABORT marker it keeps because some batch of the transaction is still
+	// in the log (Kafka's cleaner writes them as it reads the markers); an
+	// aborted transaction with no data left needs no entry: read_committed
+	// readers have nothing of it to skip.
+	for _, e := range fo.Txns.TakeRetained() {
+		if err := cleaned.AppendAbortedTxn(e); err != nil {
+			return err
 		}
 	}
 	if err := cleaned.OnBecomeInactive(); err != nil {
@@ -383,6 +437,8 @@ func (l *Log) cleanGroup(group []*segment.Segment, next *segment.Segment, fo com
 	st.RecordsRead += gs.RecordsRead
 	st.RecordsKept += gs.RecordsKept
 	st.TombstonesDropped += gs.TombstonesDropped
+	st.AbortedDropped += gs.AbortedDropped
+	st.MarkersDropped += gs.MarkersDropped
 	st.SegmentsIn += len(group)
 	st.SegmentsOut++
 	return nil
@@ -427,4 +483,22 @@ func forEachBatch(s *segment.Segment, fn func(batch []byte, h record.Header) err
 		pos += int64(total)
 	}
 	return nil
+}
+
+// collectAbortedTxns lists the aborted transactions of segs (a snapshot
+// the caller holds, in offset order) that overlap [from, upper), as
+// Log.CollectAbortedTxns does over the live segment list: from the
+// segment holding from, until an entry's last stable offset reaches upper.
+func collectAbortedTxns(segs []*segment.Segment, from, upper int64) []AbortedTxn {
+	var out []AbortedTxn
+	for _, s := range segs {
+		if s.NextOffset() <= from {
+			continue
+		}
+		var done bool
+		if out, done = s.CollectAbortedTxns(out, from, upper); done {
+			break
+		}
+	}
+	return out
 }

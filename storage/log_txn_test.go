@@ -14,7 +14,7 @@ import (
 )
 
 // appendMarker appends a control batch (ABORT or COMMIT) for producer pid.
-func appendMarker(t *testing.T, l *Log, pid int64, commit bool) int64 {
+func appendMarker(t testing.TB, l *Log, pid int64, commit bool) int64 {
 	t.Helper()
 	b, err := record.BuildBatch(record.BatchOptions{Control: true, Transactional: true, BaseTimestamp: 1,
 		Producer: &record.Producer{ID: pid, Epoch: 0, BaseSequence: -1}}, []record.BatchRecord{record.EndTxnMarker(commit, 3)})

@@ -145,6 +145,14 @@ func NewLogManager(cfg LogManagerConfig) (*LogManager, error) {
 			l.SetHighWatermark(hw)
 		}
 	}
+	// The last stable offset is not checkpointed: until the partition
+	// actor has rebuilt its producer state and published it, a log found
+	// on disk may hold undecided transactions anywhere below its high
+	// watermark, so the cleaner must not touch it (Kafka's cleaner reads
+	// the LSO of a log whose producer state was loaded at open).
+	for _, l := range m.logs {
+		l.SetLastStableOffset(l.LogStartOffset())
+	}
 	return m, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gregor/storage/record"
+	"gregor/storage/segment"
 )
 
 func TestOffsetMapPutGet(t *testing.T) {
@@ -178,13 +179,14 @@ func TestFilterBatchTombstoneHorizon(t *testing.T) {
 		t.Fatalf("records after horizon stamp %v", recs)
 	}
 	// Before the horizon the tombstone stays (and the batch is untouched).
-	fo.NowMs = 51_000
+	fo.NowMs = 50_999
 	again, st, err := FilterBatch(nil, out, nh, fo)
 	if err != nil || st.Rewritten || !bytes.Equal(again, out) {
-		t.Fatalf("at horizon: err %v stats %+v", err, st)
+		t.Fatalf("before horizon: err %v stats %+v", err, st)
 	}
-	// After it the tombstone goes; the live record keeps offset and time.
-	fo.NowMs = 51_001
+	// From it on the tombstone goes (Kafka retains it while now <
+	// horizon); the live record keeps offset and time.
+	fo.NowMs = 51_000
 	last, st, err := FilterBatch(nil, out, nh, fo)
 	if err != nil || st.TombstonesDropped != 1 || st.RecordsKept != 1 {
 		t.Fatalf("after horizon: err %v stats %+v", err, st)
@@ -229,5 +231,135 @@ func TestFilterBatchControlKept(t *testing.T) {
 	out, _, err := FilterBatch(nil, b, h, FilterOptions{Map: NewOffsetMap(1<<12, 0.9)})
 	if err != nil || !bytes.Equal(out, b) {
 		t.Fatalf("control batch changed: %v", err)
+	}
+}
+
+// txnHeader is the header of a data (or control) batch at [base, last]
+// of producer pid.
+func txnHeader(base, last, pid int64, transactional, control bool) record.Header {
+	h := record.Header{BaseOffset: base, LastOffsetDelta: int32(last - base), ProducerID: pid, RecordCount: 1}
+	if transactional {
+		h.Attributes |= record.AttrTransactional
+	}
+	if control {
+		h.Attributes |= record.AttrControl
+	}
+	return h
+}
+
+func TestTxnTrackerFollowsAbortedAndCommitted(t *testing.T) {
+	// Producer 1 aborts [0..3] (marker 3) and producer 2 [5..8] (marker 8);
+	// producer 2's entry is listed twice, as two segments' collections give it.
+	e1 := segment.AbortedTxn{ProducerID: 1, FirstOffset: 0, LastOffset: 3, LastStableOffset: 1}
+	e2 := segment.AbortedTxn{ProducerID: 2, FirstOffset: 5, LastOffset: 8, LastStableOffset: 9}
+	tr := NewTxnTracker([]segment.AbortedTxn{e2, e1, e2})
+	abort, commit := record.EndTxn{Type: record.ControlAbort}, record.EndTxn{Type: record.ControlCommit}
+	steps := []struct {
+		h       record.Header
+		m       *record.EndTxn
+		aborted bool // data: aborted; control: discardable
+	}{
+		{h: txnHeader(0, 0, 1, true, false), aborted: true},
+		{h: txnHeader(1, 1, 4, true, false)}, // producer 4's committed transaction
+		{h: txnHeader(2, 2, -1, false, false)},
+		{h: txnHeader(3, 3, 1, true, true), m: &abort},                 // producer 1's data was read: kept
+		{h: txnHeader(4, 4, 4, true, true), m: &commit},                // producer 4's data was read: kept
+		{h: txnHeader(5, 5, 4, true, true), m: &commit, aborted: true}, // a second commit with nothing read: discardable
+		{h: txnHeader(6, 6, 1, true, false)},                           // producer 1's next transaction is not aborted
+		{h: txnHeader(7, 7, 1, true, true), m: &commit},
+		{h: txnHeader(8, 8, 2, true, true), m: &abort, aborted: true}, // nothing of producer 2 read: discardable
+	}
+	for i, s := range steps {
+		var got bool
+		if s.m != nil {
+			got = tr.OnControlBatch(&s.h, *s.m, true)
+		} else {
+			got = tr.OnDataBatch(&s.h)
+		}
+		if got != s.aborted {
+			t.Fatalf("step %d (offset %d): %v, want %v", i, s.h.BaseOffset, got, s.aborted)
+		}
+	}
+	if got := tr.TakeRetained(); len(got) != 1 || got[0] != e1 {
+		t.Fatalf("retained %+v, want only %+v", got, e1)
+	}
+	if got := tr.TakeRetained(); len(got) != 0 {
+		t.Fatalf("retained twice: %+v", got)
+	}
+	// An emptied control batch is always discardable.
+	h := txnHeader(9, 9, 1, true, true)
+	if !tr.OnControlBatch(&h, record.EndTxn{}, false) {
+		t.Fatal("emptied control batch kept")
+	}
+}
+
+func TestFilterBatchMarkerHorizonThenRemoval(t *testing.T) {
+	b, err := record.BuildBatch(record.BatchOptions{BaseOffset: 5, BaseTimestamp: 1234, Control: true, Transactional: true, PartitionLeaderEpoch: 4,
+		Producer: &record.Producer{ID: 9, Epoch: 3, BaseSequence: -1}}, []record.BatchRecord{record.EndTxnMarker(false, 7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _, _ := record.ValidateIntegrity(b)
+	fo := func(now int64, retainEmpty bool) FilterOptions {
+		o := FilterOptions{Map: NewOffsetMap(1<<12, 0.9), NowMs: now, DeleteRetentionMs: 1000, MaxUncompressed: 1 << 20,
+			Txns: NewTxnTracker(nil)}
+		if retainEmpty {
+			o.RetainEmpty = func(*record.Header) bool { return true }
+		}
+		return o
+	}
+	// No data of its transaction read: stamped with the horizon, kept whole.
+	out, st, err := FilterBatch(nil, b, h, fo(50_000, false))
+	if err != nil || !st.Rewritten || st.MarkerDropped {
+		t.Fatalf("first pass: err %v stats %+v", err, st)
+	}
+	nh, _, err := record.ValidateIntegrity(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hz, ok := nh.DeleteHorizonMs(); !ok || hz != 51_000 || !nh.IsControl() || !nh.IsTransactional() || nh.ProducerID != 9 ||
+		nh.ProducerEpoch != 3 || nh.BaseSequence != -1 || nh.BaseOffset != 5 || nh.PartitionLeaderEpoch != 4 || nh.MaxTimestamp != 1234 {
+		t.Fatalf("stamped marker %+v (horizon %d %v)", nh, hz, ok)
+	}
+	if m, ok, err := record.ReadEndTxn(nh, out, 1<<20); err != nil || !ok || m.Commit() || m.CoordinatorEpoch != 7 {
+		t.Fatalf("stamped marker record %+v %v %v", m, ok, err)
+	}
+	// Before the horizon: unchanged.
+	if again, st, err := FilterBatch(nil, out, nh, fo(50_999, false)); err != nil || st.Rewritten || !bytes.Equal(again, out) {
+		t.Fatalf("before horizon: err %v stats %+v", err, st)
+	}
+	// At it: gone, or emptied for a producer's last batch.
+	if gone, st, err := FilterBatch(nil, out, nh, fo(51_000, false)); err != nil || !st.Dropped || !st.MarkerDropped || len(gone) != 0 {
+		t.Fatalf("at horizon: err %v stats %+v", err, st)
+	}
+	empty, st, err := FilterBatch(nil, out, nh, fo(51_000, true))
+	if err != nil || !st.MarkerDropped || st.Dropped {
+		t.Fatalf("at horizon, last of producer: err %v stats %+v", err, st)
+	}
+	eh, _, err := record.ValidateIntegrity(empty)
+	if err != nil || eh.RecordCount != 0 || !eh.IsControl() || eh.ProducerID != 9 || eh.ProducerEpoch != 3 || eh.BaseOffset != 5 {
+		t.Fatalf("emptied marker %+v %v", eh, err)
+	}
+	// A marker whose (aborted) transaction still has data is copied unchanged.
+	tr := NewTxnTracker([]segment.AbortedTxn{{ProducerID: 9, FirstOffset: 1, LastOffset: 5, LastStableOffset: 6}})
+	dh := txnHeader(1, 1, 9, true, false)
+	tr.OnDataBatch(&dh)
+	o := fo(50_000, false)
+	o.Txns = tr
+	if same, st, err := FilterBatch(nil, b, h, o); err != nil || st.Rewritten || !bytes.Equal(same, b) {
+		t.Fatalf("marker with data: err %v stats %+v", err, st)
+	}
+}
+
+func TestFilterBatchAbortedDataGoes(t *testing.T) {
+	m := NewOffsetMap(1<<12, 0.9)
+	batch, h := build(t, 20, 100, 9, record.CodecNone, kv{[]byte("a"), []byte("1")}, kv{[]byte("b"), []byte("2")})
+	binaryAttrs := h.Attributes | record.AttrTransactional
+	batch[record.OffAttributes], batch[record.OffAttributes+1] = byte(binaryAttrs>>8), byte(binaryAttrs)
+	h.Attributes = binaryAttrs
+	tr := NewTxnTracker([]segment.AbortedTxn{{ProducerID: 9, FirstOffset: 20, LastOffset: 30, LastStableOffset: 31}})
+	out, st, err := FilterBatch(nil, batch, h, FilterOptions{Map: m, MaxUncompressed: 1 << 20, Txns: tr})
+	if err != nil || !st.Dropped || st.AbortedDropped != 2 || st.RecordsKept != 0 || len(out) != 0 {
+		t.Fatalf("aborted batch: err %v stats %+v", err, st)
 	}
 }

@@ -3,7 +3,9 @@
 // section of a log, and the per-batch filter that keeps the latest record
 // of each key, drops superseded records and expired tombstones, and
 // rebuilds batches with their original offsets, timestamps and producer
-// fields. The storage package drives them segment by segment (Log.Clean).
+// fields, and the transaction tracker that tells it which batches belong to
+// aborted transactions and which markers have outlived their data. The
+// storage package drives them segment by segment (Log.Clean).
 package compaction
 
 import (
