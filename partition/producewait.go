@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -57,3 +58,38 @@ func SettleExpired(req *Produce, reply <-chan ProduceResult) ProduceResult {
 		}
 	}
 }
+
+// Deadline is one timeout shared by several produces handed to partition
+// actors by one request (Produce, WriteTxnMarkers): Result waits for each
+// outcome in turn until the deadline or done (the connection going away),
+// and settles every later one at once with SettleExpired. Not safe for
+// concurrent use; Stop releases its timer.
+type Deadline struct {
+	timer   *time.Timer
+	done    <-chan struct{}
+	expired bool
+}
+
+// NewDeadline starts a deadline of timeout; done (nil: never) ends it early.
+func NewDeadline(timeout time.Duration, done <-chan struct{}) *Deadline {
+	return &Deadline{timer: time.NewTimer(timeout), done: done}
+}
+
+// Result is req's outcome from reply, waited for until the deadline, else
+// settled with SettleExpired.
+func (d *Deadline) Result(req *Produce, reply <-chan ProduceResult) ProduceResult {
+	if !d.expired {
+		select {
+		case r := <-reply:
+			return r
+		case <-d.timer.C:
+			d.expired = true
+		case <-d.done:
+			d.expired = true
+		}
+	}
+	return SettleExpired(req, reply)
+}
+
+// Stop releases the timer.
+func (d *Deadline) Stop() { d.timer.Stop() }

@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"gregor/actors"
 )
 
 // This file is the request-level API that wire/handlers calls (it
@@ -19,29 +21,10 @@ import (
 // through the group's outbox (viaOutbox), so they are released only once
 // what the request changed is visible to other requests (publish.go).
 
-// guard makes reply callable once and answers with onTimeout() if nothing
-// else has by d (a request lost to an actor crash).
+// guard is actors.ReplyOnce: reply runs once, with onTimeout's answer if
+// nothing else answered within d.
 func guard[T any](d time.Duration, reply func(T), onTimeout func() T) func(T) {
-	var mu sync.Mutex
-	done := false
-	var t *time.Timer
-	f := func(r T) {
-		mu.Lock()
-		if done {
-			mu.Unlock()
-			return
-		}
-		done = true
-		if t != nil {
-			t.Stop()
-		}
-		mu.Unlock()
-		reply(r)
-	}
-	mu.Lock()
-	t = time.AfterFunc(d, func() { f(onTimeout()) })
-	mu.Unlock()
-	return f
+	return actors.ReplyOnce(d, reply, onTimeout)
 }
 
 func strp(s string) *string { return &s }

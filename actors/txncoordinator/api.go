@@ -2,39 +2,19 @@ package txncoordinator
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"gregor/actors"
 	"gregor/actors/coordinator"
 )
 
-// guard wraps reply so it runs once, and with onTimeout's answer if no
-// answer came within d (the request's message was lost with a crashed or
-// stopped actor).
+// guard is actors.ReplyOnce: reply runs once, with onTimeout's answer if
+// nothing else answered within d.
 func guard[T any](d time.Duration, reply func(T), onTimeout func() T) func(T) {
-	var mu sync.Mutex
-	done := false
-	var t *time.Timer
-	f := func(r T) {
-		mu.Lock()
-		if done {
-			mu.Unlock()
-			return
-		}
-		done = true
-		if t != nil {
-			t.Stop()
-		}
-		mu.Unlock()
-		reply(r)
-	}
-	mu.Lock()
-	t = time.AfterFunc(d, func() { f(onTimeout()) })
-	mu.Unlock()
-	return f
+	return actors.ReplyOnce(d, reply, onTimeout)
 }
 
 // FindCoordinator answers FindCoordinator v0–v6 for key type TRANSACTION

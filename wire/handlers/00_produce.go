@@ -217,29 +217,14 @@ func setProduceError(sp *kmsg.ProduceResponseTopicPartition, version int16, err 
 // is settled with partition.SettleExpired: one the actor has not started
 // is abandoned (REQUEST_TIMED_OUT), one it is appending is waited for.
 func waitProduce(rc *wire.RequestContext, pending []pendingProduce, version int16, timeout time.Duration) {
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
 	var done <-chan struct{}
 	if rc.Ctx != nil {
 		done = rc.Ctx.Done()
 	}
-	expired := false
+	deadline := partition.NewDeadline(timeout, done)
+	defer deadline.Stop()
 	for _, pp := range pending {
-		var r partition.ProduceResult
-		got := false
-		if !expired {
-			select {
-			case r = <-pp.reply:
-				got = true
-			case <-timer.C:
-				expired = true
-			case <-done:
-				expired = true
-			}
-		}
-		if !got {
-			r = partition.SettleExpired(pp.msg, pp.reply)
-		}
+		r := deadline.Result(pp.msg, pp.reply)
 		if r.Err != nil {
 			setProduceError(pp.p, version, r.Err, r.ErrorMessage, nil)
 			continue

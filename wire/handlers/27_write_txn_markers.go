@@ -163,30 +163,15 @@ func prepareMarker(b *Broker, m *kmsg.WriteTxnMarkersRequestMarker, tp storage.T
 // by timeout and the connection's life) and reports the successful
 // __consumer_offsets markers to the group coordinator.
 func waitMarkers(b *Broker, rc *wire.RequestContext, pending []pendingMarker, timeout time.Duration) {
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
 	var done <-chan struct{}
 	if rc.Ctx != nil {
 		done = rc.Ctx.Done()
 	}
+	deadline := partition.NewDeadline(timeout, done)
+	defer deadline.Stop()
 	gc, _ := b.Groups.(GroupTxnCompleter)
-	expired := false
 	for _, pm := range pending {
-		var r partition.ProduceResult
-		got := false
-		if !expired {
-			select {
-			case r = <-pm.reply:
-				got = true
-			case <-timer.C:
-				expired = true
-			case <-done:
-				expired = true
-			}
-		}
-		if !got {
-			r = partition.SettleExpired(pm.msg, pm.reply)
-		}
+		r := deadline.Result(pm.msg, pm.reply)
 		if r.Err != nil {
 			pm.out.ErrorCode = r.Err.Code
 			continue
