@@ -96,6 +96,7 @@ func TestChaos(t *testing.T) {
 	}
 	zkharness.SkipIfUnavailable(t)
 	d := duration(t)
+	t.Logf("%s: starting", time.Now().Format("15:04:05.000"))
 	c := startCluster(t, 3)
 	two := "2"
 	c.createTopic(topic, partitions, map[string]*string{"min.insync.replicas": &two})
@@ -134,6 +135,7 @@ func TestChaos(t *testing.T) {
 	if why, ok := poll(60*time.Second, func() (bool, string) { return pipe.commits.Load() > 0, fmt.Sprint(pipe.err()) }); !ok {
 		t.Fatalf("the transactional pipeline committed nothing in 60 s (last error: %s)", why)
 	}
+	t.Logf("%s: consumer and pipeline running", time.Now().Format("15:04:05.000"))
 	f.scrapeMetrics()
 	start := time.Now()
 	f.run(start.Add(d))
@@ -171,7 +173,9 @@ func TestChaos(t *testing.T) {
 		_, why := c.fullISR(healTopics)
 		res.note("not back to full ISR: %s", why)
 	}
+	t.Logf("%s: healed, logs checked", time.Now().Format("15:04:05.000"))
 	eos, eosLogs, outHWs, lsoOK := checkPipeline(t, c, inLogs, hws)
+	t.Logf("%s: pipeline output checked", time.Now().Format("15:04:05.000"))
 	res.Add(eosLogs)
 	watch.mu.Lock()
 	backwards, offNotes, polls := watch.backwards, watch.notes, watch.polls
@@ -189,13 +193,19 @@ func TestChaos(t *testing.T) {
 	eosWatch.mu.Lock()
 	eosBackwards, eosNotes := eosWatch.backwards, eosWatch.notes
 	eosWatch.mu.Unlock()
+	for p, o := range eosWatch.committed() {
+		if o > hws[p] { // the pipeline read input records that were not committed
+			eosBackwards++
+			eosNotes = append(eosNotes, fmt.Sprintf("pipeline partition %d: committed offset %d beyond the input high watermark %d", p, o, hws[p]))
+		}
+	}
 
 	t.Logf("chaos summary: duration=%v faults{%s} acknowledged=%d failed=%d consumed=%d lost=%d duplicated=%d divergent=%d gaps=%d corrupt=%d offsets-backwards=%d offsets-beyond-hw=%d full-isr=%v elections=%v rebalances=%v "+
-		"eos{inputs=%d committed=%d lost=%d duplicated=%d unexpected=%d open=%d fetch-mismatch=%d aborted-records=%d markers=%d/%d txns=%d/%d failed-ends=%d sessions=%d offsets-backwards=%d lso-stable=%v}",
+		"eos{inputs=%d committed=%d lost=%d duplicated=%d unexpected=%d open=%d fetch-mismatch=%d aborted-records=%d markers=%d/%d txns=%d/%d failed-ends=%d sessions=%d poll-errors=%d offsets-backwards-or-beyond-hw=%d lso-stable=%v}",
 		d, f.summary(), len(acked), failed, cons.consumed.Load(), res.Lost, res.Duplicated, res.Divergent, res.Gaps, res.Corrupt,
 		backwards, beyond, isrOK, f.elections, f.rebalances,
 		eos.Inputs, eos.Committed, eos.Lost, eos.Duplicated, eos.Unexpected, eos.Open, eos.FetchMismatch, eos.Aborted,
-		eos.Commits, eos.Aborts, pipe.commits.Load(), pipe.aborts.Load(), pipe.failedEnds.Load(), pipe.sessions.Load(), eosBackwards, lsoOK)
+		eos.Commits, eos.Aborts, pipe.commits.Load(), pipe.aborts.Load(), pipe.failedEnds.Load(), pipe.sessions.Load(), pipe.pollErrors.Load(), eosBackwards, lsoOK)
 	for _, n := range append(append(res.Details, offNotes...), append(eos.Details, eosNotes...)...) {
 		t.Log("  " + n)
 	}
