@@ -38,9 +38,12 @@ bench-compare: build
 	$(GO) run ./test/bench/compare -gregor ./$(BIN) -kfake $${TMPDIR:-/tmp}/gregor-bench-kfakeserver $(BENCHFLAGS)
 
 # chaos: TestChaos (test/chaos) with faults for DURATION (default 2m):
-# actor kills through the admin listeners and broker SIGKILL/restart under
-# an acks=all producer and a group consumer, then every replica's log is
-# checked; prints one "chaos summary:" line and fails on any loss.
+# actor kills through the admin listeners (transaction coordinators
+# included) and broker SIGKILL/restart under an acks=all producer, a group
+# consumer and a transactional consume-transform-produce pipeline, then
+# every replica's log is checked and the pipeline's read_committed output
+# must hold each input exactly once; prints one "chaos summary:" line and
+# fails on any loss or duplicate.
 # `make test` runs the same test with a 60 s fault phase.
 DURATION      ?= 2m
 CHAOS_TIMEOUT ?= 3h

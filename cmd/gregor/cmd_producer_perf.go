@@ -18,7 +18,7 @@ import (
 // `gregor producer-perf-test` = kafka-producer-perf-test.sh.
 func init() {
 	var o perftest.ProducerOptions
-	var reportMs int64
+	var reportMs, txnMs int64
 	cmd := &cobra.Command{
 		Use:   "producer-perf-test",
 		Short: "Produce records as fast as allowed and report throughput and latency (kafka-producer-perf-test.sh)",
@@ -36,6 +36,10 @@ func init() {
 				os.Exit(clientutil.Report(os.Stderr, "ERROR ", clientutil.Usage("Missing required argument \"[throughput]\"")))
 			}
 			o.ReportInterval = time.Duration(reportMs) * time.Millisecond
+			if cmd.Flags().Changed("transaction-duration-ms") {
+				o.TransactionDurationSet = true
+				o.TransactionDuration = time.Duration(min(max(txnMs, 0), 1<<40)) * time.Millisecond
+			}
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
@@ -56,7 +60,9 @@ func init() {
 	f.StringArrayVar(&o.ProducerProps, "producer-props", nil, "producer properties k=v [k=v ...] (bootstrap.servers, acks, linger.ms, batch.size, compression.type…)")
 	f.StringVar(&o.ProducerConfig, "producer.config", "", "producer properties file")
 	f.Bool("print-metrics", false, "accepted for compatibility; no client metrics are printed")
-	f.BoolVar(&o.PrintLatencyMicros, "print-latency-us", false, "also print the latency percentiles in microseconds (not in Kafka's tool)")
+	f.BoolVar(&o.PrintLatencyMicros, "print-latency-us", false, "also print the latency percentiles in microseconds and, with transactions, the commit latencies (not in Kafka's tool)")
+	f.StringVar(&o.TransactionalID, "transactional-id", "", "the transactional id to use (takes precedence over transactional.id in --producer-props or --producer.config); turns transactions on")
+	f.Int64Var(&txnMs, "transaction-duration-ms", 0, "the max age of each transaction: commitTransaction is called after this time has elapsed (default 3000 when transactions are on); turns transactions on")
 	f.Int64Var(&reportMs, "reporting-interval", 5000, "progress line period in ms (Kafka's is fixed at 5000)")
 	root.AddCommand(cmd)
 }

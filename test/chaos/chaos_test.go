@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"gregor/actors/coordinator"
 	"gregor/test/zkharness"
 )
 
@@ -30,7 +31,21 @@ const (
 	produceEvery = 2500 * time.Microsecond
 	// healTimeout bounds every wait after the fault phase.
 	healTimeout = 90 * time.Second
+
+	// The transactional pipeline: GroupTransactSession copies the chaos
+	// topic to eosOut in group eosGroup as transactional id eosTxnID.
+	eosOut   = "chaos-eos-out"
+	eosGroup = "chaos-eos-group"
+	eosTxnID = "chaos-eos"
+	// txnStatePartitions is the cluster's
+	// transaction.state.log.num.partitions (Kafka's 50 would add 150
+	// replicas to a 3-broker test).
+	txnStatePartitions = int32(3)
 )
+
+// healTopics are the topics (with their partition counts) that must be
+// back to a full ISR before a broker is killed and after the fault phase.
+var healTopics = map[string]int32{topic: partitions, eosOut: partitions, "__consumer_offsets": 3, "__transaction_state": txnStatePartitions}
 
 // actorKinds are the actor kinds the fault loop kills through POST /faults,
 // with the most kills it allows per actor path within killWindow: the
@@ -48,6 +63,10 @@ var actorKinds = []struct {
 	{"group", 8},
 	{"controller-channel", 1000},
 	{"controller", 3},
+	// Transaction coordinator actors (one per loaded __transaction_state
+	// partition) give up after 20 failures in 60 s; the manager never.
+	{"txn", 8},
+	{"txn-coordinator", 1000},
 }
 
 const killWindow = time.Minute
@@ -66,17 +85,22 @@ func duration(t *testing.T) time.Duration {
 	return ciDuration
 }
 
-// TestChaos: faults against a producing and consuming 3-broker cluster,
-// then proof that nothing acknowledged was lost, duplicated or diverged.
+// TestChaos: faults against a producing and consuming 3-broker cluster
+// with a transactional consume-transform-produce pipeline alongside, then
+// proof that nothing acknowledged was lost, duplicated or diverged, and
+// that the pipeline's read_committed output holds every input exactly
+// once.
 func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos starts ZooKeeper and three broker processes")
 	}
 	zkharness.SkipIfUnavailable(t)
 	d := duration(t)
+	t.Logf("%s: starting", time.Now().Format("15:04:05.000"))
 	c := startCluster(t, 3)
 	two := "2"
 	c.createTopic(topic, partitions, map[string]*string{"min.insync.replicas": &two})
+	c.createTopic(eosOut, partitions, map[string]*string{"min.insync.replicas": &two})
 
 	prodCl := c.client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.MaxBufferedRecords(2000), kgo.ProduceRequestTimeout(10*time.Second))
@@ -86,10 +110,16 @@ func TestChaos(t *testing.T) {
 		kgo.SessionTimeout(10*time.Second), kgo.HeartbeatInterval(time.Second))
 	cons := startConsumer(consCl)
 	watch := startOffsetWatch(kadm.NewClient(c.client()), group, topic, 500*time.Millisecond)
+	pipe := startPipeline([]kgo.Opt{c.seedOpt(), kgo.TransactionalID(eosTxnID), kgo.TransactionTimeout(20 * time.Second),
+		kgo.ConsumerGroup(eosGroup), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.RequireStableFetchOffsets(),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.FetchMaxWait(500 * time.Millisecond),
+		kgo.SessionTimeout(10 * time.Second), kgo.HeartbeatInterval(time.Second), kgo.ProduceRequestTimeout(10 * time.Second)}, eosOut)
+	eosWatch := startOffsetWatch(kadm.NewClient(c.client()), eosGroup, topic, 500*time.Millisecond)
 	// On an early failure: stop the loops. The producer's may be blocked
 	// in Produce on a full buffer; closing its client (an earlier cleanup,
 	// so it runs after this one) releases it.
-	t.Cleanup(func() { prod.halt(); cons.finish(); watch.finish() })
+	t.Cleanup(func() { prod.halt(); cons.finish(); watch.finish(); pipe.finish(); eosWatch.finish() })
 
 	// On failure keep every broker's log (the temp dirs go with the test)
 	// and show the lines about the partitions that did not heal.
@@ -100,6 +130,12 @@ func TestChaos(t *testing.T) {
 	// counter lives in the broker process, so a coordinator SIGKILLed before
 	// the first scrape would take the increase with it.
 	_, _ = poll(30*time.Second, func() (bool, string) { return cons.consumed.Load() > 0, "consumer has not received a record yet" })
+	// The pipeline's first commit creates __transaction_state; broker
+	// kills wait for its full ISR like the other topics'.
+	if why, ok := poll(60*time.Second, func() (bool, string) { return pipe.commits.Load() > 0, fmt.Sprint(pipe.err()) }); !ok {
+		t.Fatalf("the transactional pipeline committed nothing in 60 s (last error: %s)", why)
+	}
+	t.Logf("%s: consumer and pipeline running", time.Now().Format("15:04:05.000"))
 	f.scrapeMetrics()
 	start := time.Now()
 	f.run(start.Add(d))
@@ -108,8 +144,7 @@ func TestChaos(t *testing.T) {
 	// Heal: every broker up, producer flushed, full ISRs.
 	f.restoreAll()
 	flushed := prod.finish(healTimeout)
-	offsetsTopic := map[string]int32{topic: partitions, "__consumer_offsets": 3}
-	_, isrOK := poll(healTimeout, func() (bool, string) { return c.fullISR(offsetsTopic) })
+	_, isrOK := poll(healTimeout, func() (bool, string) { return c.fullISR(healTopics) })
 
 	hws := highWatermarks(t, c)
 	// Let the consumer commit up to the high watermarks (it should), then stop it.
@@ -124,14 +159,24 @@ func TestChaos(t *testing.T) {
 	})
 	cons.finish()
 	watch.finish()
+	// The pipeline commits its group's offsets in its transactions: once
+	// they reach the high watermarks every input is in a committed
+	// transaction.
+	_, eosCaughtUp := poll(healTimeout, func() (bool, string) { return caughtUpTo(eosWatch.committed(), hws) })
+	pipe.finish()
+	eosWatch.finish()
 	f.scrapeMetrics()
 
 	acked, failed, lastErr := prod.results()
-	res := check(t, c, hws, acked)
+	res, inLogs := check(t, c, topic, hws, acked, false)
 	if !isrOK {
-		_, why := c.fullISR(offsetsTopic)
+		_, why := c.fullISR(healTopics)
 		res.note("not back to full ISR: %s", why)
 	}
+	t.Logf("%s: healed, logs checked", time.Now().Format("15:04:05.000"))
+	eos, eosLogs, outHWs, lsoOK := checkPipeline(t, c, inLogs, hws)
+	t.Logf("%s: pipeline output checked", time.Now().Format("15:04:05.000"))
+	res.Add(eosLogs)
 	watch.mu.Lock()
 	backwards, offNotes, polls := watch.backwards, watch.notes, watch.polls
 	watch.mu.Unlock()
@@ -145,11 +190,31 @@ func TestChaos(t *testing.T) {
 		}
 	}
 
-	t.Logf("chaos summary: duration=%v faults{%s} acknowledged=%d failed=%d consumed=%d lost=%d duplicated=%d divergent=%d gaps=%d corrupt=%d offsets-backwards=%d offsets-beyond-hw=%d full-isr=%v elections=%v rebalances=%v",
+	eosWatch.mu.Lock()
+	eosBackwards, eosNotes := eosWatch.backwards, eosWatch.notes
+	eosWatch.mu.Unlock()
+	for p, o := range eosWatch.committed() {
+		if o > hws[p] { // the pipeline read input records that were not committed
+			eosBackwards++
+			eosNotes = append(eosNotes, fmt.Sprintf("pipeline partition %d: committed offset %d beyond the input high watermark %d", p, o, hws[p]))
+		}
+	}
+
+	t.Logf("chaos summary: duration=%v faults{%s} acknowledged=%d failed=%d consumed=%d lost=%d duplicated=%d divergent=%d gaps=%d corrupt=%d offsets-backwards=%d offsets-beyond-hw=%d full-isr=%v elections=%v rebalances=%v "+
+		"eos{inputs=%d committed=%d lost=%d duplicated=%d unexpected=%d open=%d fetch-mismatch=%d aborted-records=%d markers=%d/%d txns=%d/%d failed-ends=%d sessions=%d poll-errors=%d offsets-backwards-or-beyond-hw=%d lso-stable=%v}",
 		d, f.summary(), len(acked), failed, cons.consumed.Load(), res.Lost, res.Duplicated, res.Divergent, res.Gaps, res.Corrupt,
-		backwards, beyond, isrOK, f.elections, f.rebalances)
-	for _, n := range append(res.Details, offNotes...) {
+		backwards, beyond, isrOK, f.elections, f.rebalances,
+		eos.Inputs, eos.Committed, eos.Lost, eos.Duplicated, eos.Unexpected, eos.Open, eos.FetchMismatch, eos.Aborted,
+		eos.Commits, eos.Aborts, pipe.commits.Load(), pipe.aborts.Load(), pipe.failedEnds.Load(), pipe.sessions.Load(), pipe.pollErrors.Load(), eosBackwards, lsoOK)
+	for _, n := range append(append(res.Details, offNotes...), append(eos.Details, eosNotes...)...) {
 		t.Log("  " + n)
+	}
+	if err := pipe.err(); err != nil {
+		t.Logf("pipeline's last error (its transaction aborted or its session restarted, not a broken guarantee): %v", err)
+	}
+	if !eosCaughtUp {
+		t.Logf("pipeline did not commit its group's offsets up to the high watermarks %v within %v (last seen %v, out topic high watermarks %v)",
+			hws, healTimeout, eosWatch.committed(), outHWs)
 	}
 	if failed > 0 {
 		t.Logf("last produce failure (not acknowledged, so not a loss): %v", lastErr)
@@ -163,6 +228,13 @@ func TestChaos(t *testing.T) {
 
 	if !res.OK() || backwards > 0 || beyond > 0 || !isrOK {
 		t.Errorf("chaos run broke a guarantee (see the summary above)")
+	}
+	if !eos.OK() || eosBackwards > 0 || !lsoOK || !eosCaughtUp {
+		t.Errorf("the transactional pipeline's output is not exactly its input once, or its transactions did not all complete (see the summary above)")
+	}
+	if pipe.commits.Load() == 0 || eos.Aborted == 0 || eos.Inputs == 0 {
+		t.Errorf("the pipeline committed %d transactions and left %d aborted records over %d inputs: the exactly-once check proved nothing",
+			pipe.commits.Load(), eos.Aborted, eos.Inputs)
 	}
 	if len(acked) == 0 || polls == 0 {
 		t.Errorf("nothing acknowledged (%d) or no committed offsets read (%d polls): the run proved nothing", len(acked), polls)
@@ -178,16 +250,28 @@ func TestChaos(t *testing.T) {
 	}
 }
 
-// highWatermarks reads each partition's high watermark from its leader.
+// highWatermarks reads each partition's high watermark of the chaos
+// topic from its leader.
 func highWatermarks(t *testing.T, c *cluster) map[int32]int64 {
+	t.Helper()
+	return endOffsets(t, c, topic, false)
+}
+
+// endOffsets reads each partition's high watermark (committed: its last
+// stable offset) of topic from its leader.
+func endOffsets(t *testing.T, c *cluster, topic string, committed bool) map[int32]int64 {
 	t.Helper()
 	cl := c.client()
 	adm := kadm.NewClient(cl)
+	list := adm.ListEndOffsets
+	if committed {
+		list = adm.ListCommittedOffsets
+	}
 	var out map[int32]int64
-	c.waitFor("high watermarks", healTimeout, func() (bool, string) {
+	c.waitFor("end offsets of "+topic, healTimeout, func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		lo, err := adm.ListEndOffsets(ctx, topic)
+		lo, err := list(ctx, topic)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -204,11 +288,13 @@ func highWatermarks(t *testing.T, c *cluster) map[int32]int64 {
 	return out
 }
 
-// check reads every replica's log from the brokers' log dirs (waiting,
-// bounded, until each has caught up to the high watermark) and runs the
-// checker on every partition.
-func check(t *testing.T, c *cluster, hws map[int32]int64, acked []Acked) Result {
+// check reads every replica's log of topic from the brokers' log dirs
+// (waiting, bounded, until each has caught up to the high watermark) and
+// runs the checker on every partition; it also returns each partition's
+// leader log.
+func check(t *testing.T, c *cluster, topic string, hws map[int32]int64, acked []Acked, transactional bool) (Result, map[int32]*ReplicaLog) {
 	t.Helper()
+	leaders := map[int32]*ReplicaLog{}
 	byPart := map[int32][]Acked{}
 	for _, a := range acked {
 		byPart[a.Partition] = append(byPart[a.Partition], a)
@@ -241,9 +327,10 @@ func check(t *testing.T, c *cluster, hws map[int32]int64, acked []Acked) Result 
 			t.Logf("%s-%d: replicas behind the high watermark %d: %s", topic, p, hws[p], why)
 		}
 		total.Add(CheckPartition(PartitionInput{Topic: topic, Partition: p, HighWatermark: hws[p],
-			Leader: st.Leader, Replicas: logs, Acked: byPart[p]}))
+			Leader: st.Leader, Replicas: logs, Acked: byPart[p], Transactional: transactional}))
+		leaders[p] = logs[st.Leader]
 	}
-	return total
+	return total, leaders
 }
 
 // faulter injects the faults: actor kills through each broker's admin
@@ -359,7 +446,7 @@ func (f *faulter) run(deadline time.Time) {
 				continue
 			}
 		case time.Now().After(f.nextKill) && f.checkBursts():
-			if ok, _ := f.c.fullISR(map[string]int32{topic: partitions, "__consumer_offsets": 3}); ok {
+			if ok, _ := f.c.fullISR(healTopics); ok {
 				f.killBroker()
 				continue
 			}
@@ -368,14 +455,24 @@ func (f *faulter) run(deadline time.Time) {
 	}
 }
 
+// killBroker SIGKILLs a random broker, or, every other time, the leader
+// of the pipeline's __transaction_state partition: its transaction
+// coordinator, with whatever transaction is open.
 func (f *faulter) killBroker() {
 	ids := f.c.ids()
 	id := ids[rand.IntN(len(ids))]
+	what := ""
+	if f.counts["broker-kill"]%2 == 1 {
+		if st, ok := f.c.partitionState("__transaction_state", coordinator.PartitionFor(eosTxnID, txnStatePartitions)); ok && st.Leader > 0 {
+			id, what = st.Leader, " (the pipeline's transaction coordinator)"
+			f.counts["coordinator-broker-kill"]++
+		}
+	}
 	f.c.nodes[id].Kill()
 	f.counts["broker-kill"]++
 	f.down = id
 	f.restartAt = time.Now().Add(time.Duration(500+rand.IntN(2500)) * time.Millisecond)
-	f.t.Logf("%s: SIGKILL broker %d", time.Now().Format("15:04:05.000"), id)
+	f.t.Logf("%s: SIGKILL broker %d%s", time.Now().Format("15:04:05.000"), id, what)
 }
 
 // restart starts the killed broker again (after ZooKeeper dropped its
@@ -486,7 +583,7 @@ func (f *faulter) scrapeMetrics() {
 // summary is "kind=count" for every fault kind, sorted (plus
 // inject-failed: admin requests that did not get an answer).
 func (f *faulter) summary() string {
-	kinds := []string{"broker-kill"}
+	kinds := []string{"broker-kill", "coordinator-broker-kill"}
 	for _, k := range actorKinds {
 		kinds = append(kinds, k.kind)
 	}

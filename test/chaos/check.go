@@ -26,6 +26,10 @@ type PartitionInput struct {
 	// Replicas holds each replica's log by broker id (the leader's included).
 	Replicas map[int32]*ReplicaLog
 	Acked    []Acked
+	// Transactional: the partition is written by transactions, whose
+	// aborted attempts repeat values by design, so values are not checked
+	// for duplicates here (CheckExactlyOnce checks the committed ones).
+	Transactional bool
 }
 
 // Result counts what a check found; Details names each finding (capped).
@@ -69,8 +73,9 @@ func (r *Result) OK() bool {
 // CheckPartition proves the partition's guarantees from its replicas' logs:
 //   - every acknowledged record is in the leader's log exactly at its
 //     acknowledged offset, below the high watermark (else Lost);
-//   - no value appears twice below the high watermark (Duplicated: values
-//     are unique per produce, and the producer is idempotent);
+//   - no data value appears twice below the high watermark (Duplicated:
+//     values are unique per produce, and the producer is idempotent;
+//     skipped for a Transactional partition);
 //   - every offset in [LogStart, HighWatermark) is in the leader's log (Gaps);
 //   - every other replica holds the same record (key, value, batch leader
 //     epoch, producer id) at every offset below the high watermark
@@ -104,6 +109,9 @@ func CheckPartition(in PartitionInput) Result {
 	for _, e := range leader.Entries {
 		if e.Offset >= in.HighWatermark {
 			break
+		}
+		if e.Control || in.Transactional {
+			continue
 		}
 		if first, dup := seen[e.Value]; dup {
 			res.Duplicated++

@@ -104,6 +104,15 @@ func (c *cluster) seeds() []string {
 	return out
 }
 
+// seedOpt seeds a franz-go client with every broker (running or not).
+func (c *cluster) seedOpt() kgo.Opt {
+	var seeds []string
+	for _, id := range c.ids() {
+		seeds = append(seeds, c.nodes[id].Addr())
+	}
+	return kgo.SeedBrokers(seeds...)
+}
+
 // client is a franz-go client seeded with every broker (running or not:
 // franz-go skips unreachable seeds), closed at test end.
 func (c *cluster) client(opts ...kgo.Opt) *kgo.Client {
@@ -281,7 +290,7 @@ func (c *cluster) keepLogsOnFailure() {
 	for _, tp := range []struct {
 		topic string
 		n     int32
-	}{{topic, partitions}, {"__consumer_offsets", 3}} {
+	}{{topic, partitions}, {eosOut, partitions}, {"__consumer_offsets", 3}, {"__transaction_state", txnStatePartitions}} {
 		for p := int32(0); p < tp.n; p++ {
 			s, _ := c.partitionState(tp.topic, p)
 			c.t.Logf("zk %s-%d: %+v", tp.topic, p, s)

@@ -1,15 +1,24 @@
 // Package chaos runs Gregor under faults and proves nothing acknowledged
 // was lost: a 3-broker cluster on a real ZooKeeper, an idempotent acks=all
-// producer and a group consumer run while partition, fetcher, group and
-// controller-channel actors are killed through each broker's admin
-// listener (POST /faults) and whole brokers are SIGKILLed and restarted.
+// producer, a group consumer and a transactional consume-transform-produce
+// pipeline (franz-go's GroupTransactSession, copying the topic to another
+// with some transactions aborted on purpose) run while partition, fetcher,
+// group, controller-channel, controller and transaction coordinator actors
+// are killed through each broker's admin listener (POST /faults) and whole
+// brokers are SIGKILLed and restarted, every other time the one leading
+// the pipeline's __transaction_state partition.
 // At the end the checker reads every replica's log straight from the
 // brokers' log directories (the segment files, decoded with
 // storage/record) and proves: every acknowledged record is present exactly
 // once at the offset it was acknowledged at, no offset below the high
 // watermark is missing, all replicas are identical below the high
 // watermark, committed group offsets never went backwards, and every
-// partition is back to its full ISR.
+// partition is back to its full ISR. For the pipeline (eos.go): every
+// transaction completed (each output partition's last stable offset is
+// back at its high watermark), and the output's committed records —
+// replayed from the leader's log as a read_committed consumer reads it,
+// markers included, and read by a real read_committed consumer too — hold
+// every input record exactly once and nothing else.
 //
 // The test (TestChaos) runs a short version in `make test`; `make chaos
 // DURATION=10m` runs it for as long as asked. This file and check.go hold
@@ -27,12 +36,18 @@ import (
 	"gregor/storage/record"
 )
 
-// Entry is one record of a replica's log as read from its segment files.
+// Entry is one record of a replica's log as read from its segment files:
+// a data record, or a control record (a transaction marker).
 type Entry struct {
 	Offset      int64
 	LeaderEpoch int32 // the batch's partitionLeaderEpoch
 	ProducerID  int64
 	Key, Value  string
+	// Transactional: the record's batch has the transactional attribute.
+	Transactional bool
+	// Control: a control record (WriteTxnMarkers' COMMIT or ABORT marker
+	// of ProducerID's transaction); Commit tells which.
+	Control, Commit bool
 }
 
 // ReplicaLog is one replica's log, in offset order.
@@ -101,13 +116,17 @@ func (l *ReplicaLog) readSegment(name string, data []byte, last bool) error {
 			l.Problems = append(l.Problems, fmt.Sprintf("%s@%d: %v", name, pos, err))
 			return nil
 		}
-		if h.IsControl() {
-			pos += len(batch)
-			continue
-		}
 		err = record.Records(h, batch, maxUncompressed, func(r *record.Record) error {
-			l.Entries = append(l.Entries, Entry{Offset: r.Offset(&h), LeaderEpoch: h.PartitionLeaderEpoch,
-				ProducerID: h.ProducerID, Key: string(r.Key), Value: string(r.Value)})
+			e := Entry{Offset: r.Offset(&h), LeaderEpoch: h.PartitionLeaderEpoch, ProducerID: h.ProducerID,
+				Key: string(r.Key), Value: string(r.Value), Transactional: h.IsTransactional(), Control: h.IsControl()}
+			if e.Control {
+				_, typ, err := record.ControlKey(r.Key)
+				if err != nil {
+					return fmt.Errorf("offset %d: control record: %w", e.Offset, err)
+				}
+				e.Commit = typ == record.ControlCommit
+			}
+			l.Entries = append(l.Entries, e)
 			return nil
 		})
 		if err != nil {
@@ -134,6 +153,13 @@ func PartitionDir(logDir, topic string, partition int32) string {
 
 // describe is a short form of an entry for reports.
 func (e Entry) describe() string {
+	if e.Control {
+		what := "ABORT"
+		if e.Commit {
+			what = "COMMIT"
+		}
+		return fmt.Sprintf("offset %d epoch %d %s marker of producer %d", e.Offset, e.LeaderEpoch, what, e.ProducerID)
+	}
 	v := e.Value
 	if len(v) > 40 {
 		v = v[:40] + "…"

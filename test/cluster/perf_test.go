@@ -28,14 +28,23 @@ var finalLineRE = regexp.MustCompile(`(?m)^(\d+) records sent, ([0-9.]+) records
 // bootstrap with the given acks, at most rate records/s (-1: unthrottled)
 // and uncompressed (Kafka's compression.type default; the tool's payload
 // is one repeated string, which a codec would shrink to almost nothing),
-// and returns its final line and records/sec.
-func perfRun(t *testing.T, bootstrap, topic string, n int, acks string, rate int) (string, float64) {
+// and returns its final line and records/sec. extra are more flags of the
+// tool (before --producer-props).
+func perfRun(t *testing.T, bootstrap, topic string, n int, acks string, rate int, extra ...string) (string, float64) {
+	t.Helper()
+	_, line, rps := perfRunOut(t, bootstrap, topic, n, acks, rate, extra...)
+	return line, rps
+}
+
+// perfRunOut is perfRun that also returns the tool's whole output.
+func perfRunOut(t *testing.T, bootstrap, topic string, n int, acks string, rate int, extra ...string) (string, string, float64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	args := []string{"producer-perf-test", "--topic", topic, "--num-records", strconv.Itoa(n), "--record-size", "1024",
-		"--throughput", strconv.Itoa(rate), "--reporting-interval", "60000",
-		"--producer-props", "bootstrap.servers=" + bootstrap, "acks=" + acks, "compression.type=none"}
+		"--throughput", strconv.Itoa(rate), "--reporting-interval", "60000"}
+	args = append(args, extra...)
+	args = append(args, "--producer-props", "bootstrap.servers="+bootstrap, "acks="+acks, "compression.type=none")
 	out, err := exec.CommandContext(ctx, harness.Binary(t), args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("gregor %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -52,7 +61,7 @@ func perfRun(t *testing.T, bootstrap, topic string, n int, acks string, rate int
 		t.Fatal(err)
 	}
 	t.Logf("$ gregor %s\n%s", strings.Join(args, " "), m[0])
-	return m[0], got
+	return string(out), m[0], got
 }
 
 // TestClusterProducePerf measures, in one run, acks=all throughput of the

@@ -87,6 +87,31 @@ func TestProducerOptions(t *testing.T) {
 	}
 }
 
+// transactional.id is handed back for the caller to apply (the perf tool
+// lets --transactional-id override it), transaction.timeout.ms becomes
+// kgo's TransactionTimeout, and a transactional producer must be
+// idempotent, as Kafka's ProducerConfig insists.
+func TestProducerOptionsTransactional(t *testing.T) {
+	o, err := ProducerOptions(map[string]string{"transactional.id": "tx-1", "transaction.timeout.ms": "15000"})
+	if err != nil || o.TransactionalID != "tx-1" || len(o.Ignored) != 0 {
+		t.Fatalf("%+v %v", o, err)
+	}
+	cl, err := kgo.NewClient(append(o.Opts, kgo.SeedBrokers("127.0.0.1:1"), kgo.TransactionalID(o.TransactionalID))...)
+	if err != nil {
+		t.Fatalf("options rejected by kgo: %v", err)
+	}
+	defer cl.Close()
+	if got := fmt.Sprint(cl.OptValue(kgo.TransactionTimeout)); got != "15s" {
+		t.Errorf("transaction timeout %s, want 15s", got)
+	}
+	for _, bad := range []map[string]string{{"transactional.id": "x", "acks": "1"},
+		{"transactional.id": "x", "enable.idempotence": "false"}, {"transaction.timeout.ms": "0"}} {
+		if _, err := ProducerOptions(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
 func TestConsumerOptions(t *testing.T) {
 	o, err := ConsumerOptions(map[string]string{"group.id": "g", "auto.offset.reset": "earliest", "fetch.max.wait.ms": "100",
 		"isolation.level": "read_committed", "enable.auto.commit": "false", "partition.assignment.strategy": "org.apache.kafka.clients.consumer.RoundRobinAssignor",

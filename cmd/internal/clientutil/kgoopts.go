@@ -19,6 +19,10 @@ type Options struct {
 	// MaxRequestSize is max.request.size in bytes when given (0 = kgo's
 	// default batch limit, 1,000,012 bytes); producers only.
 	MaxRequestSize int32
+	// TransactionalID is the producer's transactional.id ("" = not
+	// transactional); producers only. The caller adds kgo.TransactionalID
+	// (the perf tool may override it with --transactional-id).
+	TransactionalID string
 	// Ignored lists property names that were accepted but have no kgo
 	// counterpart (serializers, buffer sizes…) or are unknown, sorted; the
 	// tools print a warning for each, as Kafka's clients log "supplied but
@@ -113,7 +117,8 @@ func common(o *Options, k, v string) (bool, error) {
 // has no knob for, never a record size limit), max.request.size (the
 // largest record batch, hence record, at least 512 bytes), compression.type, client.id, retries, delivery.timeout.ms,
 // request.timeout.ms, enable.idempotence, max.in.flight.requests.per.connection,
-// buffer.memory, retry.backoff.ms, metadata.max.age.ms. As in Kafka ≥ 3,
+// buffer.memory, retry.backoff.ms, metadata.max.age.ms, transactional.id
+// (returned in Options.TransactionalID), transaction.timeout.ms. As in Kafka ≥ 3,
 // idempotence is on by default and turned off when acks is not all, unless
 // enable.idempotence=true was asked for, which is then an error.
 func ProducerOptions(props map[string]string) (Options, error) {
@@ -206,9 +211,22 @@ func ProducerOptions(props map[string]string) (Options, error) {
 				return o, err
 			}
 			o.Opts = append(o.Opts, kgo.MaxBufferedBytes(int(n)))
+		case "transactional.id":
+			o.TransactionalID = v
+		case "transaction.timeout.ms":
+			n, err := propInt(k, v, 1)
+			if err != nil {
+				return o, err
+			}
+			o.Opts = append(o.Opts, kgo.TransactionTimeout(msDur(min(n, int64(24*time.Hour/time.Millisecond)))))
 		default:
 			o.Ignored = append(o.Ignored, k)
 		}
+	}
+	if o.TransactionalID != "" && (acks != "-1" || (idemSet && !idem)) {
+		// Kafka's ProducerConfig: a transactional producer must be
+		// idempotent, and idempotence needs acks=all.
+		return o, fmt.Errorf("Cannot set a transactional.id without also enabling idempotence (acks=all, enable.idempotence=true).")
 	}
 	switch acks {
 	case "-1":

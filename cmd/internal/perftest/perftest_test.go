@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"gregor/cmd/internal/clientutil/clienttest"
 )
@@ -108,5 +109,60 @@ func TestFormatDate(t *testing.T) {
 	tm := time.Date(2024, 1, 2, 3, 4, 5, 78_900_000, time.UTC)
 	if got := formatDate(tm); got != "2024-01-02 03:04:05:078" {
 		t.Fatalf("formatDate = %q", got)
+	}
+}
+
+// With --transaction-duration-ms the producer commits a transaction every
+// few ms, as Kafka's ProducerPerformance does: every record is committed
+// (a read_committed consumer sees them all), more than one transaction
+// ran, and the commit-latency line follows the µs line.
+func TestTransactionalProducerAgainstKfake(t *testing.T) {
+	addr := fakeCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	o := ProducerOptions{Topic: "perf", NumRecords: 3000, RecordSize: 100, Throughput: 30000,
+		ProducerProps:  []string{"bootstrap.servers=" + addr, "linger.ms=1"},
+		ReportInterval: time.Minute, PrintLatencyMicros: true,
+		TransactionDuration: 10 * time.Millisecond, TransactionDurationSet: true}
+	sum, err := Produce(ctx, o, &out, &errOut)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut.String())
+	}
+	if sum.Records != 3000 || sum.Transactions < 2 || sum.CommitP50 <= 0 || sum.CommitMax < sum.CommitP99 || sum.EndTxnP50 <= 0 || sum.EndTxnP50 > sum.CommitP50 {
+		t.Fatalf("summary %+v", sum)
+	}
+	sum.printMicros(&out)
+	if !regexp.MustCompile(`(?m)^\d+ transactions committed, commit latency: \d+ us 50th, \d+ us 99th, \d+ us max; EndTxn alone: \d+ us 50th, \d+ us 99th\.$`).MatchString(out.String()) {
+		t.Fatalf("no commit latency line:\n%s", out.String())
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("perf"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	got := 0
+	for got < 3000 && ctx.Err() == nil {
+		got += cl.PollFetches(ctx).NumRecords()
+	}
+	if got != 3000 {
+		t.Fatalf("read_committed consumer got %d records, want 3000", got)
+	}
+}
+
+// Kafka's checks: a given --transaction-duration-ms must be positive, and
+// a transactional producer must be idempotent (acks=all).
+func TestTransactionalProducerUsage(t *testing.T) {
+	for _, o := range []ProducerOptions{
+		{Topic: "t", NumRecords: 1, RecordSize: 1, ProducerProps: []string{"bootstrap.servers=127.0.0.1:1"}, TransactionDurationSet: true},
+		{Topic: "t", NumRecords: 1, RecordSize: 1, ProducerProps: []string{"bootstrap.servers=127.0.0.1:1", "acks=1", "transactional.id=x"}},
+		{Topic: "t", NumRecords: 1, RecordSize: 1, ProducerProps: []string{"bootstrap.servers=127.0.0.1:1", "enable.idempotence=false", "transactional.id=x"}},
+		{Topic: "t", NumRecords: 1, RecordSize: 1, ProducerProps: []string{"bootstrap.servers=127.0.0.1:1", "transaction.timeout.ms=0"}},
+	} {
+		var errOut bytes.Buffer
+		if code := RunProducer(context.Background(), o, &bytes.Buffer{}, &errOut); code != 1 || !strings.HasPrefix(errOut.String(), "ERROR ") {
+			t.Errorf("%+v: exit %d %q", o, code, errOut.String())
+		}
 	}
 }

@@ -2,7 +2,10 @@ package perftest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	crand "crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -28,9 +31,24 @@ type ProducerOptions struct {
 	// ReportInterval is the progress-line period; Kafka's is 5 s (0 = 5 s).
 	ReportInterval time.Duration
 	// PrintLatencyMicros prints the percentiles in µs after Kafka's final
-	// line (Gregor's --print-latency-us).
+	// line (Gregor's --print-latency-us), and with transactions a line of
+	// commit latencies.
 	PrintLatencyMicros bool
+	// TransactionalID is --transactional-id; it takes precedence over a
+	// transactional.id property. Either one, or TransactionDurationSet,
+	// turns transactions on (Kafka 3.x ProducerPerformance); without an id
+	// the producer uses "performance-producer-" and a random UUID.
+	TransactionalID string
+	// TransactionDuration is --transaction-duration-ms: a transaction is
+	// committed after the first send at least this long after it began
+	// (default 3000 ms when transactions are on). Set means the flag was
+	// given; it must then be positive.
+	TransactionDuration    time.Duration
+	TransactionDurationSet bool
 }
+
+// defaultTransactionDuration is Kafka's DEFAULT_TRANSACTION_DURATION_MS.
+const defaultTransactionDuration = 3000 * time.Millisecond
 
 // RunProducer runs the producer perf test, printing Kafka's progress and
 // final lines on stdout and errors on stderr; it returns the exit status.
@@ -73,6 +91,9 @@ func Produce(ctx context.Context, o ProducerOptions, stdout, stderr io.Writer) (
 		}
 		props = clientutil.Merge(file, props)
 	}
+	if o.TransactionDurationSet && o.TransactionDuration <= 0 {
+		return Summary{}, clientutil.Usage("--transaction-duration-ms should be greater than zero")
+	}
 	if props["bootstrap.servers"] == "" {
 		return Summary{}, clientutil.Usage("Either --producer-props or --producer.config must be specified with bootstrap.servers")
 	}
@@ -90,6 +111,18 @@ func Produce(ctx context.Context, o ProducerOptions, stdout, stderr io.Writer) (
 	payloads, err := loadPayloads(o)
 	if err != nil {
 		return Summary{}, err
+	}
+	txnID := cmp.Or(o.TransactionalID, kopts.TransactionalID)
+	txns := o.TransactionDurationSet || txnID != ""
+	txnDur := o.TransactionDuration
+	if txns {
+		if txnID == "" {
+			txnID = "performance-producer-" + randomUUID()
+		}
+		if !o.TransactionDurationSet {
+			txnDur = defaultTransactionDuration
+		}
+		kopts.Opts = append(kopts.Opts, kgo.TransactionalID(txnID))
 	}
 	// The Java producer always lets its Metadata requests auto-create the
 	// topic (the broker's auto.create.topics.enable decides), so the
@@ -110,12 +143,16 @@ func Produce(ctx context.Context, o ProducerOptions, stdout, stderr io.Writer) (
 	var errOnce sync.Map // error text → printed
 	th := throttler{rate: o.Throughput, start: start}
 	rng := rand.New(rand.NewPCG(1, 2))
+	tx := txnLoop{cl: cl, on: txns, every: txnDur, st: st}
 	for i := int64(0); i < o.NumRecords && ctx.Err() == nil; i++ {
 		payload := payloads[0]
 		if len(payloads) > 1 {
 			payload = payloads[rng.IntN(len(payloads))]
 		}
 		th.wait(ctx, i)
+		if err := tx.begin(); err != nil {
+			return Summary{}, err
+		}
 		sent := time.Now()
 		cl.Produce(ctx, &kgo.Record{Value: payload}, func(r *kgo.Record, err error) {
 			if err != nil {
@@ -126,11 +163,71 @@ func Produce(ctx context.Context, o ProducerOptions, stdout, stderr io.Writer) (
 			}
 			st.record(sent, time.Now(), len(r.Value))
 		})
+		if err := tx.maybeCommit(ctx, sent, false); err != nil {
+			return Summary{}, err
+		}
+	}
+	if err := tx.maybeCommit(ctx, time.Now(), true); err != nil {
+		return Summary{}, err
 	}
 	if err := cl.Flush(ctx); err != nil {
 		return Summary{}, err
 	}
 	return st.summary(time.Now()), nil
+}
+
+// txnLoop runs ProducerPerformance's transactions: one begins before the
+// first send after a commit, and is committed after the first send at
+// least every after its start (and at the end). A commit is Flush plus
+// EndTransaction(TryCommit), what Java's commitTransaction does; its
+// duration is recorded as one commit latency, and EndTransaction's alone
+// (AddOffsets-free EndTxn round trip: the coordinator's PrepareCommit
+// append) as one EndTxn latency.
+type txnLoop struct {
+	cl    *kgo.Client
+	on    bool
+	every time.Duration
+	st    *stats
+	open  bool
+	began time.Time
+}
+
+func (t *txnLoop) begin() error {
+	if !t.on || t.open {
+		return nil
+	}
+	if err := t.cl.BeginTransaction(); err != nil {
+		return err
+	}
+	t.open, t.began = true, time.Now()
+	return nil
+}
+
+// maybeCommit commits the open transaction when sent is every past its
+// start, or when last.
+func (t *txnLoop) maybeCommit(ctx context.Context, sent time.Time, last bool) error {
+	if !t.open || (!last && sent.Sub(t.began) < t.every) {
+		return nil
+	}
+	start := time.Now()
+	if err := t.cl.Flush(ctx); err != nil {
+		return err
+	}
+	flushed := time.Now()
+	if err := t.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return fmt.Errorf("commit transaction: %w", err)
+	}
+	t.open = false
+	t.st.commit(time.Since(start), time.Since(flushed))
+	return nil
+}
+
+// randomUUID is a random id as Kafka's Uuid.randomUuid().toString() prints
+// it: 16 random bytes in unpadded URL-safe base64.
+func randomUUID() string {
+	var b [16]byte
+	_, _ = crand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // loadPayloads returns the payloads to send: one random payload of

@@ -38,6 +38,17 @@ type stats struct {
 
 	reportInterval time.Duration
 	out            io.Writer
+
+	commits []time.Duration // each transaction commit's duration
+	endTxns []time.Duration // the EndTxn part of each
+}
+
+// commit records one transaction commit that took d, end of it in EndTxn.
+func (s *stats) commit(d, end time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.commits = append(s.commits, d)
+	s.endTxns = append(s.endTxns, end)
 }
 
 // maxSamples bounds the latency sample (Kafka keeps at most 500,000).
@@ -97,6 +108,12 @@ type Summary struct {
 	MaxLatencyMs  float64
 	// P50…P999 are latency percentiles in µs over the sample.
 	P50, P95, P99, P999 int64
+	// Transactions is how many transactions were committed (0 without
+	// transactions); CommitP50/P99/Max are their commit durations (flush
+	// and EndTxn) in µs, EndTxnP50/P99 those of the EndTxn call alone.
+	Transactions                    int
+	CommitP50, CommitP99, CommitMax int64
+	EndTxnP50, EndTxnP99            int64
 }
 
 func (s *stats) summary(end time.Time) Summary {
@@ -114,7 +131,23 @@ func (s *stats) summary(end time.Time) Summary {
 	lat := slices.Clone(s.samples)
 	slices.Sort(lat)
 	sum.P50, sum.P95, sum.P99, sum.P999 = percentile(lat, 0.5), percentile(lat, 0.95), percentile(lat, 0.99), percentile(lat, 0.999)
+	commits, ends := sortedMicros(s.commits), sortedMicros(s.endTxns)
+	sum.Transactions = len(commits)
+	sum.CommitP50, sum.CommitP99 = percentile(commits, 0.5), percentile(commits, 0.99)
+	sum.EndTxnP50, sum.EndTxnP99 = percentile(ends, 0.5), percentile(ends, 0.99)
+	if len(commits) > 0 {
+		sum.CommitMax = commits[len(commits)-1]
+	}
 	return sum
+}
+
+func sortedMicros(ds []time.Duration) []int64 {
+	out := make([]int64, len(ds))
+	for i, d := range ds {
+		out[i] = d.Microseconds()
+	}
+	slices.Sort(out)
+	return out
 }
 
 // percentile of sorted values, as Kafka's Stats.percentiles (index
@@ -139,4 +172,8 @@ func (sum Summary) printFinal(w io.Writer) {
 // Kafka's whole-ms percentiles cannot show sub-millisecond latencies.
 func (sum Summary) printMicros(w io.Writer) {
 	fmt.Fprintf(w, "latency percentiles: %d us 50th, %d us 95th, %d us 99th, %d us 99.9th.\n", sum.P50, sum.P95, sum.P99, sum.P999)
+	if sum.Transactions > 0 {
+		fmt.Fprintf(w, "%d transactions committed, commit latency: %d us 50th, %d us 99th, %d us max; EndTxn alone: %d us 50th, %d us 99th.\n",
+			sum.Transactions, sum.CommitP50, sum.CommitP99, sum.CommitMax, sum.EndTxnP50, sum.EndTxnP99)
+	}
 }
