@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -51,13 +52,19 @@ func (t *KgoTransport) Send(ctx context.Context, broker int32, req *kmsg.AddPart
 	}
 	b := c.cl.SeedBrokers()[0]
 	if c.maxVersion == -2 { // only this broker's sender goroutine touches it
-		kresp, err := b.Request(ctx, kmsg.NewPtrApiVersionsRequest())
+		avr := kmsg.NewPtrApiVersionsRequest()
+		// v3+ requires a software name and version (KIP-511).
+		avr.ClientSoftwareName, avr.ClientSoftwareVersion = "gregor", "1"
+		kresp, err := b.Request(ctx, avr)
 		if err != nil {
 			return nil, err
 		}
 		av, ok := kresp.(*kmsg.ApiVersionsResponse)
 		if !ok {
 			return nil, fmt.Errorf("unexpected response %T to ApiVersions", kresp)
+		}
+		if av.ErrorCode != 0 {
+			return nil, fmt.Errorf("ApiVersions: %w", kerr.ErrorForCode(av.ErrorCode))
 		}
 		c.maxVersion = -1
 		for _, k := range av.ApiKeys {
