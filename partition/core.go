@@ -254,7 +254,11 @@ func (c *Core) CheckProduce(p *Produce) (res ProduceResult, v ProduceVerdict) {
 		return res, ProduceAnswer
 	}
 	if kerrv != nil {
-		return errResult(kerrv, ""), ProduceAnswer
+		msg := ""
+		if kerrv == kerr.InvalidTxnState && p.VerificationGuard != 0 {
+			msg = "Record was not part of an ongoing transaction" // Kafka's message for a void guard
+		}
+		return errResult(kerrv, msg), ProduceAnswer
 	}
 	if dup != nil {
 		// A retry of a batch already in the log: answer its original offset.
