@@ -183,7 +183,13 @@ func (m *Manager) send(broker int32, n *node) {
 	for {
 		m.mu.Lock()
 		batch := n.waiting
-		if len(batch) == 0 || m.closed {
+		if len(batch) == 0 {
+			n.inflight = false
+			m.mu.Unlock()
+			return
+		}
+		n.waiting = map[string]*waiter{}
+		if m.closed {
 			n.inflight = false
 			m.mu.Unlock()
 			for _, w := range batch {
@@ -191,7 +197,6 @@ func (m *Manager) send(broker int32, n *node) {
 			}
 			return
 		}
-		n.waiting = map[string]*waiter{}
 		m.mu.Unlock()
 
 		req := kmsg.NewPtrAddPartitionsToTxnRequest()
