@@ -91,6 +91,9 @@ type txnSpan struct {
 //     duplicate or sequence check, the epoch is still checked. Clients
 //     cannot send one: the Produce handler refuses a batch with a
 //     producer id and no sequence (INVALID_RECORD, record.Validate);
+//   - with KIP-890 verification required (CheckVerified), a client's
+//     transactional batch that would open a transaction must carry the
+//     guard of the producer's current verification (txn_verify.go);
 //   - a marker (control batch, CheckMarker / ApplyMarker) from an older
 //     epoch → INVALID_PRODUCER_EPOCH, from an older coordinator epoch →
 //     TRANSACTION_COORDINATOR_FENCED; it ends the ongoing transaction,
