@@ -167,9 +167,18 @@ func newTxnVerifier(cfg *config.Broker, cache *metadata.Cache, zk *zkclient.Clie
 	return txnverify.New(txnverify.Config{
 		BrokerID: cfg.BrokerID,
 		Local:    txns,
+		// The leader, if it is a live broker (Kafka's
+		// getTransactionCoordinator: else COORDINATOR_NOT_AVAILABLE).
 		Leader: func(p int32) (int32, bool) {
-			pt, ok := cache.Load().Partition(txncoordinator.TopicName, p)
-			return pt.Leader, ok
+			snap := cache.Load()
+			pt, ok := snap.Partition(txncoordinator.TopicName, p)
+			if !ok || pt.Leader < 0 {
+				return -1, false
+			}
+			if _, alive := snap.Broker(pt.Leader); !alive {
+				return -1, false
+			}
+			return pt.Leader, true
 		},
 		Transport: txnverify.NewKgoTransport(func(broker int32) (string, bool) {
 			host, port, ok := endpoints.BrokerEndpoint(broker)
