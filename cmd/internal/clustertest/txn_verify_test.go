@@ -23,7 +23,8 @@ import (
 // not added is refused (TRANSACTION_ABORTABLE at Produce v11, which kgo
 // picks; INVALID_TXN_STATE below) and an added one is
 // appended. A franz-go transactional producer then commits across both
-// partitions and a read_committed consumer reads every record.
+// partitions and a read_committed consumer reads every record. With the
+// coordinator's broker dead, a first batch is refused NOT_ENOUGH_REPLICAS.
 func TestTxnVerificationAcrossBrokers(t *testing.T) {
 	c := clustertest.MakeClusterWith(t, 2, clustertest.Options{Props: map[string]string{
 		"transaction.state.log.num.partitions":     "1",
@@ -161,5 +162,14 @@ func TestTxnVerificationAcrossBrokers(t *testing.T) {
 	slices.Sort(got)
 	if want := []string{"0", "1", "2", "3", "4", "5", "raw", "raw"}; !slices.Equal(got, want) {
 		t.Fatalf("read_committed got %q, want %q", got, want)
+	}
+
+	// The coordinator's broker dies (its __transaction_state partition has
+	// no other replica): a first batch on the other broker cannot be
+	// verified and is refused retriably, never appended unverified.
+	c.Kill(coord)
+	code, _, _ := produce(0)
+	if code != kerr.NotEnoughReplicas.Code {
+		t.Fatalf("produce with the coordinator gone: %v, want NOT_ENOUGH_REPLICAS", kerr.ErrorForCode(code))
 	}
 }
