@@ -108,6 +108,15 @@ type Broker struct {
 	// 3600000): how often transactional ids idle longer than
 	// transactional.id.expiration.ms are removed.
 	TransactionRemoveExpiredCleanupInterval time.Duration
+	// TransactionPartitionVerificationEnable is
+	// transaction.partition.verification.enable (default true; KIP-890
+	// part 1, Kafka 3.6+): a partition leader appends a transactional
+	// batch that opens the producer's transaction there only once the
+	// transaction coordinator confirms the partition was added
+	// (AddPartitionsToTxn v4+ VerifyOnly); else INVALID_TXN_STATE. False:
+	// appended unchecked, as before Kafka 3.6. A dynamic broker config in
+	// Kafka; here read at start.
+	TransactionPartitionVerificationEnable bool
 
 	ReplicaLagTimeMax  time.Duration // replica.lag.time.max.ms, default 30000
 	NumReplicaFetchers int           // num.replica.fetchers, default 1
@@ -189,6 +198,7 @@ func Defaults() *Broker {
 		TransactionMaxTimeout:                   900000 * time.Millisecond,
 		TransactionAbortTimedOutCleanupInterval: 10000 * time.Millisecond,
 		TransactionRemoveExpiredCleanupInterval: 3600000 * time.Millisecond,
+		TransactionPartitionVerificationEnable:  true,
 
 		ReplicaLagTimeMax:  30000 * time.Millisecond,
 		NumReplicaFetchers: 1,

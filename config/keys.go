@@ -219,6 +219,7 @@ var brokerKeys = map[string]brokerKey{
 	"transaction.max.timeout.ms":                                  msKey(func(b *Broker) *time.Duration { return &b.TransactionMaxTimeout }, 32, 1),
 	"transaction.abort.timed.out.transaction.cleanup.interval.ms": msKey(func(b *Broker) *time.Duration { return &b.TransactionAbortTimedOutCleanupInterval }, 32, 1),
 	"transaction.remove.expired.transaction.cleanup.interval.ms":  msKey(func(b *Broker) *time.Duration { return &b.TransactionRemoveExpiredCleanupInterval }, 32, 1),
+	"transaction.partition.verification.enable":                   boolKey(func(b *Broker) *bool { return &b.TransactionPartitionVerificationEnable }),
 
 	"replica.lag.time.max.ms": msKey(func(b *Broker) *time.Duration { return &b.ReplicaLagTimeMax }, 64, 0),
 	"num.replica.fetchers":    intKey(func(b *Broker) *int { return &b.NumReplicaFetchers }, 32, 1),

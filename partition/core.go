@@ -243,9 +243,22 @@ func (c *Core) CheckProduce(p *Produce) (res ProduceResult, v ProduceVerdict) {
 		}
 		return ProduceResult{}, ProduceAppend
 	}
-	dup, kerrv := c.prod.Check(&p.Header)
+	dup, kerrv, verify := c.prod.CheckVerified(&p.Header, TxnVerification{Required: p.TxnVerify, Guard: p.VerificationGuard})
+	if verify {
+		// KIP-890: the handler verifies with the coordinator, then sends
+		// the batch again with this guard (txn_verify.go).
+		g := c.prod.StartVerification(p.Header.ProducerID, p.Header.BaseSequence, p.Header.ProducerEpoch, c.rep.now().UnixMilli())
+		res = errResult(kerr.InvalidTxnState, "the partition's transaction is not verified yet")
+		res.VerifyGuard = g
+		p.tr = produceTrace{verify: true}
+		return res, ProduceAnswer
+	}
 	if kerrv != nil {
-		return errResult(kerrv, ""), ProduceAnswer
+		msg := ""
+		if kerrv == kerr.InvalidTxnState && p.VerificationGuard != 0 {
+			msg = "Record was not part of an ongoing transaction" // Kafka's message for a void guard
+		}
+		return errResult(kerrv, msg), ProduceAnswer
 	}
 	if dup != nil {
 		// A retry of a batch already in the log: answer its original offset.

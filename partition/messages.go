@@ -37,6 +37,15 @@ type Produce struct {
 	// once it is appended. A control batch without Marker is refused
 	// (INVALID_RECORD).
 	Marker *record.EndTxn
+	// TxnVerify is transaction.partition.verification.enable (KIP-890
+	// part 1) for this produce: a client's transactional batch that would
+	// open its producer's transaction here needs VerificationGuard from a
+	// coordinator verification; without one the actor answers with
+	// ProduceResult.VerifyGuard instead of appending (txn_verify.go).
+	TxnVerify bool
+	// VerificationGuard is the guard a verification confirmed (a
+	// ProduceResult.VerifyGuard the coordinator then verified); 0 = none.
+	VerificationGuard uint64
 
 	// claim arbitrates between the actor starting the append and the
 	// handler giving up (timeout): 0 open, 1 taken by the actor, 2 abandoned.
@@ -90,6 +99,12 @@ type ProduceResult struct {
 	BaseOffset     int64       // offset of the batch's first record; -1 on error
 	LogAppendTime  int64       // ms; -1 unless message.timestamp.type=LogAppendTime
 	LogStartOffset int64       // the log start offset after the append (v5+)
+	// VerifyGuard, when not 0, means the batch was not appended because
+	// it must first be verified with the transaction coordinator (KIP-890,
+	// Produce.TxnVerify): send it again with this VerificationGuard once
+	// verified. Err is then INVALID_TXN_STATE, so a caller unaware of
+	// verification never takes it for success.
+	VerifyGuard uint64
 }
 
 // Crash makes a partition actor panic (fault injection and tests).

@@ -91,6 +91,9 @@ type txnSpan struct {
 //     duplicate or sequence check, the epoch is still checked. Clients
 //     cannot send one: the Produce handler refuses a batch with a
 //     producer id and no sequence (INVALID_RECORD, record.Validate);
+//   - with KIP-890 verification required (CheckVerified), a client's
+//     transactional batch that would open a transaction must carry the
+//     guard of the producer's current verification (txn_verify.go);
 //   - a marker (control batch, CheckMarker / ApplyMarker) from an older
 //     epoch → INVALID_PRODUCER_EPOCH, from an older coordinator epoch →
 //     TRANSACTION_COORDINATOR_FENCED; it ends the ongoing transaction,
@@ -111,10 +114,17 @@ type Producers struct {
 	// watermark has not passed (Kafka's unreplicatedTxns).
 	ongoing      []txnSpan
 	unreplicated []txnSpan
+	// verifying is the KIP-890 verification state by producer id (Kafka's
+	// ProducerStateManager.verificationStates): kept in memory only, from
+	// the start of a verification until the producer's next transactional
+	// batch or marker is in the log (txn_verify.go).
+	verifying map[int64]*verification
 }
 
 // NewProducers returns empty producer state.
-func NewProducers() *Producers { return &Producers{m: make(map[int64]*ProducerEntry)} }
+func NewProducers() *Producers {
+	return &Producers{m: make(map[int64]*ProducerEntry), verifying: make(map[int64]*verification)}
+}
 
 // Len is the number of producer ids tracked.
 func (p *Producers) Len() int { return len(p.m) }
@@ -138,60 +148,84 @@ func IsCoordinatorBatch(h *record.Header) bool {
 }
 
 // Check decides what to do with a data batch about to be appended as
-// leader. Batches without a producer id always pass. It returns the
-// remembered metadata when the batch is a retried duplicate (do not
+// leader, without KIP-890 verification (CheckVerified with a zero
+// TxnVerification). Batches without a producer id always pass. It returns
+// the remembered metadata when the batch is a retried duplicate (do not
 // append; answer with dup.FirstOffset), or a Kafka error to answer instead
 // of appending: INVALID_RECORD (an idempotent batch without sequence),
 // INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_TXN_STATE.
 func (p *Producers) Check(h *record.Header) (dup *BatchMeta, err *kerr.Error) {
+	dup, err, _ = p.CheckVerified(h, TxnVerification{})
+	return dup, err
+}
+
+// CheckVerified is Check with KIP-890 part 1 (Kafka's
+// UnifiedLog.analyzeAndValidateProducerState and ProducerAppendInfo, origin
+// CLIENT or COORDINATOR), in Kafka's order: duplicate, epoch, then, for a
+// client's transactional batch of a producer with no transaction ongoing
+// here when v.Required, the verification: with no v.Guard yet verify is
+// true (nothing else decided: the caller starts a verification with
+// StartVerification, asks the coordinator, and checks again with the
+// guard); a guard that is not the producer's current one (a marker or an
+// append came between, or the state was lost) → INVALID_TXN_STATE. Then
+// the sequence, where a verification in progress refuses a sequence above
+// the lowest one it saw (OUT_OF_ORDER_SEQUENCE_NUMBER, Kafka's
+// VerificationStateEntry.lowestSequence), and a non-transactional batch
+// while a transaction is ongoing → INVALID_TXN_STATE. Coordinator batches
+// (IsCoordinatorBatch) are not verified here: see txn_verify.go.
+func (p *Producers) CheckVerified(h *record.Header, v TxnVerification) (dup *BatchMeta, err *kerr.Error, verify bool) {
 	if !h.HasProducerID() {
-		return nil, nil
+		return nil, nil, false
 	}
 	coordinator := IsCoordinatorBatch(h)
 	if h.BaseSequence < 0 && !coordinator {
 		// An idempotent batch always carries a sequence.
-		return nil, kerr.InvalidRecord
+		return nil, kerr.InvalidRecord, false
 	}
 	e := p.m[h.ProducerID]
-	if e == nil {
-		// Unknown producer: any sequence (KIP-360). A transactional batch
-		// opens a transaction here. KIP-890 part 1 would verify it first:
-		// the leader asks the transaction coordinator (AddPartitionsToTxn
-		// v4 with VerifyOnly) whether this partition was added to the
-		// producer's transaction, and answers INVALID_TXN_STATE when not.
-		// Not done yet: the batch is accepted as Kafka before 3.6 does.
-		return nil, nil
-	}
-	if h.ProducerEpoch == e.Epoch && !coordinator {
+	if e != nil && h.ProducerEpoch == e.Epoch && !coordinator {
 		first, last := h.BaseSequence, h.LastSequence()
 		for i := range e.Batches {
 			if b := &e.Batches[i]; b.FirstSeq == first && b.LastSeq == last {
 				m := *b
-				return &m, nil
+				return &m, nil, false
 			}
 		}
 	}
-	if h.ProducerEpoch < e.Epoch {
-		return nil, kerr.InvalidProducerEpoch
+	if e != nil && h.ProducerEpoch < e.Epoch {
+		return nil, kerr.InvalidProducerEpoch, false
+	}
+	if v.Required && h.IsTransactional() && !coordinator && (e == nil || e.TxnFirstOffset < 0) {
+		if v.Guard == 0 {
+			return nil, nil, true
+		}
+		if vs := p.verifying[h.ProducerID]; vs == nil || vs.guard != v.Guard {
+			return nil, kerr.InvalidTxnState, false
+		}
+	}
+	if vs := p.verifying[h.ProducerID]; vs != nil && !coordinator && h.BaseSequence > vs.lowestSeq {
+		return nil, kerr.OutOfOrderSequenceNumber, false
+	}
+	if e == nil {
+		// Unknown producer: any sequence (KIP-360); a transactional batch
+		// opens a transaction here.
+		return nil, nil, false
 	}
 	if !coordinator {
 		if h.ProducerEpoch != e.Epoch {
 			if h.BaseSequence != 0 && e.Epoch != -1 {
-				return nil, kerr.OutOfOrderSequenceNumber
+				return nil, kerr.OutOfOrderSequenceNumber, false
 			}
 		} else if e.Epoch != -1 && !inSequence(e.LastSeq(), h.BaseSequence) {
 			// An entry without batches (its epoch set by a marker) starts
 			// again at 0: inSequence(-1, 0).
-			return nil, kerr.OutOfOrderSequenceNumber
+			return nil, kerr.OutOfOrderSequenceNumber, false
 		}
 	}
 	if e.TxnFirstOffset >= 0 && !h.IsTransactional() {
-		return nil, kerr.InvalidTxnState
+		return nil, kerr.InvalidTxnState, false
 	}
-	// KIP-890 part 1 hook: a transactional batch with no transaction
-	// ongoing here (e.TxnFirstOffset < 0) is where the leader would verify
-	// with the coordinator (see the unknown-producer case above).
-	return nil, nil
+	return nil, nil, false
 }
 
 // CheckMarker decides whether a transaction marker (WriteTxnMarkers) for
@@ -245,6 +279,11 @@ func (p *Producers) Update(h *record.Header, timestamp int64) {
 		Timestamp:   timestamp,
 	})
 	e.LastTimestamp = timestamp
+	if h.IsTransactional() {
+		// The transaction is open here now (or already was): verification,
+		// if any, is over (Kafka's UnifiedLog.updateProducers).
+		delete(p.verifying, h.ProducerID)
+	}
 	if h.IsTransactional() && e.TxnFirstOffset < 0 {
 		e.TxnFirstOffset = h.BaseOffset
 		p.ongoing = append(p.ongoing, txnSpan{pid: h.ProducerID, first: h.BaseOffset, last: -1})
@@ -273,6 +312,10 @@ func (p *Producers) entry(id int64, epoch int16) *ProducerEntry {
 // its sequences). No checks: see CheckMarker.
 func (p *Producers) ApplyMarker(h *record.Header, m record.EndTxn) (done *CompletedTxn, abortLSO int64) {
 	e := p.entry(h.ProducerID, h.ProducerEpoch)
+	// A verification that started before the marker is void: its guard
+	// no longer matches, so a produce it verified is refused (the
+	// hanging-transaction race KIP-890 closes).
+	delete(p.verifying, h.ProducerID)
 	abortLSO = -1
 	if e.TxnFirstOffset >= 0 {
 		done = &CompletedTxn{ProducerID: h.ProducerID, FirstOffset: e.TxnFirstOffset, LastOffset: h.BaseOffset, Aborted: !m.Commit()}
@@ -363,6 +406,13 @@ func (p *Producers) Expire(nowMs int64, expiration time.Duration) int {
 		if e.TxnFirstOffset < 0 && nowMs-e.LastTimestamp >= expiration.Milliseconds() {
 			delete(p.m, id)
 			n++
+		}
+	}
+	// Verifications never completed are dropped after the same time
+	// (Kafka's removeExpiredProducers); they are not counted.
+	for id, vs := range p.verifying {
+		if nowMs-vs.startedMs >= expiration.Milliseconds() {
+			delete(p.verifying, id)
 		}
 	}
 	return n

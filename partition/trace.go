@@ -20,6 +20,7 @@ import (
 // produceTrace is what the actor did with a Produce.
 type produceTrace struct {
 	appended    bool
+	verify      bool // KIP-890: sent back to be verified with the coordinator first
 	waits       bool // acks=-1: parked until the high watermark passes last
 	first, last int64
 	hw          int64 // high watermark right after the append
@@ -42,6 +43,10 @@ type appendTrace struct {
 // and whether the reply waits for replication.
 func (p *Produce) TraceDetail(e *actors.TraceEvent) {
 	t := p.tr
+	if t.verify {
+		e.Detail = fmt.Sprintf("acks=%d: not appended: transactional batch to verify with the coordinator first (KIP-890)", p.Acks)
+		return
+	}
 	if !t.appended {
 		e.Detail = fmt.Sprintf("acks=%d: not appended (refused, duplicate or abandoned)", p.Acks)
 		return

@@ -34,10 +34,22 @@ package handlers
 //     idempotence, a non-transactional batch of a producer with a
 //     transaction open → INVALID_TXN_STATE; the first transactional batch
 //     opens the producer's transaction on the partition, which holds the
-//     last stable offset back until its marker (WriteTxnMarkers). KIP-890
-//     part 1 (the leader verifying with the coordinator that the
-//     partition was added, AddPartitionsToTxn v4 VerifyOnly) is not done
-//     yet: see the hook in partition.Producers.Check. Control batches
+//     last stable offset back until its marker (WriteTxnMarkers).
+//     Transactional batches of more than one producer id (or epoch) in
+//     one request → INVALID_PRODUCER_ID_MAPPING on every partition.
+//   - KIP-890 part 1 (transaction.partition.verification.enable, default
+//     true): the first transactional batch of a transaction on a partition
+//     is appended only once the transaction coordinator confirms the
+//     partition is in the transaction (produce_verify.go): a partition
+//     never added → INVALID_TXN_STATE ("Partition was not added to the
+//     transaction"; v11+ TRANSACTION_ABORTABLE as the coordinator answers
+//     it), a fenced producer → INVALID_PRODUCER_EPOCH, a coordinator that
+//     cannot answer (CONCURRENT_TRANSACTIONS, NETWORK_EXCEPTION,
+//     COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
+//     NOT_COORDINATOR) → NOT_ENOUGH_REPLICAS, retriable without a metadata
+//     refresh, as Kafka's ReplicaManager maps them. A transaction marker
+//     written between the verification and the append voids it
+//     (INVALID_TXN_STATE). Control batches
 //     from clients → INVALID_RECORD, and so is a batch with a producer id
 //     and base sequence -1 (record.Validate, Kafka's LogValidator): only
 //     a coordinator writes those (partition.IsCoordinatorBatch).
@@ -67,7 +79,7 @@ package handlers
 //   - v9: flexible versions.
 //   - v10, v11: same as v9 (KIP-951 CurrentLeader/NodeEndpoints tagged
 //     fields left empty; v11 adds TRANSACTION_ABORTABLE, which only the
-//     KIP-890 verification answers: never returned yet).
+//     KIP-890 verification answers; below v11 it is INVALID_TXN_STATE).
 
 import (
 	"time"
@@ -96,8 +108,10 @@ func maxUncompressed(maxMessageBytes int32) int {
 
 type pendingProduce struct {
 	p     *kmsg.ProduceResponseTopicPartition
+	tp    storage.TopicPartition
 	msg   *partition.Produce
 	reply chan partition.ProduceResult
+	guard uint64 // KIP-890: the verification guard the actor answered (produce_verify.go)
 }
 
 func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
@@ -105,6 +119,8 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	var pending []pendingProduce
 	txnDenied := req.TransactionID == nil && hasTransactionalRecords(req)
+	pidMismatch := req.TransactionID != nil && !oneTransactionalProducer(req)
+	verify := b.TxnVerifier != nil && req.TransactionID != nil
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -123,6 +139,10 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 				setProduceError(sp, req.Version, kerr.TransactionalIDAuthorizationFailed, "transactional records need the request's transactional id", nil)
 				continue
 			}
+			if pidMismatch {
+				setProduceError(sp, req.Version, kerr.InvalidProducerIDMapping, "Transactional records contained more than one producer ID", nil)
+				continue
+			}
 			tp := storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
 			msg, err, detail, recErrs := prepareProduce(b, req, tp, rp.Records)
 			if err != nil {
@@ -131,9 +151,9 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 			}
 			h, _ := b.Replicas.Get(tp)
 			reply := make(chan partition.ProduceResult, 1)
-			msg.Reply, msg.CorrelationID = reply, rc.CorrelationID
+			msg.Reply, msg.CorrelationID, msg.TxnVerify = reply, rc.CorrelationID, verify
 			h.Produce(msg)
-			pending = append(pending, pendingProduce{p: sp, msg: msg, reply: reply})
+			pending = append(pending, pendingProduce{p: sp, tp: tp, msg: msg, reply: reply})
 		}
 	}
 	none := req.Acks == 0
@@ -142,7 +162,9 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 	}
 	return b.later(func() wire.Response { // ends with rc.Ctx, cancelled by the server's Close before the handlers' Close
 		timeout := time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond
-		waitProduce(rc, pending, req.Version, timeout)
+		if unverified := waitProduce(rc, pending, req.Version, timeout); len(unverified) > 0 {
+			b.verifyProduce(rc, req, unverified, timeout)
+		}
 		return wire.Response{Msg: resp, None: none}
 	})
 }
@@ -216,7 +238,10 @@ func setProduceError(sp *kmsg.ProduceResponseTopicPartition, version int16, err 
 // connection's life). Once the wait has run out each remaining partition
 // is settled with partition.SettleExpired: one the actor has not started
 // is abandoned (REQUEST_TIMED_OUT), one it is appending is waited for.
-func waitProduce(rc *wire.RequestContext, pending []pendingProduce, version int16, timeout time.Duration) {
+// It returns the partitions whose actor answered that the batch must be
+// verified with the transaction coordinator first (KIP-890,
+// ProduceResult.VerifyGuard), their responses not yet set.
+func waitProduce(rc *wire.RequestContext, pending []pendingProduce, version int16, timeout time.Duration) (unverified []pendingProduce) {
 	var done <-chan struct{}
 	if rc.Ctx != nil {
 		done = rc.Ctx.Done()
@@ -225,6 +250,11 @@ func waitProduce(rc *wire.RequestContext, pending []pendingProduce, version int1
 	defer deadline.Stop()
 	for _, pp := range pending {
 		r := deadline.Result(pp.msg, pp.reply)
+		if r.VerifyGuard != 0 {
+			pp.guard = r.VerifyGuard
+			unverified = append(unverified, pp)
+			continue
+		}
 		if r.Err != nil {
 			setProduceError(pp.p, version, r.Err, r.ErrorMessage, nil)
 			continue
@@ -232,4 +262,5 @@ func waitProduce(rc *wire.RequestContext, pending []pendingProduce, version int1
 		pp.p.ErrorCode = 0
 		pp.p.BaseOffset, pp.p.LogAppendTime, pp.p.LogStartOffset = r.BaseOffset, r.LogAppendTime, r.LogStartOffset
 	}
+	return unverified
 }

@@ -42,3 +42,20 @@ type TxnSource interface {
 	// (AddOffsetsToTxn adds it to the transaction).
 	GroupPartition(group string) int32
 }
+
+// TxnVerifier asks a transactional id's coordinator whether partitions
+// are in the producer's ongoing transaction (KIP-890 part 1: Kafka's
+// AddPartitionsToTxnManager.verifyTransaction, AddPartitionsToTxn v4+
+// with VerifyOnly). *txnverify.Manager (replication/txnverify)
+// implements it.
+//
+// Verify must not block (it runs on a connection's reader or a later
+// goroutine) and must call reply exactly once, from any goroutine, with a
+// code for every partition of parts: 0 verified, else the error as Kafka's
+// manager maps it (PRODUCER_FENCED → INVALID_PRODUCER_EPOCH; no
+// coordinator → COORDINATOR_NOT_AVAILABLE; a lost or timed-out request →
+// NETWORK_EXCEPTION; TRANSACTION_ABORTABLE for a partition not in the
+// transaction, which the Produce handler maps by version).
+type TxnVerifier interface {
+	Verify(transactionalID string, producerID int64, producerEpoch int16, parts map[string][]int32, reply func(map[string]map[int32]int16))
+}

@@ -202,7 +202,15 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	// until this broker can answer them. Close still stops the listeners
 	// first: their closers run once, from the end of the list (below) or,
 	// if Start fails before that, from here.
-	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, Cluster: b.ctrl}
+	// KIP-890 verification: closed after the handlers (closers run in
+	// reverse), whose produces may be waiting for it.
+	var verifier handlers.TxnVerifier
+	if cfg.TransactionPartitionVerificationEnable {
+		v := newTxnVerifier(cfg, cache, b.zk, b.txns, log.Named("txn-verify"))
+		b.closers = append(b.closers, func() error { v.Close(); return nil })
+		verifier = v
+	}
+	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl}
 	// After the server (closed first, its connections' contexts cancelled)
 	// and before what the handlers' goroutines call into.
 	closeHandlers := sync.OnceValue(func() error { h.Close(); return nil })

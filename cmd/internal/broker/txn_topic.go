@@ -17,6 +17,7 @@ import (
 	"gregor/partition"
 	"gregor/replication/controller"
 	"gregor/replication/metadata"
+	"gregor/replication/txnverify"
 	"gregor/replication/zkclient"
 )
 
@@ -154,4 +155,35 @@ func (s *markerSender) Close() {
 		c.cl.Close()
 		delete(s.clients, id)
 	}
+}
+
+// newTxnVerifier is the partition leaders' KIP-890 verifier
+// (transaction.partition.verification.enable): a transactional id
+// coordinated here is asked of txns in-process, any other of the leader
+// of its __transaction_state partition in the metadata cache over the
+// inter-broker listener.
+func newTxnVerifier(cfg *config.Broker, cache *metadata.Cache, zk *zkclient.Client, txns *txncoordinator.Coordinator, log *zap.Logger) *txnverify.Manager {
+	endpoints := controller.NewEndpoints(cfg, cache, zk)
+	return txnverify.New(txnverify.Config{
+		BrokerID: cfg.BrokerID,
+		Local:    txns,
+		// The leader, if it is a live broker (Kafka's
+		// getTransactionCoordinator: else COORDINATOR_NOT_AVAILABLE).
+		Leader: func(p int32) (int32, bool) {
+			snap := cache.Load()
+			pt, ok := snap.Partition(txncoordinator.TopicName, p)
+			if !ok || pt.Leader < 0 {
+				return -1, false
+			}
+			if _, alive := snap.Broker(pt.Leader); !alive {
+				return -1, false
+			}
+			return pt.Leader, true
+		},
+		Transport: txnverify.NewKgoTransport(func(broker int32) (string, bool) {
+			host, port, ok := endpoints.BrokerEndpoint(broker)
+			return net.JoinHostPort(host, strconv.Itoa(int(port))), ok
+		}, fmt.Sprintf("gregor-txn-verify-%d", cfg.BrokerID)),
+		Log: log,
+	})
 }

@@ -83,7 +83,10 @@ func (k *keyedTxn) readAll(iso kgo.IsolationLevel, end int64) (values []string, 
 // killed, the new leader (its own log cleaned by its own cleaner) serves
 // the same.
 func TestCompactedTransactionsReadCommittedAfterCleaning(t *testing.T) {
-	c := clustertest.MakeClusterWith(t, 3, clustertest.Options{Props: map[string]string{"log.cleaner.backoff.ms": "50"}})
+	c := clustertest.MakeClusterWith(t, 3, clustertest.Options{Props: map[string]string{"log.cleaner.backoff.ms": "50",
+		// Raw transactional batches of producers no coordinator knows: the
+		// pre-KIP-890 partition behaviour.
+		"transaction.partition.verification.enable": "false"}})
 	const topic = "txn-compacted"
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

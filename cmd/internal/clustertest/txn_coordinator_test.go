@@ -17,7 +17,7 @@ import (
 
 // txnInit sends InitProducerId for id to broker, answering the codes
 // clients retry (coordinator moving or loading) with ok false.
-func txnInit(t *testing.T, c *clustertest.Cluster, broker int32, id string) (resp *kmsg.InitProducerIDResponse, ok bool) {
+func txnInit(t testing.TB, c *clustertest.Cluster, broker int32, id string) (resp *kmsg.InitProducerIDResponse, ok bool) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr(broker)))
 	if err != nil {

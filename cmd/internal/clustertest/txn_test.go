@@ -130,9 +130,12 @@ func (e *txnEnv) consume(iso kgo.IsolationLevel, want ...string) {
 // the same producer state and .txnindex from the replicated batches, so
 // after the leader is killed (kill -9) the new leader answers the same
 // last stable offset and aborted list, and so does the old leader after it
-// restarts from its disk and leads again.
+// restarts from its disk and leads again. The batches come from made-up
+// producers with no transaction coordinator, so KIP-890 verification is
+// off (transaction.partition.verification.enable=false, the pre-3.6
+// behaviour this exercises).
 func TestTransactionsReadCommittedAcrossLeaderFailover(t *testing.T) {
-	c := clustertest.MakeCluster(t, 3)
+	c := clustertest.MakeClusterWith(t, 3, clustertest.Options{Props: map[string]string{"transaction.partition.verification.enable": "false"}})
 	c.CreateTopic("txn", 1, 3)
 	e := &txnEnv{t: t, c: c, topic: "txn"}
 	leader := c.WaitServing("txn", 0)
@@ -210,9 +213,11 @@ func (e *txnEnv) listLatest(id int32, iso int8) int64 {
 // stable offset held by an open transaction and the aborted list survive
 // a kill -9 of the whole broker (state rebuilt from the log) and a clean
 // restart (state loaded from the snapshot written at shutdown), and the
-// transaction can still be committed afterwards.
+// transaction can still be committed afterwards. No coordinator: KIP-890
+// verification is off, as in the test above.
 func TestTransactionsSurviveBrokerRestart(t *testing.T) {
-	c := clustertest.MakeClusterWith(t, 1, clustertest.Options{Props: map[string]string{"offsets.topic.replication.factor": "1"}})
+	c := clustertest.MakeClusterWith(t, 1, clustertest.Options{Props: map[string]string{"offsets.topic.replication.factor": "1",
+		"transaction.partition.verification.enable": "false"}})
 	c.CreateTopic("txn1", 1, 1)
 	e := &txnEnv{t: t, c: c, topic: "txn1"}
 	id := c.WaitServing("txn1", 0)

@@ -1,0 +1,85 @@
+package partition
+
+import "sync/atomic"
+
+// KIP-890 part 1 on the partition leader (Kafka 3.6+,
+// transaction.partition.verification.enable): a client's transactional
+// batch that would open the producer's transaction on this partition is
+// appended only once the transaction coordinator confirmed the partition
+// is in the transaction (AddPartitionsToTxn v4+ VerifyOnly).
+//
+// The exchange, with the partition actor never waiting:
+//
+//  1. The Produce handler sends the batch with TxnVerify set and no guard.
+//     Core.CheckProduce finds no transaction ongoing for the producer,
+//     starts a verification (StartVerification: a fresh guard, or the one
+//     in progress) and answers at once with ProduceResult.VerifyGuard.
+//  2. The handler asks the coordinator, off the actor and off the
+//     connection's reader goroutine.
+//  3. Verified, it sends the batch again with VerificationGuard. The
+//     append goes ahead only if that guard is still the producer's: a
+//     marker (ApplyMarker) or another transactional append (Update) in
+//     between cleared it, and the batch is refused with INVALID_TXN_STATE
+//     instead of opening a transaction the coordinator no longer knows
+//     (a hanging transaction, holding the last stable offset back).
+//
+// A batch of a transaction already ongoing here passes without any of
+// this. Coordinator-origin batches (the group coordinator's TxnOffsetCommit
+// records in __consumer_offsets, which Kafka verifies through the group
+// coordinator) are not verified yet.
+
+// TxnVerification is what a leader append knows of KIP-890 verification.
+type TxnVerification struct {
+	// Required: transaction.partition.verification.enable (Kafka's
+	// ProducerStateManagerConfig.transactionVerificationEnabled).
+	Required bool
+	// Guard is the verification guard the coordinator's answer was for
+	// (from ProduceResult.VerifyGuard); 0 before any verification.
+	Guard uint64
+}
+
+// verification is one producer's verification in progress (Kafka's
+// VerificationStateEntry).
+type verification struct {
+	guard uint64
+	// lowestSeq and epoch: the lowest sequence seen while verifying, in
+	// the highest epoch seen; a higher sequence is refused until the
+	// lower one is in the log, so a retried lower batch cannot be
+	// overtaken (Kafka's maybeUpdateLowestSequenceAndEpoch).
+	lowestSeq int32
+	epoch     int16
+	startedMs int64 // expires with producer.id.expiration.ms
+}
+
+// guards numbers verification guards process-wide, so a guard of a
+// restarted actor's predecessor never matches a new one. 0 is no guard.
+var guards atomic.Uint64
+
+// StartVerification starts, or joins, the verification of producerID's
+// next transaction on this partition for a batch starting at sequence seq
+// with epoch (Kafka's maybeCreateVerificationStateEntry) and returns its
+// guard (never 0). nowMs starts the entry's expiry.
+func (p *Producers) StartVerification(producerID int64, seq int32, epoch int16, nowMs int64) uint64 {
+	vs := p.verifying[producerID]
+	if vs == nil {
+		vs = &verification{guard: guards.Add(1), lowestSeq: seq, epoch: epoch, startedMs: nowMs}
+		p.verifying[producerID] = vs
+		return vs.guard
+	}
+	if epoch == vs.epoch && seq < vs.lowestSeq {
+		vs.lowestSeq = seq
+	}
+	if epoch > vs.epoch {
+		vs.epoch, vs.lowestSeq = epoch, seq
+	}
+	return vs.guard
+}
+
+// VerificationGuard is producerID's verification guard in progress, 0
+// when none (tests and tracing).
+func (p *Producers) VerificationGuard(producerID int64) uint64 {
+	if vs := p.verifying[producerID]; vs != nil {
+		return vs.guard
+	}
+	return 0
+}
