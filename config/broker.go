@@ -108,6 +108,14 @@ type Broker struct {
 	// 3600000): how often transactional ids idle longer than
 	// transactional.id.expiration.ms are removed.
 	TransactionRemoveExpiredCleanupInterval time.Duration
+	// ProducerIDExpiration is producer.id.expiration.ms (KIP-854, default
+	// 86400000, at least 1): a partition leader forgets a producer id with
+	// no open transaction whose last batch is older than this.
+	ProducerIDExpiration time.Duration
+	// ProducerIDExpirationCheck is producer.id.expiration.check.interval.ms
+	// (Kafka's internal key, default 600000, at least 1): how often each
+	// partition looks for expired producer ids.
+	ProducerIDExpirationCheck time.Duration
 
 	ReplicaLagTimeMax  time.Duration // replica.lag.time.max.ms, default 30000
 	NumReplicaFetchers int           // num.replica.fetchers, default 1
@@ -189,6 +197,8 @@ func Defaults() *Broker {
 		TransactionMaxTimeout:                   900000 * time.Millisecond,
 		TransactionAbortTimedOutCleanupInterval: 10000 * time.Millisecond,
 		TransactionRemoveExpiredCleanupInterval: 3600000 * time.Millisecond,
+		ProducerIDExpiration:                    86400000 * time.Millisecond,
+		ProducerIDExpirationCheck:               600000 * time.Millisecond,
 
 		ReplicaLagTimeMax:  30000 * time.Millisecond,
 		NumReplicaFetchers: 1,
