@@ -399,6 +399,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		}
 	case *listRequest:
 		m.list(func(lp *loadedPart, pl *partList) { ctx.Send(lp.pid, pl) }, msg)
+	case *statsRequest:
+		m.stats(func(lp *loadedPart, ps *partStats) { ctx.Send(lp.pid, ps) }, msg)
 	case *txnRequest:
 		lp := m.parts[msg.partition]
 		if lp == nil {

@@ -102,4 +102,3 @@ func TestProducerIDExpirationFromConfig(t *testing.T) {
 		t.Fatalf("producers after the batch of the expired producer: %+v", ps)
 	}
 }
-
