@@ -360,9 +360,11 @@ type (
 	// COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE).
 	txnRequest struct {
 		partition int32
+		id        string // the transactional id (traces)
 		api       string
 		apply     func(c *Core, now int64)
 		fail      func(code int16)
+		tr        txnTrace
 	}
 )
 

@@ -66,8 +66,9 @@ type (
 		err    error
 	}
 	appendedMsg struct {
-		inc  uint64
-		code int16
+		inc     uint64
+		code    int16
+		records int // set by the actor (traces)
 	}
 	idMsg struct {
 		inc uint64
@@ -77,6 +78,7 @@ type (
 	}
 	markersMsg struct {
 		inc     uint64
+		broker  int32
 		entries []markerPart
 		resp    *kmsg.WriteTxnMarkersResponse
 		err     error
@@ -118,6 +120,7 @@ func (a *partActor) Receive(ctx actor.Context) {
 		a.applying = m
 		m.apply(a.core, a.now())
 		a.applying = nil
+		m.tr = txnTrace{handled: true, epoch: a.epoch, writes: len(a.core.writes), markers: len(a.core.markers)}
 		a.after(ctx)
 	case *partList:
 		if a.core == nil {
@@ -146,6 +149,7 @@ func (a *partActor) Receive(ctx actor.Context) {
 		}
 		batch := a.writing
 		a.writing = nil
+		m.records = len(batch)
 		if m.code != 0 {
 			a.c.log.Warn("appending to "+TopicName+" failed", zap.Int32("partition", a.partition), zap.Int("records", len(batch)), zap.Error(kerr.ErrorForCode(m.code)))
 		}
@@ -457,7 +461,7 @@ func (a *partActor) dispatch(ctx actor.Context, sends ...*MarkerSend) {
 			if c.ctx.Err() != nil {
 				return
 			}
-			send(&markersMsg{inc: inc, entries: entries, resp: resp, err: err})
+			send(&markersMsg{inc: inc, broker: broker, entries: entries, resp: resp, err: err})
 		}()
 	}
 }
