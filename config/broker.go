@@ -116,6 +116,13 @@ type Broker struct {
 	// (Kafka's internal key, default 600000, at least 1): how often each
 	// partition looks for expired producer ids.
 	ProducerIDExpirationCheck time.Duration
+	// TransactionPartitionVerification is
+	// transaction.partition.verification.enable (KIP-890 part 1, default
+	// true): a partition leader asks the transaction coordinator whether
+	// the partition is in the producer's transaction before appending its
+	// transactional records (TxnOffsetCommit's __consumer_offsets
+	// partition).
+	TransactionPartitionVerification bool
 
 	ReplicaLagTimeMax  time.Duration // replica.lag.time.max.ms, default 30000
 	NumReplicaFetchers int           // num.replica.fetchers, default 1
@@ -199,6 +206,7 @@ func Defaults() *Broker {
 		TransactionRemoveExpiredCleanupInterval: 3600000 * time.Millisecond,
 		ProducerIDExpiration:                    86400000 * time.Millisecond,
 		ProducerIDExpirationCheck:               600000 * time.Millisecond,
+		TransactionPartitionVerification:        true,
 
 		ReplicaLagTimeMax:  30000 * time.Millisecond,
 		NumReplicaFetchers: 1,

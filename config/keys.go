@@ -220,6 +220,7 @@ var brokerKeys = map[string]brokerKey{
 	"transaction.abort.timed.out.transaction.cleanup.interval.ms": msKey(func(b *Broker) *time.Duration { return &b.TransactionAbortTimedOutCleanupInterval }, 32, 1),
 	"transaction.remove.expired.transaction.cleanup.interval.ms":  msKey(func(b *Broker) *time.Duration { return &b.TransactionRemoveExpiredCleanupInterval }, 32, 1),
 	"producer.id.expiration.ms":                                   msKey(func(b *Broker) *time.Duration { return &b.ProducerIDExpiration }, 32, 1),
+	"transaction.partition.verification.enable":                   boolKey(func(b *Broker) *bool { return &b.TransactionPartitionVerification }),
 	"producer.id.expiration.check.interval.ms":                    msKey(func(b *Broker) *time.Duration { return &b.ProducerIDExpirationCheck }, 32, 1),
 
 	"replica.lag.time.max.ms": msKey(func(b *Broker) *time.Duration { return &b.ReplicaLagTimeMax }, 64, 0),

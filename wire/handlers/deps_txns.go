@@ -42,3 +42,19 @@ type TxnSource interface {
 	// (AddOffsetsToTxn adds it to the transaction).
 	GroupPartition(group string) int32
 }
+
+// TxnVerifier asks a transactional id's coordinator, on whichever broker
+// leads its __transaction_state partition, whether partitions are in the
+// producer's ongoing transaction: KIP-890 part 1's verification, which
+// Kafka's AddPartitionsToTxnManager sends as AddPartitionsToTxn v4 with
+// VerifyOnly. reply gets a code per partition as the coordinator decides
+// them (0, INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED,
+// CONCURRENT_TRANSACTIONS, TRANSACTION_ABORTABLE for a partition not in
+// the transaction, NOT_COORDINATOR…), or, with codes nil, one code for
+// every partition: COORDINATOR_NOT_AVAILABLE when the coordinator has no
+// leader, NETWORK_EXCEPTION when it could not be asked, or the response's
+// top-level error. It must call reply exactly once, from any goroutine,
+// and not block.
+type TxnVerifier interface {
+	VerifyTransaction(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, parts map[string][]int32, reply func(codes map[string]map[int32]int16, code int16))
+}

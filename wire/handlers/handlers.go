@@ -45,8 +45,12 @@ type Broker struct {
 	// Txns is the transaction coordinator (deps_txns.go); nil = the
 	// transaction APIs answer COORDINATOR_NOT_AVAILABLE (FindCoordinator) or
 	// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (InitProducerId), as before.
-	Txns    TxnSource
-	Cluster ClusterSource // controller protocol (deps_cluster.go); nil = inter-broker APIs refused
+	Txns TxnSource
+	// TxnVerify verifies transactions with their coordinator before a
+	// transactional append (KIP-890 part 1, with
+	// transaction.partition.verification.enable); nil = no verification.
+	TxnVerify TxnVerifier
+	Cluster   ClusterSource // controller protocol (deps_cluster.go); nil = inter-broker APIs refused
 	// Metrics counts per-topic fetch traffic (cmd/internal/admin); nil = none.
 	Metrics interface{ FetchBytesOut(topic string, n int64) }
 

@@ -205,7 +205,12 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	// until this broker can answer them. Close still stops the listeners
 	// first: their closers run once, from the end of the list (below) or,
 	// if Start fails before that, from here.
-	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, Cluster: b.ctrl}
+	// KIP-890 verifications of transactional appends (TxnOffsetCommit),
+	// closed after the handlers that wait on them and before the marker
+	// sender whose clients they use.
+	verifier := newTxnVerifier(cfg.BrokerID, b.txns, cache, markers, log.Named("txn-verify"))
+	b.closers = append(b.closers, func() error { verifier.Close(); return nil })
+	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerify: verifier, Cluster: b.ctrl}
 	// After the server (closed first, its connections' contexts cancelled)
 	// and before what the handlers' goroutines call into.
 	closeHandlers := sync.OnceValue(func() error { h.Close(); return nil })
