@@ -18,10 +18,11 @@ import (
 // DescribeProducers and its out-of-order sequence refused until the
 // expiration passes; then it is forgotten (DescribeProducers lists nobody)
 // and, as Kafka's ProducerAppendInfo.checkSequence accepts any sequence
-// from a producer with no state, the same batch is appended.
+// from a producer with no state, its old first batch is appended again
+// (no longer a duplicate).
 func TestProducerIDExpirationFromConfig(t *testing.T) {
 	_, cl := startTxnNode(t, map[string]string{
-		"producer.id.expiration.ms":                "300",
+		"producer.id.expiration.ms":                "1000",
 		"producer.id.expiration.check.interval.ms": "50",
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -83,22 +84,32 @@ func TestProducerIDExpirationFromConfig(t *testing.T) {
 	if ps := producers(); len(ps) != 1 || ps[0].ProducerID != pid || ps[0].LastSequence != 1 {
 		t.Fatalf("producers after the first batch: %+v", ps)
 	}
-	// Known producer: sequence 5 after 1 is out of order (checked before
-	// the expiration can have run: the batch was appended just now).
+	// Known producer (checked before the expiration can have run: the
+	// batch was appended just now): the same batch again is a duplicate,
+	// answered with its first offset and not appended; sequence 5 after 1
+	// is out of order.
+	if code, off := produce(0); code != 0 || off != 0 {
+		t.Fatalf("duplicate while known: %v at %d, want its offset 0", kerr.ErrorForCode(code), off)
+	}
 	if code, _ := produce(5); code != kerr.OutOfOrderSequenceNumber.Code {
 		t.Fatalf("gap while known: %v, want OUT_OF_ORDER_SEQUENCE_NUMBER", kerr.ErrorForCode(code))
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for len(producers()) != 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("producer %d still listed long after producer.id.expiration.ms=300", pid)
+			t.Fatalf("producer %d still listed long after producer.id.expiration.ms=1000", pid)
 		}
 		time.Sleep(25 * time.Millisecond) // polling the check interval's effect; no event to await over the wire
 	}
-	if code, off := produce(5); code != 0 || off != 2 {
-		t.Fatalf("batch of the expired producer: %v at %d, want accepted at 2", kerr.ErrorForCode(code), off)
+	// Forgotten: its old first batch is no duplicate any more but a new
+	// append, and after it the sequence goes on from there.
+	if code, off := produce(0); code != 0 || off != 2 {
+		t.Fatalf("old batch of the expired producer: %v at %d, want appended at 2", kerr.ErrorForCode(code), off)
 	}
-	if ps := producers(); len(ps) != 1 || ps[0].ProducerID != pid || ps[0].LastSequence != 6 {
+	if ps := producers(); len(ps) != 1 || ps[0].ProducerID != pid || ps[0].LastSequence != 1 {
 		t.Fatalf("producers after the batch of the expired producer: %+v", ps)
+	}
+	if code, _ := produce(5); code != kerr.OutOfOrderSequenceNumber.Code {
+		t.Fatalf("gap after the producer came back: %v, want OUT_OF_ORDER_SEQUENCE_NUMBER", kerr.ErrorForCode(code))
 	}
 }

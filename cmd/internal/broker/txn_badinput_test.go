@@ -384,6 +384,12 @@ func TestTransactionalBadInput(t *testing.T) {
 		check(fmt.Sprintf("WriteTxnMarkers v%d stale producer epoch", v), got[1], kerr.InvalidProducerEpoch.Code)
 	}
 
+	// A marker from an older coordinator epoch than the last one written
+	// for the producer: TRANSACTION_COORDINATOR_FENCED (ProducerAppendInfo
+	// checkCoordinatorEpoch; the coordinator stops sending its markers).
+	check("WriteTxnMarkers at coordinator epoch 7", markerCodes(1, marker(pid, epoch, 7, "bad", 0))[0], 0)
+	check("WriteTxnMarkers at an older coordinator epoch", markerCodes(1, marker(pid, epoch, 6, "bad", 0))[0], kerr.TransactionCoordinatorFenced.Code)
+
 	// --- DescribeProducers (61) ---
 	{
 		r := kmsg.NewPtrDescribeProducersRequest()
