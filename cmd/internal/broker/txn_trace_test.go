@@ -57,7 +57,8 @@ func pollUntil(t *testing.T, what string, cond func() bool) {
 // partition's actor (each request with its API and transactional id, the
 // __transaction_state appends, the WriteTxnMarkers answer), and a /faults
 // kill restarts the actor, which reloads its partition and serves the
-// same transactional id at its next epoch.
+// same transactional id at its next epoch, and a kill of the manager
+// restarts it alone, still routing to the partition actors it had.
 func TestTransactionActorsTracedAndKillable(t *testing.T) {
 	b, cl := startTxnNode(t, map[string]string{"admin.listener": "127.0.0.1:0"})
 	base := "http://" + b.AdminAddr()
@@ -209,5 +210,33 @@ func TestTransactionActorsTracedAndKillable(t *testing.T) {
 	})
 	if again.ErrorCode != 0 || again.ProducerID != init.ProducerID || again.ProducerEpoch != init.ProducerEpoch+1 {
 		t.Fatalf("init after the kill: %+v, want producer %d epoch %d", again, init.ProducerID, init.ProducerEpoch+1)
+	}
+
+	// Kill the manager: it restarts keeping which partitions are loaded,
+	// its partition actors run on (not restarted), requests still route.
+	resp, err = hc.Post(base+"/faults", "application/json", strings.NewReader(`{"action":"kill","actor":"`+txncoordinator.ManagerName+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("kill %s: %s", txncoordinator.ManagerName, resp.Status)
+	}
+	pollUntil(t, "the restart of "+txncoordinator.ManagerName, func() bool {
+		m := listActors(t, hc, base, "txn-coordinator")
+		return len(m) == 1 && m[0].Restarts == 1
+	})
+	after := listActors(t, hc, base, "txn")
+	if len(after) != 5 {
+		t.Fatalf("txn actors after the manager's restart: %+v", after)
+	}
+	for _, a := range after {
+		if a.Path == path && a.Restarts != 1 {
+			t.Errorf("%s restarted with its manager: %+v", path, a)
+		}
+	}
+	third := request(t, cl, ir, func(r *kmsg.InitProducerIDResponse) int16 { return r.ErrorCode })
+	if third.ErrorCode != 0 || third.ProducerID != init.ProducerID || third.ProducerEpoch != init.ProducerEpoch+2 {
+		t.Fatalf("init after the manager's restart: %+v, want epoch %d", third, init.ProducerEpoch+2)
 	}
 }
