@@ -304,6 +304,14 @@ func TestTransactionalBadInput(t *testing.T) {
 	check("AddOffsetsToTxn", offCode(3, offReq("bi-a", pid, epoch, "g")), 0)
 	// Verified now: the group's partition is in the transaction.
 	check("TxnOffsetCommit in the transaction", tocCode(3, tocReq("bi-a", "g", pid, epoch)), 0)
+	// KIP-447 fencing on the group (Empty, no members): a member id or a
+	// generation names a member that is not there.
+	stranger := tocReq("bi-a", "g", pid, epoch)
+	stranger.MemberID, stranger.Generation = "nobody", 5
+	check("TxnOffsetCommit v3 from an unknown member", tocCode(3, stranger), kerr.UnknownMemberID.Code)
+	stranger = tocReq("bi-a", "g", pid, epoch)
+	stranger.Generation = 5
+	check("TxnOffsetCommit v3 with a generation and no member", tocCode(3, stranger), kerr.UnknownMemberID.Code)
 	// Hold the next WriteTxnMarkers (the coordinator's, to this broker)
 	// for 3 s: the transaction stays in PrepareCommit meanwhile.
 	armFault(t, b, `{"request":"WriteTxnMarkers","action":"delay","ms":3000,"count":1}`)
