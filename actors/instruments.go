@@ -39,6 +39,9 @@ type Event struct {
 	Name   string
 	Kind   string
 	Detail string
+	// Value is the observation of events that carry one (a duration in
+	// seconds for the *_latency and *_load events); 0 for counts.
+	Value float64
 }
 
 // Event names. Labels in Event.Kind are given per name.
@@ -60,6 +63,18 @@ const (
 	EventUncleanElection = "unclean_election"
 	// EventGroupRebalance: a consumer group started a rebalance (Kind = group).
 	EventGroupRebalance = "group_rebalance"
+	// EventTxnTimedOutAbort: the transaction coordinator wrote the abort
+	// (PrepareAbort, epoch bumped) of a transaction older than its
+	// transaction.timeout.ms (Kind = transactional id).
+	EventTxnTimedOutAbort = "txn_timed_out_abort"
+	// EventTxnMarkersLatency: every partition of a transaction has its
+	// marker (Kind = "commit" or "abort"; Value = seconds from the first
+	// WriteTxnMarkers sent to the last partition answered).
+	EventTxnMarkersLatency = "txn_markers_latency"
+	// EventTxnPartitionLoad: a __transaction_state partition was loaded
+	// (Kind = partition number; Value = seconds the load took, Kafka's
+	// transaction-coordinator-metrics partition-load-time).
+	EventTxnPartitionLoad = "txn_partition_load"
 )
 
 type instrumentsExt struct{ *Instruments }
@@ -97,6 +112,13 @@ func InstrumentsOf(sys *actor.ActorSystem) *Instruments {
 func Emit(sys *actor.ActorSystem, name, kind, detail string) {
 	if in := InstrumentsOf(sys); in != nil {
 		in.emit(Event{Name: name, Kind: kind, Detail: detail})
+	}
+}
+
+// EmitValue is Emit for an event that carries an observation (Value).
+func EmitValue(sys *actor.ActorSystem, name, kind string, value float64) {
+	if in := InstrumentsOf(sys); in != nil {
+		in.emit(Event{Name: name, Kind: kind, Value: value})
 	}
 }
 

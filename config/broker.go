@@ -117,6 +117,14 @@ type Broker struct {
 	// appended unchecked, as before Kafka 3.6. A dynamic broker config in
 	// Kafka; here read at start.
 	TransactionPartitionVerificationEnable bool
+	// ProducerIDExpiration is producer.id.expiration.ms (KIP-854, default
+	// 86400000, at least 1): a partition leader forgets a producer id with
+	// no open transaction whose last batch is older than this.
+	ProducerIDExpiration time.Duration
+	// ProducerIDExpirationCheck is producer.id.expiration.check.interval.ms
+	// (Kafka's internal key, default 600000, at least 1): how often each
+	// partition looks for expired producer ids.
+	ProducerIDExpirationCheck time.Duration
 
 	ReplicaLagTimeMax  time.Duration // replica.lag.time.max.ms, default 30000
 	NumReplicaFetchers int           // num.replica.fetchers, default 1
@@ -199,6 +207,8 @@ func Defaults() *Broker {
 		TransactionAbortTimedOutCleanupInterval: 10000 * time.Millisecond,
 		TransactionRemoveExpiredCleanupInterval: 3600000 * time.Millisecond,
 		TransactionPartitionVerificationEnable:  true,
+		ProducerIDExpiration:                    86400000 * time.Millisecond,
+		ProducerIDExpirationCheck:               600000 * time.Millisecond,
 
 		ReplicaLagTimeMax:  30000 * time.Millisecond,
 		NumReplicaFetchers: 1,

@@ -220,6 +220,8 @@ var brokerKeys = map[string]brokerKey{
 	"transaction.abort.timed.out.transaction.cleanup.interval.ms": msKey(func(b *Broker) *time.Duration { return &b.TransactionAbortTimedOutCleanupInterval }, 32, 1),
 	"transaction.remove.expired.transaction.cleanup.interval.ms":  msKey(func(b *Broker) *time.Duration { return &b.TransactionRemoveExpiredCleanupInterval }, 32, 1),
 	"transaction.partition.verification.enable":                   boolKey(func(b *Broker) *bool { return &b.TransactionPartitionVerificationEnable }),
+	"producer.id.expiration.ms":                                   msKey(func(b *Broker) *time.Duration { return &b.ProducerIDExpiration }, 32, 1),
+	"producer.id.expiration.check.interval.ms":                    msKey(func(b *Broker) *time.Duration { return &b.ProducerIDExpirationCheck }, 32, 1),
 
 	"replica.lag.time.max.ms": msKey(func(b *Broker) *time.Duration { return &b.ReplicaLagTimeMax }, 64, 0),
 	"num.replica.fetchers":    intKey(func(b *Broker) *int { return &b.NumReplicaFetchers }, 32, 1),
@@ -313,7 +315,7 @@ var ignoredKeys = map[string]bool{
 	// Groups, offsets and transactions tuning.
 	"offsets.commit.timeout.ms": true, "offsets.commit.required.acks": true, "offsets.load.buffer.size": true, "offsets.topic.compression.codec": true,
 	"transaction.state.log.load.buffer.size": true,
-	"producer.id.expiration.ms":              true, "group.consumer.session.timeout.ms": true,
+	"group.consumer.session.timeout.ms":      true,
 	// Quotas, metrics and request handling.
 	"quota.window.num": true, "quota.window.size.seconds": true, "replication.quota.window.num": true,
 	"metric.reporters": true, "metrics.num.samples": true, "metrics.sample.window.ms": true, "metrics.recording.level": true,

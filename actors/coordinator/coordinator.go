@@ -483,6 +483,11 @@ func (r *router) Receive(ctx actor.Context) {
 		r.abandon(kerr.CoordinatorNotAvailable.Code)
 	case *actor.Stopping:
 		r.abandon(kerr.NotCoordinator.Code)
+		// Coordinator.Stop stops the group actors after the router: their
+		// Terminated would reach a router that is gone (a dead letter).
+		for _, ch := range r.children {
+			ctx.Unwatch(ch.pid)
+		}
 	case *GroupRequest:
 		r.handle(ctx, m)
 	case *partitionLoaded:

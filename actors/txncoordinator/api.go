@@ -97,7 +97,7 @@ func (c *Coordinator) InitProducerID(transactionalID string, timeoutMs int32, pr
 	if producerID >= 0 || producerEpoch >= 0 {
 		expected = &ProducerIDAndEpoch{ProducerID: producerID, Epoch: producerEpoch}
 	}
-	c.send(&txnRequest{partition: c.PartitionFor(transactionalID), api: "InitProducerId", fail: fail,
+	c.send(&txnRequest{partition: c.PartitionFor(transactionalID), id: transactionalID, api: "InitProducerId", fail: fail,
 		apply: func(core *Core, now int64) {
 			core.InitProducerID(transactionalID, timeoutMs, expected, now, func(pid int64, epoch int16, code int16) { r(res{pid, epoch, code}) })
 		}})
@@ -114,7 +114,7 @@ func (c *Coordinator) AddPartitions(transactionalID string, producerID int64, pr
 		return
 	}
 	tps := flatten(parts)
-	c.send(&txnRequest{partition: c.PartitionFor(transactionalID), api: "AddPartitionsToTxn", fail: r,
+	c.send(&txnRequest{partition: c.PartitionFor(transactionalID), id: transactionalID, api: "AddPartitionsToTxn", fail: r,
 		apply: func(core *Core, now int64) {
 			core.AddPartitions(transactionalID, producerID, producerEpoch, tps, now, r)
 		}})
@@ -140,7 +140,7 @@ func (c *Coordinator) VerifyPartitions(transactionalID string, producerID int64,
 		r(all(kerr.InvalidRequest.Code))
 		return
 	}
-	c.send(&txnRequest{partition: c.PartitionFor(transactionalID), api: "AddPartitionsToTxn(verify)",
+	c.send(&txnRequest{partition: c.PartitionFor(transactionalID), id: transactionalID, api: "AddPartitionsToTxn(verify)",
 		fail: func(code int16) { r(all(code)) },
 		apply: func(core *Core, _ int64) {
 			out := map[string]map[int32]int16{}
@@ -163,7 +163,7 @@ func (c *Coordinator) EndTxn(transactionalID string, producerID int64, producerE
 		r(kerr.InvalidRequest.Code)
 		return
 	}
-	c.send(&txnRequest{partition: c.PartitionFor(transactionalID), api: "EndTxn", fail: r,
+	c.send(&txnRequest{partition: c.PartitionFor(transactionalID), id: transactionalID, api: "EndTxn", fail: r,
 		apply: func(core *Core, now int64) { core.EndTxn(transactionalID, producerID, producerEpoch, commit, now, r) }})
 }
 

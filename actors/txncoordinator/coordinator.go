@@ -360,9 +360,11 @@ type (
 	// COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE).
 	txnRequest struct {
 		partition int32
+		id        string // the transactional id (traces)
 		api       string
 		apply     func(c *Core, now int64)
 		fail      func(code int16)
+		tr        txnTrace
 	}
 )
 
@@ -399,6 +401,8 @@ func (m *manager) Receive(ctx actor.Context) {
 		}
 	case *listRequest:
 		m.list(func(lp *loadedPart, pl *partList) { ctx.Send(lp.pid, pl) }, msg)
+	case *statsRequest:
+		m.stats(func(lp *loadedPart, ps *partStats) { ctx.Send(lp.pid, ps) }, msg)
 	case *txnRequest:
 		lp := m.parts[msg.partition]
 		if lp == nil {

@@ -39,6 +39,22 @@ type Core struct {
 	markers []*MarkerSend
 	ids     []*IDRequest
 	delayed []func(now int64)
+	// markersDone are the transactions whose last marker was written
+	// since the owner last took them (TakeMarkersDone), for its metrics.
+	markersDone []MarkersDone
+	// appendRetries counts completion records waiting for their retry
+	// backoff after the coordinator log was unavailable (Kafka's
+	// TransactionMarkerChannelManager txnLogAppendRetryQueue).
+	appendRetries int
+}
+
+// MarkersDone reports that every partition of one transaction has its
+// marker; pc is the completion its MarkerSends (retries included)
+// carried, so the owner can match it to when it started sending.
+type MarkersDone struct {
+	TransactionalID string
+	Commit          bool
+	pc              *completion
 }
 
 type completion struct {
@@ -122,6 +138,10 @@ func (c *Core) TakeMarkers() []*MarkerSend { m := c.markers; c.markers = nil; re
 
 // TakeIDRequests hands the owner the producer id allocations asked for.
 func (c *Core) TakeIDRequests() []*IDRequest { r := c.ids; c.ids = nil; return r }
+
+// TakeMarkersDone hands the owner the transactions whose markers were all
+// written since the last call.
+func (c *Core) TakeMarkersDone() []MarkersDone { d := c.markersDone; c.markersDone = nil; return d }
 
 // TakeDelayed hands the owner what is to run after its retry backoff
 // (completion appends that found the coordinator unavailable).
@@ -536,13 +556,18 @@ func (c *Core) maybeComplete(id string) {
 		return
 	}
 	delete(c.completing, id)
+	c.markersDone = append(c.markersDone, MarkersDone{TransactionalID: id, Commit: pc.commit, pc: pc})
 	c.writeCompletion(id, pc.final)
 }
 
 func (c *Core) writeCompletion(id string, final Transit) {
 	c.appendTransaction(id, final, func(code int16) bool { return code == codeCoordinatorNotAvail }, func(code int16) {
 		if code == codeCoordinatorNotAvail {
-			c.delayed = append(c.delayed, func(int64) { c.writeCompletion(id, final) })
+			c.appendRetries++
+			c.delayed = append(c.delayed, func(int64) {
+				c.appendRetries--
+				c.writeCompletion(id, final)
+			})
 		}
 	})
 }

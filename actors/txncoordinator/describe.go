@@ -86,7 +86,7 @@ func (c *Coordinator) DescribeTransaction(transactionalID string, reply func(kms
 		r(fail(kerr.InvalidRequest.Code))
 		return
 	}
-	c.send(&txnRequest{partition: c.PartitionFor(transactionalID), api: "DescribeTransactions", fail: func(code int16) { r(fail(code)) },
+	c.send(&txnRequest{partition: c.PartitionFor(transactionalID), id: transactionalID, api: "DescribeTransactions", fail: func(code int16) { r(fail(code)) },
 		apply: func(core *Core, _ int64) {
 			d, ok := core.Describe(transactionalID)
 			if !ok {

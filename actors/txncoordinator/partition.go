@@ -2,6 +2,7 @@ package txncoordinator
 
 import (
 	"context"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"gregor/actors"
 	"gregor/actors/coordinator"
 	"gregor/storage/record"
 )
@@ -46,6 +48,12 @@ type partActor struct {
 	// panicked (answered COORDINATOR_NOT_AVAILABLE at once; its replies
 	// are guarded, so one already given stays the only one).
 	applying *txnRequest
+	// markerStart and noLeader are the metrics' bookkeeping of the
+	// markers being sent: when each completion began sending, and which
+	// markers wait for their partition to have a leader.
+	markerStart map[*completion]markerStart
+	noLeader    map[markerKey]struct{}
+	loadBegan   time.Time
 }
 
 // incarnations numbers every start of every partition actor.
@@ -58,8 +66,9 @@ type (
 		err    error
 	}
 	appendedMsg struct {
-		inc  uint64
-		code int16
+		inc     uint64
+		code    int16
+		records int // set by the actor (traces)
 	}
 	idMsg struct {
 		inc uint64
@@ -69,6 +78,7 @@ type (
 	}
 	markersMsg struct {
 		inc     uint64
+		broker  int32
 		entries []markerPart
 		resp    *kmsg.WriteTxnMarkersResponse
 		err     error
@@ -89,6 +99,7 @@ func (a *partActor) Receive(ctx actor.Context) {
 		a.stopped = &atomic.Bool{}
 		a.ictx, a.icancel = context.WithCancel(a.c.ctx)
 		a.timers = map[uint64]*time.Timer{}
+		a.markerStart, a.noLeader = map[*completion]markerStart{}, map[markerKey]struct{}{}
 		a.startLoad(ctx)
 		a.armAbort(ctx)
 		a.armExpire(ctx)
@@ -109,6 +120,7 @@ func (a *partActor) Receive(ctx actor.Context) {
 		a.applying = m
 		m.apply(a.core, a.now())
 		a.applying = nil
+		m.tr = txnTrace{handled: true, epoch: a.epoch, writes: len(a.core.writes), markers: len(a.core.markers)}
 		a.after(ctx)
 	case *partList:
 		if a.core == nil {
@@ -116,6 +128,8 @@ func (a *partActor) Receive(ctx actor.Context) {
 			return
 		}
 		m.reply(a.core.List(m.filter, a.now()), false)
+	case *partStats:
+		m.reply(a.stats())
 	case *loadedMsg:
 		if m.inc != a.inc {
 			return
@@ -126,6 +140,7 @@ func (a *partActor) Receive(ctx actor.Context) {
 			return
 		}
 		a.core = NewCore(a.partition, a.epoch, m.loader.Txns, a.now())
+		actors.EmitValue(a.c.sys, actors.EventTxnPartitionLoad, strconv.Itoa(int(a.partition)), time.Since(a.loadBegan).Seconds())
 		a.c.log.Info("loaded "+TopicName+" partition", zap.Int32("partition", a.partition), zap.Int32("coordinator.epoch", a.epoch), zap.Int("transactional.ids", a.core.Len()))
 		a.after(ctx)
 	case *appendedMsg:
@@ -134,6 +149,7 @@ func (a *partActor) Receive(ctx actor.Context) {
 		}
 		batch := a.writing
 		a.writing = nil
+		m.records = len(batch)
 		if m.code != 0 {
 			a.c.log.Warn("appending to "+TopicName+" failed", zap.Int32("partition", a.partition), zap.Int("records", len(batch)), zap.Error(kerr.ErrorForCode(m.code)))
 		}
@@ -170,11 +186,15 @@ func (a *partActor) Receive(ctx actor.Context) {
 					a.c.log.Info("abort of timed-out transaction not done", zap.String("transactional.id", id), zap.Error(kerr.ErrorForCode(code)))
 				} else {
 					a.c.log.Info("aborted timed-out transaction", zap.String("transactional.id", id))
+					actors.Emit(a.c.sys, actors.EventTxnTimedOutAbort, id, "")
 				}
 			}); n > 0 {
 				a.c.log.Info("aborting timed-out transactions", zap.Int32("partition", a.partition), zap.Int("count", n))
 			}
 			a.after(ctx)
+		}
+		if a.core != nil {
+			a.forgetEndedMarkers()
 		}
 		a.armAbort(ctx)
 	case *expireTick:
@@ -248,6 +268,7 @@ func (a *partActor) shutdown(code int16) {
 }
 
 func (a *partActor) startLoad(ctx actor.Context) {
+	a.loadBegan = time.Now()
 	send, c, inc, p := a.sender(ctx), a.c, a.inc, a.partition
 	c.wg.Add(1)
 	go func() {
@@ -296,9 +317,11 @@ func (a *partActor) after(ctx actor.Context) {
 	}
 	for {
 		w, ms, ids, ds := a.core.TakeWrites(), a.core.TakeMarkers(), a.core.TakeIDRequests(), a.core.TakeDelayed()
+		a.markersDone(a.core.TakeMarkersDone())
 		if len(w)+len(ms)+len(ids)+len(ds) == 0 {
 			break
 		}
+		a.markersStarted(ms)
 		a.queued = append(a.queued, w...)
 		for _, r := range ids {
 			a.allocate(ctx, r)
@@ -398,12 +421,16 @@ func (a *partActor) dispatch(ctx actor.Context, sends ...*MarkerSend) {
 		var gone, noLeader []TopicPartition
 		for _, tp := range s.Partitions {
 			leader, exists := a.c.opts.Markers.Leader(tp)
+			k := markerKey{id: s.TransactionalID, pc: s.pc, tp: tp}
 			switch {
 			case !exists:
+				delete(a.noLeader, k)
 				gone = append(gone, tp)
 			case leader < 0:
+				a.noLeader[k] = struct{}{}
 				noLeader = append(noLeader, tp)
 			default:
+				delete(a.noLeader, k)
 				parts[leader] = append(parts[leader], tp)
 			}
 		}
@@ -434,7 +461,7 @@ func (a *partActor) dispatch(ctx actor.Context, sends ...*MarkerSend) {
 			if c.ctx.Err() != nil {
 				return
 			}
-			send(&markersMsg{inc: inc, entries: entries, resp: resp, err: err})
+			send(&markersMsg{inc: inc, broker: broker, entries: entries, resp: resp, err: err})
 		}()
 	}
 }

@@ -36,6 +36,10 @@ type metrics struct {
 	rebalances                   prometheus.Counter
 	restarts                     *prometheus.CounterVec // {kind}
 	faults                       *prometheus.CounterVec // {action}
+
+	txnTimedOutAborts prometheus.Counter
+	txnMarkers        *prometheus.HistogramVec // {result}
+	txnLoad           prometheus.Histogram
 }
 
 // apiNames caches kmsg.NameForKey for label values.
@@ -87,8 +91,23 @@ func newMetrics(state prometheus.Collector) *metrics {
 	m.rebalances = one("kafka_coordinator_group_rebalances_total", "Consumer group rebalances started by the group coordinator on this broker.")
 	m.restarts = ctr("gregor_actor_restarts_total", "Actor restarts after a failure, by actor kind.", "kind")
 	m.faults = ctr("gregor_faults_injected_total", "Faults injected through the admin listener, by action (kill, stop, delay, request_drop, request_error, request_delay).", "action")
+	m.txnTimedOutAborts = one("kafka_coordinator_transaction_timed_out_aborts_total",
+		"Transactions the coordinator on this broker aborted because they outlived their transaction.timeout.ms (the abort written, the producer's epoch bumped).")
+	m.txnMarkers = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "kafka_coordinator_transaction_marker_latency_seconds",
+		Help: "Time from a transaction's first WriteTxnMarkers sent to the last of its partitions answered, by result (commit, abort).",
+		// 500µs … ~60s.
+		Buckets: prometheus.ExponentialBuckets(500e-6, 2.5, 14),
+	}, []string{"result"})
+	m.txnLoad = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "kafka_server_transaction_coordinator_metrics_partition_load_time_seconds",
+		Help: "Time to load one __transaction_state partition (Kafka transaction-coordinator-metrics partition-load-time-avg/-max: _sum/_count is the average).",
+		// 1ms … ~100s.
+		Buckets: prometheus.ExponentialBuckets(1e-3, 2.5, 13),
+	})
 	m.reg.MustRegister(m.bytesIn, m.bytesOut, m.messagesIn, m.requests, m.errors, m.reqTime,
 		m.isrShrinks, m.isrExpands, m.leaderElections, m.uncleanElec, m.rebalances, m.restarts, m.faults,
+		m.txnTimedOutAborts, m.txnMarkers, m.txnLoad,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if state != nil {
 		m.reg.MustRegister(state)
@@ -114,6 +133,12 @@ func (m *metrics) event(e actors.Event) {
 		m.uncleanElec.Inc()
 	case actors.EventGroupRebalance:
 		m.rebalances.Inc()
+	case actors.EventTxnTimedOutAbort:
+		m.txnTimedOutAborts.Inc()
+	case actors.EventTxnMarkersLatency:
+		m.txnMarkers.WithLabelValues(e.Kind).Observe(e.Value)
+	case actors.EventTxnPartitionLoad:
+		m.txnLoad.Observe(e.Value)
 	}
 }
 

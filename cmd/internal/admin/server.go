@@ -29,6 +29,7 @@ import (
 	"go.uber.org/zap"
 
 	"gregor/actors"
+	"gregor/actors/txncoordinator"
 	"gregor/replication/metadata"
 	"gregor/wire"
 )
@@ -56,7 +57,11 @@ type Options struct {
 	// controller actor, which answers while an event waits for ZooKeeper);
 	// ok false when it could not answer. nil = no gauge.
 	ControllerEventQueue func() (n int, ok bool)
-	Log                  *zap.Logger
+	// Transactions is the transaction coordinator's state
+	// (txncoordinator.Coordinator.Stats, asked of its actors); ok false
+	// when they could not answer. nil = no transaction gauges.
+	Transactions func() (s txncoordinator.Stats, ok bool)
+	Log          *zap.Logger
 }
 
 // Server is a running admin listener. Create with Start, stop with Close.
@@ -85,7 +90,7 @@ func Start(o Options) (*Server, error) {
 		log = zap.NewNop()
 	}
 	s := &Server{brokerID: o.BrokerID, inst: actors.InstrumentsOf(o.System), log: log, done: make(chan struct{})}
-	s.metrics = newMetrics(&stateCollector{brokerID: o.BrokerID, parts: o.Partitions, snapshot: o.Metadata, active: o.ActiveController, eventQueue: o.ControllerEventQueue, inst: s.inst})
+	s.metrics = newMetrics(&stateCollector{brokerID: o.BrokerID, parts: o.Partitions, snapshot: o.Metadata, active: o.ActiveController, eventQueue: o.ControllerEventQueue, txns: o.Transactions, inst: s.inst})
 	if s.inst != nil {
 		s.inst.OnEvent(s.metrics.event)
 		s.inst.SetTraceBroker(o.BrokerID)

@@ -5,6 +5,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"gregor/actors"
+	"gregor/actors/txncoordinator"
 	"gregor/partition"
 	"gregor/replication/metadata"
 )
@@ -24,7 +25,10 @@ type stateCollector struct {
 	// eventQueue is the controller's event queue size (ok false: not
 	// answered, no sample); nil = no gauge.
 	eventQueue func() (int, bool)
-	inst       *actors.Instruments // nil = no actor gauges
+	// txns is the transaction coordinator's state (ok false: not
+	// answered, no sample); nil = no transaction gauges.
+	txns func() (txncoordinator.Stats, bool)
+	inst *actors.Instruments // nil = no actor gauges
 }
 
 var (
@@ -44,6 +48,18 @@ var (
 		"1 on the broker that is the active controller, else 0 (Kafka ActiveControllerCount).", nil, nil)
 	descEventQueue = prometheus.NewDesc("kafka_controller_controllereventmanager_event_queue_size",
 		"Controller events and requests waiting behind the one being handled (Kafka ControllerEventManager EventQueueSize).", nil, nil)
+	descTxnIDs = prometheus.NewDesc("kafka_coordinator_transaction_transactional_ids",
+		"Transactional ids coordinated here, by Kafka's transaction state (Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort, PrepareEpochFence, Dead).", []string{"state"}, nil)
+	descTxnActive = prometheus.NewDesc("kafka_coordinator_transaction_active_transactions",
+		"Transactions coordinated here that are begun and not yet complete (Ongoing, PrepareCommit, PrepareAbort, PrepareEpochFence).", nil, nil)
+	descTxnPendingMarkers = prometheus.NewDesc("kafka_coordinator_transaction_transactionmarkerchannelmanager_pending_markers",
+		"Transactions coordinated here whose WriteTxnMarkers are being sent (Kafka's transactionsWithPendingMarkers).", nil, nil)
+	descTxnUnknownDest = prometheus.NewDesc("kafka_coordinator_transaction_transactionmarkerchannelmanager_unknown_destination_queue_size",
+		"Transaction markers waiting for their partition to have a leader (Kafka kafka.coordinator.transaction:type=TransactionMarkerChannelManager,name=UnknownDestinationQueueSize).", nil, nil)
+	descTxnAppendRetry = prometheus.NewDesc("kafka_coordinator_transaction_transactionmarkerchannelmanager_log_append_retry_queue_size",
+		"Transaction completions waiting to be appended to __transaction_state again (Kafka kafka.coordinator.transaction:type=TransactionMarkerChannelManager,name=LogAppendRetryQueueSize).", nil, nil)
+	descTxnLoading = prometheus.NewDesc("kafka_coordinator_transaction_partitions_loading",
+		"__transaction_state partitions led here whose transactions are still being loaded.", nil, nil)
 	descMailbox = prometheus.NewDesc("gregor_actor_mailbox_depth",
 		"User messages waiting in the mailboxes of live actors, summed by actor kind.", []string{"kind"}, nil)
 	descActors = prometheus.NewDesc("gregor_actors",
@@ -54,7 +70,8 @@ var (
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descUnderReplicated, descUnderMinIsr, descLeaders, descPartitions,
-		descOfflineLocal, descOffline, descActiveController, descEventQueue, descMailbox, descActors, descTraceDropped} {
+		descOfflineLocal, descOffline, descActiveController, descEventQueue, descMailbox, descActors, descTraceDropped,
+		descTxnIDs, descTxnActive, descTxnPendingMarkers, descTxnUnknownDest, descTxnAppendRetry, descTxnLoading} {
 		ch <- d
 	}
 }
@@ -112,6 +129,18 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if c.eventQueue != nil {
 		if n, ok := c.eventQueue(); ok {
 			gauge(descEventQueue, float64(n))
+		}
+	}
+	if c.txns != nil {
+		if st, ok := c.txns(); ok {
+			for state, n := range st.ByState {
+				gauge(descTxnIDs, float64(n), state)
+			}
+			gauge(descTxnActive, float64(st.Active))
+			gauge(descTxnPendingMarkers, float64(st.PendingMarkers))
+			gauge(descTxnUnknownDest, float64(st.UnknownDestination))
+			gauge(descTxnAppendRetry, float64(st.LogAppendRetry))
+			gauge(descTxnLoading, float64(st.Loading))
 		}
 	}
 	if c.inst != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"gregor/actors/txncoordinator"
 	"gregor/cmd/internal/admin"
 	"gregor/wire"
 	"gregor/wire/handlers"
@@ -28,6 +29,13 @@ func (b *Broker) startAdmin(h *handlers.Broker) (wire.Dispatcher, error) {
 			defer cancel()
 			n, err := b.ctrl.EventQueueSize(ctx)
 			return n, err == nil
+		},
+		Transactions: func() (txncoordinator.Stats, bool) {
+			// As the controller's gauge: at most a second for the txn actors.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			st, err := b.txns.Stats(ctx)
+			return st, err == nil
 		}})
 	if err != nil {
 		return nil, err

@@ -153,6 +153,9 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		ProducerIDs:       pids,
 		IsrWriter:         b.zk,
 		ReplicaLagTimeMax: cfg.ReplicaLagTimeMax,
+		// producer.id.expiration.ms and its check interval (KIP-854).
+		ProducerIDExpiration:      cfg.ProducerIDExpiration,
+		ProducerIDExpirationCheck: cfg.ProducerIDExpirationCheck,
 		// __consumer_offsets leadership loads/unloads groups (offsets_topic.go).
 		// and __transaction_state leadership loads/unloads transactions (txn_topic.go).
 		OnLeadershipChange: internalLeadership(groupsLeadership(b.groups), b.txns),

@@ -28,7 +28,12 @@ import (
 func TestTxnOffsetCommitOnBroker(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	props := func() map[string]string {
-		return map[string]string{"log.dirs": dir, "offsets.topic.num.partitions": "3", "group.initial.rebalance.delay.ms": "0"}
+		// The producer id is an idempotent one and "tx" has no coordinator:
+		// the group side is driven alone, without KIP-890's verification
+		// (TestTransactionalBadInput covers that), as Kafka does with
+		// transaction.partition.verification.enable=false.
+		return map[string]string{"log.dirs": dir, "offsets.topic.num.partitions": "3", "group.initial.rebalance.delay.ms": "0",
+			"transaction.partition.verification.enable": "false"}
 	}
 	cfg, port := configOnFreePort(t, props())
 	b, err := Start(cfg, zap.NewNop())

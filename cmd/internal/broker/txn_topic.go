@@ -105,6 +105,21 @@ func (s *markerSender) Leader(tp txncoordinator.TopicPartition) (int32, bool) {
 
 // Send sends req to broker, reconnecting when its endpoint changed.
 func (s *markerSender) Send(ctx context.Context, broker int32, req *kmsg.WriteTxnMarkersRequest) (*kmsg.WriteTxnMarkersResponse, error) {
+	kresp, err := s.request(ctx, broker, req)
+	if err != nil {
+		return nil, err
+	}
+	resp, ok := kresp.(*kmsg.WriteTxnMarkersResponse)
+	if !ok {
+		return nil, fmt.Errorf("unexpected response %T to WriteTxnMarkers", kresp)
+	}
+	return resp, nil
+}
+
+// request sends req to broker over the coordinator's client for it (the
+// same connections carry markers and, from txn_verify.go, KIP-890
+// verifications), reconnecting when the broker's endpoint changed.
+func (s *markerSender) request(ctx context.Context, broker int32, req kmsg.Request) (kmsg.Response, error) {
 	host, port, ok := s.endpoints.BrokerEndpoint(broker)
 	if !ok {
 		return nil, fmt.Errorf("no endpoint known for broker %d", broker)
@@ -114,15 +129,7 @@ func (s *markerSender) Send(ctx context.Context, broker int32, req *kmsg.WriteTx
 	if err != nil {
 		return nil, err
 	}
-	kresp, err := cl.SeedBrokers()[0].Request(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	resp, ok := kresp.(*kmsg.WriteTxnMarkersResponse)
-	if !ok {
-		return nil, fmt.Errorf("unexpected response %T to WriteTxnMarkers", kresp)
-	}
-	return resp, nil
+	return cl.SeedBrokers()[0].Request(ctx, req)
 }
 
 func (s *markerSender) client(broker int32, addr string) (*kgo.Client, error) {
