@@ -1,0 +1,516 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"gregor/test/harness"
+)
+
+// txnCleanupInterval is the brokers'
+// transaction.abort.timed.out.transaction.cleanup.interval.ms: short, so
+// the timeout scenario's abort comes within a second of the deadline.
+const txnCleanupInterval = 500 * time.Millisecond
+
+// TestClusterTransactions runs Kafka's transaction clients against three
+// broker processes on a real ZooKeeper with every topic at RF 3 and
+// min.insync.replicas=2, __transaction_state included
+// (transaction.state.log.replication.factor=3, min.isr=2). The scenarios
+// share the cluster but no topic or transactional id; the one that kills
+// the coordinator's broker runs last.
+func TestClusterTransactions(t *testing.T) {
+	c := startCluster(t, 3, map[string]string{
+		"min.insync.replicas":                                         "2",
+		"transaction.state.log.replication.factor":                    "3",
+		"transaction.state.log.min.isr":                               "2",
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": strconv.Itoa(int(txnCleanupInterval / time.Millisecond)),
+		"group.initial.rebalance.delay.ms":                            "0",
+	}, nil)
+	t.Run("GroupTransactSession", func(t *testing.T) { txnPipeline(t, c.on(t)) })
+	t.Run("librdkafka", func(t *testing.T) { txnConfluent(t, c.on(t)) })
+	t.Run("ZombieFenced", func(t *testing.T) { txnZombie(t, c.on(t)) })
+	t.Run("CoordinatorTimeout", func(t *testing.T) { txnTimeout(t, c.on(t)) })
+	t.Run("CoordinatorKilled", func(t *testing.T) { txnCoordinatorKilled(t, c.on(t)) })
+}
+
+// on is c reporting to t (a subtest): helpers fail and register cleanups
+// on the test whose goroutine calls them.
+func (c *cluster) on(t *testing.T) *cluster {
+	cc := *c
+	cc.t = t
+	return &cc
+}
+
+// txnPipeline: franz-go's GroupTransactSession consuming one replicated
+// topic and producing to another, every third transaction aborted; the
+// read_committed output holds every input exactly once.
+func txnPipeline(t *testing.T, c *cluster) {
+	c.createTopic("eos-in", 3, 3, nil)
+	c.createTopic("eos-out", 3, 3, nil)
+	p := harness.Pipeline{Seeds: c.seeds(), TxnID: "eos-pipeline", Group: "eos-group", In: "eos-in", Out: "eos-out", N: 300}
+	harness.ProduceInputs(t, p.Seeds, p.In, p.N)
+	committed, aborted := p.Run(t)
+	if committed != p.N || aborted == 0 {
+		t.Fatalf("committed %d records in all (want %d) with %d aborted transactions (want some)", committed, p.N, aborted)
+	}
+	p.CheckOutput(t)
+	c.waitStable("eos-out", 10*time.Second)
+}
+
+// txnConfluent: librdkafka's transactional producer commits and aborts
+// over the three brokers.
+func txnConfluent(t *testing.T, c *cluster) {
+	c.createTopic("rdk-txn", 2, 3, nil)
+	harness.ConfluentTransactions(t, strings.Join(c.seeds(), ","), "rdk-txn", "rdk-cluster")
+	c.waitStable("rdk-txn", 10*time.Second)
+}
+
+// txnProducer is a franz-go transactional producer on c writing to topic.
+func (c *cluster) txnProducer(id, topic string, timeout time.Duration) *kgo.Client {
+	return c.client(kgo.TransactionalID(id), kgo.TransactionTimeout(timeout), kgo.DefaultProduceTopic(topic))
+}
+
+// produceTxn begins a transaction on cl and writes vals (keys spread over
+// the partitions), waiting for every acknowledgement; it returns the
+// first produce error.
+func produceTxn(ctx context.Context, t *testing.T, cl *kgo.Client, vals ...string) error {
+	t.Helper()
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	rs := make([]*kgo.Record, len(vals))
+	for i, v := range vals {
+		rs[i] = &kgo.Record{Key: []byte("k" + strconv.Itoa(i)), Value: []byte(v)}
+	}
+	return cl.ProduceSync(ctx, rs...).FirstErr()
+}
+
+// nextTxn begins a transaction on cl and produces one record, returning
+// the first error.
+func nextTxn(ctx context.Context, cl *kgo.Client, val string) error {
+	if err := cl.BeginTransaction(); err != nil {
+		return err
+	}
+	return cl.ProduceSync(ctx, &kgo.Record{Key: []byte("k0"), Value: []byte(val)}).FirstErr()
+}
+
+// values are prefix0..prefix<n-1>.
+func values(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = prefix + strconv.Itoa(i)
+	}
+	return out
+}
+
+// fenced reports whether err is how franz-go surfaces a fenced producer:
+// PRODUCER_FENCED from the coordinator or INVALID_PRODUCER_EPOCH from a
+// partition leader.
+func fenced(err error) bool {
+	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch)
+}
+
+// txnZombie: a second producer with the same transactional id fences the
+// first. Its InitProducerId makes the coordinator abort the first one's
+// open transaction; the first producer's next produce and its commit
+// fail as fenced, and read_committed readers see only the second one's
+// records.
+func txnZombie(t *testing.T, c *cluster) {
+	c.createTopic("txn-zombie", 3, 3, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	old := c.txnProducer("zombie", "txn-zombie", 20*time.Second)
+	if err := produceTxn(ctx, t, old, values("old-", 30)...); err != nil {
+		t.Fatalf("old producer's first records: %v", err)
+	}
+	oldTxn := c.describeTxn("zombie")
+	if oldTxn.State != "Ongoing" {
+		t.Fatalf("old producer's transaction is %s, want Ongoing", oldTxn.State)
+	}
+
+	newer := c.txnProducer("zombie", "txn-zombie", 20*time.Second)
+	if err := produceTxn(ctx, t, newer, values("new-", 30)...); err != nil {
+		t.Fatalf("new producer's records: %v", err)
+	}
+	if err := newer.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("new producer's commit: %v", err)
+	}
+	if d := c.waitTxnState("zombie", "CompleteCommit"); d.ProducerID != oldTxn.ProducerID || d.ProducerEpoch <= oldTxn.ProducerEpoch {
+		t.Fatalf("after the new producer: producer %d epoch %d, want producer %d with an epoch above %d", d.ProducerID, d.ProducerEpoch, oldTxn.ProducerID, oldTxn.ProducerEpoch)
+	}
+
+	after := c.describeTxn("zombie")
+
+	// The zombie's records are refused by the partitions (their producer
+	// state has the newer epoch from the abort marker) and franz-go then
+	// refuses to commit (OPERATION_NOT_ATTEMPTED: a produce failed).
+	// Its abort only marks the producer id for re-initialisation
+	// (KIP-360/588: InitProducerId with its old id and epoch), which
+	// the coordinator fences: the epoch is neither the current one nor
+	// the last before it.
+	late := make([]*kgo.Record, 6)
+	for i := range late {
+		late[i] = &kgo.Record{Key: []byte("k" + strconv.Itoa(i)), Value: []byte("late-" + strconv.Itoa(i))}
+	}
+	if err := old.ProduceSync(ctx, late...).FirstErr(); !fenced(err) {
+		t.Fatalf("zombie's produce after the fence: %v, want PRODUCER_FENCED or INVALID_PRODUCER_EPOCH", err)
+	}
+	if err := old.EndTransaction(ctx, kgo.TryCommit); err == nil {
+		t.Fatal("zombie's commit succeeded")
+	}
+	if err := old.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatalf("zombie's abort: %v", err)
+	}
+	if err := nextTxn(ctx, old, "zombie-again"); !fenced(err) {
+		t.Fatalf("zombie's next transaction: %v, want PRODUCER_FENCED", err)
+	}
+	if d := c.describeTxn("zombie"); d.State != "CompleteCommit" || d.ProducerEpoch != after.ProducerEpoch {
+		t.Fatalf("after the zombie's attempts: %s epoch %d, want the new producer's CompleteCommit at epoch %d", d.State, d.ProducerEpoch, after.ProducerEpoch)
+	}
+
+	c.waitStable("txn-zombie", 20*time.Second)
+	got := c.readThrough("txn-zombie", true)
+	want := values("new-", 30)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("read_committed output %q, want the new producer's 30 records alone", got)
+	}
+	// The aborted records are in the log: the abort hid them.
+	if all := c.readThrough("txn-zombie", false); len(all) != 60 {
+		t.Fatalf("read_uncommitted output has %d records, want 60 (the zombie's 30 and the new 30)", len(all))
+	}
+}
+
+// txnTimeout: two producers stall past their transaction.timeout.ms and
+// the coordinator aborts both with an epoch bump; the partitions' last
+// stable offset moves past their records while they are still silent.
+// The first then commits: the coordinator refuses it as fenced. The
+// second produces first: the partitions refuse its stale epoch with
+// INVALID_PRODUCER_EPOCH, and its attempt to re-initialise with the old
+// epoch is fenced too; a restarted producer with its id commits.
+func txnTimeout(t *testing.T, c *cluster) {
+	c.createTopic("txn-timeout", 3, 3, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const timeout = 2 * time.Second
+	committer := c.txnProducer("stalled-commit", "txn-timeout", timeout)
+	producer := c.txnProducer("stalled-produce", "txn-timeout", timeout)
+	begun := map[string]kadm.DescribedTransaction{}
+	for id, cl := range map[string]*kgo.Client{"stalled-commit": committer, "stalled-produce": producer} {
+		if err := produceTxn(ctx, t, cl, values(id+"-", 20)...); err != nil {
+			t.Fatalf("%s: records: %v", id, err)
+		}
+		begun[id] = c.describeTxn(id)
+		if begun[id].State != "Ongoing" {
+			t.Fatalf("%s: transaction is %s, want Ongoing", id, begun[id].State)
+		}
+	}
+	if lso, hw := c.offsets("txn-timeout"); !lagging(lso, hw) {
+		t.Fatalf("open transactions but read_committed end %v equals the high watermark %v", lso, hw)
+	}
+
+	// The stall: nothing from the producers while the coordinator's
+	// cleanup (every txnCleanupInterval) finds the transactions expired.
+	start := time.Now()
+	c.waitFor("the coordinator to abort the stalled transactions", timeout+10*time.Second, func() (bool, string) {
+		var states []string
+		for id, b := range begun {
+			d := c.describeTxn(id)
+			if d.State != "CompleteAbort" || d.ProducerEpoch <= b.ProducerEpoch {
+				states = append(states, fmt.Sprintf("%s: %s epoch %d", id, d.State, d.ProducerEpoch))
+			}
+		}
+		return len(states) == 0, fmt.Sprint(states)
+	})
+	t.Logf("aborted within %v of the last record (timeout %v)", time.Since(start).Round(time.Millisecond), timeout)
+	c.waitStable("txn-timeout", 10*time.Second)
+	if got := c.readThrough("txn-timeout", true); len(got) != 0 {
+		t.Fatalf("read_committed output %q after the timeout aborts, want nothing", got)
+	}
+
+	if err := committer.EndTransaction(ctx, kgo.TryCommit); !fenced(err) {
+		t.Fatalf("the stalled producer's commit: %v, want PRODUCER_FENCED or INVALID_PRODUCER_EPOCH", err)
+	}
+
+	// Keys k0..k4 go to partitions the transaction already added, so the
+	// produce reaches the partition leaders (not AddPartitionsToTxn).
+	late := make([]*kgo.Record, 5)
+	for i := range late {
+		late[i] = &kgo.Record{Key: []byte("k" + strconv.Itoa(i)), Value: []byte("late-" + strconv.Itoa(i))}
+	}
+	if err := producer.ProduceSync(ctx, late...).FirstErr(); !errors.Is(err, kerr.InvalidProducerEpoch) {
+		t.Fatalf("the stalled producer's produce: %v, want INVALID_PRODUCER_EPOCH", err)
+	}
+	if err := producer.EndTransaction(ctx, kgo.TryCommit); err == nil {
+		t.Fatal("commit after a refused produce succeeded")
+	}
+	// franz-go's abort marks the id for KIP-588 re-initialisation with
+	// the old epoch; the coordinator fences it, as Kafka 2.8–3.9 do (a
+	// timeout abort is an epoch fence, which keeps no last epoch).
+	if err := producer.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatalf("abort after the refused produce: %v", err)
+	}
+	if err := nextTxn(ctx, producer, "fenced-"); !fenced(err) {
+		t.Fatalf("the timed-out producer's next transaction: %v, want PRODUCER_FENCED", err)
+	}
+
+	// A restarted producer with the same id takes over the producer id.
+	restarted := c.txnProducer("stalled-produce", "txn-timeout", 20*time.Second)
+	if err := produceTxn(ctx, t, restarted, values("after-", 5)...); err != nil {
+		t.Fatalf("restarted producer's records: %v", err)
+	}
+	if err := restarted.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("restarted producer's commit: %v", err)
+	}
+	if d, b := c.waitTxnState("stalled-produce", "CompleteCommit"), begun["stalled-produce"]; d.State != "CompleteCommit" || d.ProducerID != b.ProducerID || d.ProducerEpoch <= b.ProducerEpoch+1 {
+		t.Fatalf("after the restart: %+v, want CompleteCommit with producer id %d above epoch %d", d, b.ProducerID, b.ProducerEpoch+1)
+	}
+	c.waitStable("txn-timeout", 10*time.Second)
+	got := c.readThrough("txn-timeout", true)
+	if want := values("after-", 5); !slices.Equal(got, want) {
+		t.Fatalf("read_committed output %q, want %q", got, want)
+	}
+}
+
+// txnCoordinatorKilled: the broker leading the __transaction_state
+// partition of two transactional ids is killed with SIGKILL while both
+// have a transaction open. After failover the surviving producer's commit
+// reaches the new coordinator and commits; the other, abandoned, is
+// aborted when a restarted producer with its id initialises; every
+// partition's last stable offset reaches its high watermark and each
+// transaction's records are visible read_committed exactly when it
+// committed.
+func txnCoordinatorKilled(t *testing.T, c *cluster) {
+	c.createTopic("txn-failover", 3, 3, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	coord := c.txnCoordinator("fo-live")
+	abandonedID := c.sameCoordinator(coord, "fo-abandoned-", 100)
+	t.Logf("coordinator of fo-live and %s: broker %d", abandonedID, coord)
+
+	live := c.txnProducer("fo-live", "txn-failover", 30*time.Second)
+	if err := produceTxn(ctx, t, live, values("live-", 30)...); err != nil {
+		t.Fatalf("live producer's records: %v", err)
+	}
+	abandoned := c.txnProducer(abandonedID, "txn-failover", 60*time.Second)
+	if err := produceTxn(ctx, t, abandoned, values("abandoned-", 30)...); err != nil {
+		t.Fatalf("abandoned producer's records: %v", err)
+	}
+	for _, id := range []string{"fo-live", abandonedID} {
+		if d := c.describeTxn(id); d.State != "Ongoing" {
+			t.Fatalf("%s is %s before the kill, want Ongoing", id, d.State)
+		}
+	}
+	abandoned.Close()
+
+	c.brokers[coord].Kill()
+	killed := time.Now()
+	c.waitFor("a new coordinator for fo-live", 3*sessionTimeout+20*time.Second, func() (bool, string) {
+		n, err := c.tryTxnCoordinator("fo-live")
+		return err == nil && n != coord, fmt.Sprint(n, err)
+	})
+	t.Logf("coordinator %d → %d in %v", coord, c.txnCoordinator("fo-live"), time.Since(killed).Round(time.Millisecond))
+
+	if err := live.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("live producer's commit after the failover: %v", err)
+	}
+	restarted := c.txnProducer(abandonedID, "txn-failover", 30*time.Second)
+	if err := produceTxn(ctx, t, restarted, values("restarted-", 10)...); err != nil {
+		t.Fatalf("restarted producer's records: %v", err)
+	}
+	if err := restarted.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("restarted producer's commit: %v", err)
+	}
+
+	c.waitStable("txn-failover", 30*time.Second)
+	for _, id := range []string{"fo-live", abandonedID} {
+		c.waitTxnState(id, "CompleteCommit")
+	}
+	want := append(values("live-", 30), values("restarted-", 10)...)
+	got := c.readThrough("txn-failover", true)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("read_committed output %q, want the live producer's 30 and the restarted one's 10", got)
+	}
+	for _, topic := range []string{"__consumer_offsets", "__transaction_state"} {
+		c.waitStable(topic, 30*time.Second)
+	}
+}
+
+// txnCoordinator is the broker FindCoordinator (key type 1) names for
+// transactional id id, waiting up to 30 s for one (the first lookup
+// creates __transaction_state).
+func (c *cluster) txnCoordinator(id string) int32 {
+	c.t.Helper()
+	var node int32 = -1
+	c.waitFor("a coordinator for "+id, 30*time.Second, func() (bool, string) {
+		n, err := c.tryTxnCoordinator(id)
+		node = n
+		return err == nil, fmt.Sprint(err)
+	})
+	return node
+}
+
+func (c *cluster) tryTxnCoordinator(id string) (int32, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r := c.admin().FindTxnCoordinators(ctx, id)[id]
+	return r.NodeID, r.Err
+}
+
+// sameCoordinator returns the first of prefix0..prefix<n-1> coordinated
+// by broker coord.
+func (c *cluster) sameCoordinator(coord int32, prefix string, n int) string {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ids := values(prefix, n)
+	rs := c.admin().FindTxnCoordinators(ctx, ids...)
+	for _, id := range ids {
+		if r := rs[id]; r.Err == nil && r.NodeID == coord {
+			return id
+		}
+	}
+	c.t.Fatalf("none of %d transactional ids %s* is coordinated by broker %d: %v", n, prefix, coord, rs)
+	return ""
+}
+
+// describeTxn is DescribeTransactions of id (asked of its coordinator).
+func (c *cluster) describeTxn(id string) kadm.DescribedTransaction {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ds, err := c.admin().DescribeTransactions(ctx, id)
+	if err != nil {
+		c.t.Fatalf("describe transaction %s: %v", id, err)
+	}
+	d, ok := ds[id]
+	if !ok || d.Err != nil {
+		c.t.Fatalf("describe transaction %s: %+v", id, d)
+	}
+	return d
+}
+
+// offsets lists topic's read_committed end (last stable offset) and high
+// watermark per partition; a partition whose lookup failed is absent.
+func (c *cluster) offsets(topic string) (lso, hw map[int32]int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	adm := c.admin()
+	lso, hw = map[int32]int64{}, map[int32]int64{}
+	if l, err := adm.ListCommittedOffsets(ctx, topic); err == nil {
+		l.Each(func(o kadm.ListedOffset) {
+			if o.Err == nil {
+				lso[o.Partition] = o.Offset
+			}
+		})
+	}
+	if l, err := adm.ListEndOffsets(ctx, topic); err == nil {
+		l.Each(func(o kadm.ListedOffset) {
+			if o.Err == nil {
+				hw[o.Partition] = o.Offset
+			}
+		})
+	}
+	return lso, hw
+}
+
+// lagging reports whether some partition's last stable offset is below
+// its high watermark.
+func lagging(lso, hw map[int32]int64) bool {
+	for p, h := range hw {
+		if l, ok := lso[p]; ok && l < h {
+			return true
+		}
+	}
+	return false
+}
+
+// waitStable waits until every partition of topic answers ListOffsets
+// read_committed with its high watermark: no transaction is open on it
+// and every marker is written and replicated.
+func (c *cluster) waitStable(topic string, d time.Duration) {
+	c.t.Helper()
+	c.waitFor("read_committed end = high watermark on "+topic, d, func() (bool, string) {
+		lso, hw := c.offsets(topic)
+		if len(hw) == 0 || len(lso) != len(hw) {
+			return false, fmt.Sprintf("lso %v hw %v", lso, hw)
+		}
+		return !lagging(lso, hw), fmt.Sprintf("lso %v hw %v", lso, hw)
+	})
+}
+
+// waitTxnState waits up to 20 s until DescribeTransactions shows id in
+// state (EndTxn is answered once Prepare* is logged; the markers and the
+// Complete* record follow) and returns the description.
+func (c *cluster) waitTxnState(id, state string) kadm.DescribedTransaction {
+	c.t.Helper()
+	var d kadm.DescribedTransaction
+	c.waitFor(id+" in state "+state, 20*time.Second, func() (bool, string) {
+		d = c.describeTxn(id)
+		return d.State == state, d.State
+	})
+	return d
+}
+
+// readThrough appends a sentinel record (non-transactional) to every
+// partition of topic, then reads the topic from the start, read_committed
+// when committed is set, until it has seen every sentinel: what it
+// returns (sorted, sentinels left out) is everything visible before them,
+// with no wait for records that might still come. It fails the test after
+// 30 s.
+func (c *cluster) readThrough(topic string, committed bool) []string {
+	c.t.Helper()
+	_, hw := c.offsets(topic)
+	if len(hw) == 0 {
+		c.t.Fatalf("no partitions of %s listed", topic)
+	}
+	tag := "sentinel-" + strconv.FormatInt(time.Now().UnixNano(), 10) + "-"
+	pr := c.client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var rs []*kgo.Record
+	for p := range hw {
+		rs = append(rs, &kgo.Record{Topic: topic, Partition: p, Value: []byte(tag + strconv.Itoa(int(p)))})
+	}
+	if err := pr.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		c.t.Fatalf("sentinels to %s: %v", topic, err)
+	}
+	iso := kgo.ReadUncommitted()
+	if committed {
+		iso = kgo.ReadCommitted()
+	}
+	cl := c.client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(iso), kgo.FetchMaxWait(200*time.Millisecond))
+	var out []string
+	for seen := 0; seen < len(hw); {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			c.t.Fatalf("read %s: %d of %d sentinels after 30 s (%d records)", topic, seen, len(hw), len(out))
+		}
+		fs.EachError(func(tp string, p int32, err error) { c.t.Logf("fetch %s-%d (retried): %v", tp, p, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			v := string(r.Value)
+			switch {
+			case strings.HasPrefix(v, tag):
+				seen++
+			case strings.HasPrefix(v, "sentinel-"):
+			default:
+				out = append(out, v)
+			}
+		})
+	}
+	cl.Close()
+	slices.Sort(out)
+	return out
+}
