@@ -283,20 +283,23 @@ func txnTimeout(t *testing.T, c *cluster) {
 }
 
 // txnCoordinatorKilled: the broker leading the __transaction_state
-// partition of two transactional ids is killed with SIGKILL while both
-// have a transaction open. After failover the surviving producer's commit
-// reaches the new coordinator and commits; the other, abandoned, is
-// aborted when a restarted producer with its id initialises; every
-// partition's last stable offset reaches its high watermark and each
-// transaction's records are visible read_committed exactly when it
-// committed.
+// partition of three transactional ids is killed with SIGKILL while two
+// have a transaction open and the third's commit is on its way (its
+// EndTxn sent as the kill comes: answered or not, with or without its
+// markers written). After failover the first producer's commit reaches
+// the new coordinator and commits; the second, abandoned, is aborted when
+// a restarted producer with its id initialises; the third ends committed
+// or aborted. Every partition's last stable offset reaches its high
+// watermark and each transaction's records are visible read_committed
+// exactly when it committed.
 func txnCoordinatorKilled(t *testing.T, c *cluster) {
 	c.createTopic("txn-failover", 3, 3, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	coord := c.txnCoordinator("fo-live")
-	abandonedID := c.sameCoordinator(coord, "fo-abandoned-", 100)
-	t.Logf("coordinator of fo-live and %s: broker %d", abandonedID, coord)
+	ids := c.sameCoordinator(coord, "fo-", 100, 2)
+	abandonedID, endingID := ids[0], ids[1]
+	t.Logf("coordinator of fo-live, %s and %s: broker %d", abandonedID, endingID, coord)
 
 	live := c.txnProducer("fo-live", "txn-failover", 30*time.Second)
 	if err := produceTxn(ctx, t, live, values("live-", 30)...); err != nil {
@@ -306,13 +309,19 @@ func txnCoordinatorKilled(t *testing.T, c *cluster) {
 	if err := produceTxn(ctx, t, abandoned, values("abandoned-", 30)...); err != nil {
 		t.Fatalf("abandoned producer's records: %v", err)
 	}
-	for _, id := range []string{"fo-live", abandonedID} {
+	ending := c.txnProducer(endingID, "txn-failover", 30*time.Second)
+	if err := produceTxn(ctx, t, ending, values("ending-", 30)...); err != nil {
+		t.Fatalf("ending producer's records: %v", err)
+	}
+	for _, id := range []string{"fo-live", abandonedID, endingID} {
 		if d := c.describeTxn(id); d.State != "Ongoing" {
 			t.Fatalf("%s is %s before the kill, want Ongoing", id, d.State)
 		}
 	}
 	abandoned.Close()
 
+	endErr := make(chan error, 1)
+	go func() { endErr <- ending.EndTransaction(ctx, kgo.TryCommit) }()
 	c.brokers[coord].Kill()
 	killed := time.Now()
 	c.waitFor("a new coordinator for fo-live", 3*sessionTimeout+20*time.Second, func() (bool, string) {
@@ -323,6 +332,18 @@ func txnCoordinatorKilled(t *testing.T, c *cluster) {
 
 	if err := live.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatalf("live producer's commit after the failover: %v", err)
+	}
+	// An unconfirmed commit (the coordinator died with the request) is
+	// retried as an abort, as franz-go documents: that re-initialises the
+	// producer id, which fence-aborts the transaction if it was still
+	// open.
+	wantEnding := "CompleteCommit"
+	if err := <-endErr; err != nil {
+		t.Logf("commit racing the kill: %v", err)
+		if err := ending.EndTransaction(ctx, kgo.TryAbort); err != nil {
+			t.Fatalf("abort after the unconfirmed commit: %v", err)
+		}
+		wantEnding = ""
 	}
 	restarted := c.txnProducer(abandonedID, "txn-failover", 30*time.Second)
 	if err := produceTxn(ctx, t, restarted, values("restarted-", 10)...); err != nil {
@@ -336,11 +357,23 @@ func txnCoordinatorKilled(t *testing.T, c *cluster) {
 	for _, id := range []string{"fo-live", abandonedID} {
 		c.waitTxnState(id, "CompleteCommit")
 	}
+	var endingState string
+	c.waitFor(endingID+" completed", 20*time.Second, func() (bool, string) {
+		endingState = c.describeTxn(endingID).State
+		return endingState == "CompleteCommit" || endingState == "CompleteAbort" || (wantEnding == "" && endingState == "Empty"), endingState
+	})
+	if wantEnding != "" && endingState != wantEnding {
+		t.Fatalf("%s is %s after a confirmed commit, want %s", endingID, endingState, wantEnding)
+	}
+	t.Logf("the commit racing the kill ended %s", endingState)
 	want := append(values("live-", 30), values("restarted-", 10)...)
+	if endingState == "CompleteCommit" {
+		want = append(want, values("ending-", 30)...)
+	}
 	got := c.readThrough("txn-failover", true)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
-		t.Fatalf("read_committed output %q, want the live producer's 30 and the restarted one's 10", got)
+		t.Fatalf("read_committed output %q, want %q", got, want)
 	}
 	for _, topic := range []string{"__consumer_offsets", "__transaction_state"} {
 		c.waitStable(topic, 30*time.Second)
@@ -368,21 +401,24 @@ func (c *cluster) tryTxnCoordinator(id string) (int32, error) {
 	return r.NodeID, r.Err
 }
 
-// sameCoordinator returns the first of prefix0..prefix<n-1> coordinated
+// sameCoordinator returns the first k of prefix0..prefix<n-1> coordinated
 // by broker coord.
-func (c *cluster) sameCoordinator(coord int32, prefix string, n int) string {
+func (c *cluster) sameCoordinator(coord int32, prefix string, n, k int) []string {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ids := values(prefix, n)
 	rs := c.admin().FindTxnCoordinators(ctx, ids...)
+	var out []string
 	for _, id := range ids {
-		if r := rs[id]; r.Err == nil && r.NodeID == coord {
-			return id
+		if r := rs[id]; r.Err == nil && r.NodeID == coord && len(out) < k {
+			out = append(out, id)
 		}
 	}
-	c.t.Fatalf("none of %d transactional ids %s* is coordinated by broker %d: %v", n, prefix, coord, rs)
-	return ""
+	if len(out) < k {
+		c.t.Fatalf("%d of %d transactional ids %s* coordinated by broker %d, want %d: %v", len(out), n, prefix, coord, k, rs)
+	}
+	return out
 }
 
 // describeTxn is DescribeTransactions of id (asked of its coordinator).
