@@ -22,6 +22,12 @@ import (
 // the timeout scenario's abort comes within a second of the deadline.
 const txnCleanupInterval = 500 * time.Millisecond
 
+// expiringTimeout is the transaction.timeout.ms of the transaction the
+// coordinator kill leaves behind. The kill comes well within it, so the
+// new coordinator is the one that times it out, about when the failover
+// (some 4 s) is done: from the start time it loads, not its load time.
+const expiringTimeout = 5 * time.Second
+
 // TestClusterTransactions runs Kafka's transaction clients against three
 // broker processes on a real ZooKeeper with every topic at RF 3 and
 // min.insync.replicas=2, __transaction_state included
@@ -75,9 +81,13 @@ func txnConfluent(t *testing.T, c *cluster) {
 	c.waitStable("rdk-txn", 10*time.Second)
 }
 
-// txnProducer is a franz-go transactional producer on c writing to topic.
+// txnProducer is a franz-go transactional producer on c writing to topic
+// with transaction.timeout.ms timeout. Its retries back off 250 ms (not
+// franz-go's exponential default, seconds after a few failed dials to a
+// killed coordinator), which keeps the failover scenario short.
 func (c *cluster) txnProducer(id, topic string, timeout time.Duration) *kgo.Client {
-	return c.client(kgo.TransactionalID(id), kgo.TransactionTimeout(timeout), kgo.DefaultProduceTopic(topic))
+	return c.client(kgo.TransactionalID(id), kgo.TransactionTimeout(timeout), kgo.DefaultProduceTopic(topic),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 250 * time.Millisecond }))
 }
 
 // produceTxn begins a transaction on cl and writes vals (keys spread over
@@ -282,24 +292,26 @@ func txnTimeout(t *testing.T, c *cluster) {
 	}
 }
 
-// txnCoordinatorKilled: the broker leading the __transaction_state
-// partition of three transactional ids is killed with SIGKILL while two
-// have a transaction open and the third's commit is on its way (its
-// EndTxn sent as the kill comes: answered or not, with or without its
-// markers written). After failover the first producer's commit reaches
-// the new coordinator and commits; the second, abandoned, is aborted when
-// a restarted producer with its id initialises; the third ends committed
-// or aborted. Every partition's last stable offset reaches its high
-// watermark and each transaction's records are visible read_committed
-// exactly when it committed.
+// txnCoordinatorKilled: the broker coordinating four transactional ids
+// is killed with SIGKILL while three have a transaction open and the
+// fourth's commit is on its way (its EndTxn sent as the kill comes:
+// answered or not, with or without its markers written). After failover
+// the first producer's commit reaches the new coordinator and commits;
+// the second, abandoned, is aborted when a restarted producer with its
+// id initialises; the third, abandoned for good, is timed out by the new
+// coordinator; the racing one ends committed or aborted. Every
+// partition's last stable offset reaches its high watermark and each
+// transaction's records are visible read_committed exactly when it
+// committed. The killed broker then returns and, after a preferred
+// election, coordinates again from the state it reloads.
 func txnCoordinatorKilled(t *testing.T, c *cluster) {
 	c.createTopic("txn-failover", 3, 3, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	coord := c.txnCoordinator("fo-live")
-	ids := c.sameCoordinator(coord, "fo-", 100, 2)
-	abandonedID, endingID := ids[0], ids[1]
-	t.Logf("coordinator of fo-live, %s and %s: broker %d", abandonedID, endingID, coord)
+	ids := c.sameCoordinator(coord, "fo-", 100, 3)
+	abandonedID, endingID, expiringID := ids[0], ids[1], ids[2]
+	t.Logf("coordinator of fo-live, %s, %s and %s: broker %d", abandonedID, endingID, expiringID, coord)
 
 	live := c.txnProducer("fo-live", "txn-failover", 30*time.Second)
 	if err := produceTxn(ctx, t, live, values("live-", 30)...); err != nil {
@@ -313,26 +325,50 @@ func txnCoordinatorKilled(t *testing.T, c *cluster) {
 	if err := produceTxn(ctx, t, ending, values("ending-", 30)...); err != nil {
 		t.Fatalf("ending producer's records: %v", err)
 	}
-	for _, id := range []string{"fo-live", abandonedID, endingID} {
+	// Never ends its transaction: the new coordinator times it out from
+	// the start time it loads.
+	expiring := c.txnProducer(expiringID, "txn-failover", expiringTimeout)
+	if err := produceTxn(ctx, t, expiring, values("expiring-", 30)...); err != nil {
+		t.Fatalf("expiring producer's records: %v", err)
+	}
+	expiringTxn := c.describeTxn(expiringID)
+	for _, id := range []string{"fo-live", abandonedID, endingID, expiringID} {
 		if d := c.describeTxn(id); d.State != "Ongoing" {
 			t.Fatalf("%s is %s before the kill, want Ongoing", id, d.State)
 		}
 	}
 	abandoned.Close()
+	expiring.Close()
 
 	endErr := make(chan error, 1)
 	go func() { endErr <- ending.EndTransaction(ctx, kgo.TryCommit) }()
 	c.brokers[coord].Kill()
 	killed := time.Now()
+	var moved int32
 	c.waitFor("a new coordinator for fo-live", 3*sessionTimeout+20*time.Second, func() (bool, string) {
 		n, err := c.tryTxnCoordinator("fo-live")
+		moved = n
 		return err == nil && n != coord, fmt.Sprint(n, err)
 	})
-	t.Logf("coordinator %d → %d in %v", coord, c.txnCoordinator("fo-live"), time.Since(killed).Round(time.Millisecond))
+	step := func(what string) { t.Logf("%v after the kill: %s", time.Since(killed).Round(time.Millisecond), what) }
+	step(fmt.Sprintf("coordinator %d → %d", coord, moved))
 
 	if err := live.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatalf("live producer's commit after the failover: %v", err)
 	}
+	// An unconfirmed commit (the coordinator died with the request) is
+	// retried as an abort, as franz-go documents: that re-initialises the
+	// producer id, which fence-aborts the transaction if it was still
+	// open.
+	step("fo-live committed")
+	restarted := c.txnProducer(abandonedID, "txn-failover", 30*time.Second)
+	if err := produceTxn(ctx, t, restarted, values("restarted-", 10)...); err != nil {
+		t.Fatalf("restarted producer's records: %v", err)
+	}
+	if err := restarted.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("restarted producer's commit: %v", err)
+	}
+	step("the restarted producer committed")
 	// An unconfirmed commit (the coordinator died with the request) is
 	// retried as an abort, as franz-go documents: that re-initialises the
 	// producer id, which fence-aborts the transaction if it was still
@@ -345,15 +381,14 @@ func txnCoordinatorKilled(t *testing.T, c *cluster) {
 		}
 		wantEnding = ""
 	}
-	restarted := c.txnProducer(abandonedID, "txn-failover", 30*time.Second)
-	if err := produceTxn(ctx, t, restarted, values("restarted-", 10)...); err != nil {
-		t.Fatalf("restarted producer's records: %v", err)
+	step("the commit racing the kill returned")
+	if d := c.waitTxnState(expiringID, "CompleteAbort"); d.ProducerEpoch <= expiringTxn.ProducerEpoch {
+		t.Fatalf("%s aborted at epoch %d, want a bump above %d", expiringID, d.ProducerEpoch, expiringTxn.ProducerEpoch)
 	}
-	if err := restarted.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		t.Fatalf("restarted producer's commit: %v", err)
-	}
+	step(expiringID + " timed out")
 
 	c.waitStable("txn-failover", 30*time.Second)
+	step("txn-failover stable")
 	for _, id := range []string{"fo-live", abandonedID} {
 		c.waitTxnState(id, "CompleteCommit")
 	}
@@ -375,9 +410,49 @@ func txnCoordinatorKilled(t *testing.T, c *cluster) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("read_committed output %q, want %q", got, want)
 	}
-	for _, topic := range []string{"__consumer_offsets", "__transaction_state"} {
+	// Every partition of the cluster, the other scenarios' topics and the
+	// internal ones included, is stable once idle.
+	for _, topic := range c.topics() {
 		c.waitStable(topic, 30*time.Second)
 	}
+	step("every topic stable")
+
+	// The killed broker returns (once its registration expired), catches
+	// up and, after a preferred election, coordinates fo-live again from
+	// the state it loads from its replica: the same producer id and epoch,
+	// and the live producer's next transaction commits through it.
+	before := c.describeTxn("fo-live")
+	c.waitUnregistered(coord)
+	c.brokers[coord].Start()
+	step(fmt.Sprintf("broker %d restarted", coord))
+	c.waitFor(fmt.Sprintf("broker %d coordinating fo-live again", coord), 60*time.Second, func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		// Refused (PREFERRED_LEADER_NOT_AVAILABLE) until it is back in the ISRs.
+		_, _ = c.admin().ElectLeaders(ctx, kadm.ElectPreferredReplica, nil)
+		n, err := c.tryTxnCoordinator("fo-live")
+		return err == nil && n == coord, fmt.Sprint(n, err)
+	})
+	step(fmt.Sprintf("broker %d coordinates fo-live again", coord))
+	if d := c.describeTxn("fo-live"); d.Coordinator != coord || d.State != before.State || d.ProducerID != before.ProducerID || d.ProducerEpoch != before.ProducerEpoch {
+		t.Fatalf("fo-live on the returned coordinator: %+v, want %s with producer %d epoch %d", d, before.State, before.ProducerID, before.ProducerEpoch)
+	}
+	if err := produceTxn(ctx, t, live, values("back-", 10)...); err != nil {
+		t.Fatalf("live producer's records after the failback: %v", err)
+	}
+	if err := live.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("live producer's commit after the failback: %v", err)
+	}
+	c.waitTxnState("fo-live", "CompleteCommit")
+	for _, topic := range c.topics() {
+		c.waitStable(topic, 30*time.Second)
+	}
+	want = append(want, values("back-", 10)...)
+	slices.Sort(want)
+	if got := c.readThrough("txn-failover", true); !slices.Equal(got, want) {
+		t.Fatalf("read_committed output after the failback %q, want %q", got, want)
+	}
+	step("failback done")
 }
 
 // txnCoordinator is the broker FindCoordinator (key type 1) names for
@@ -402,23 +477,41 @@ func (c *cluster) tryTxnCoordinator(id string) (int32, error) {
 }
 
 // sameCoordinator returns the first k of prefix0..prefix<n-1> coordinated
-// by broker coord.
+// by broker coord, waiting up to 30 s for the __transaction_state
+// partitions to have leaders (COORDINATOR_NOT_AVAILABLE until then).
 func (c *cluster) sameCoordinator(coord int32, prefix string, n, k int) []string {
+	c.t.Helper()
+	ids := values(prefix, n)
+	var out []string
+	c.waitFor(fmt.Sprintf("%d transactional ids coordinated by broker %d", k, coord), 30*time.Second, func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		rs := c.admin().FindTxnCoordinators(ctx, ids...)
+		out = out[:0]
+		unavailable := 0
+		for _, id := range ids {
+			r := rs[id]
+			if r.Err != nil {
+				unavailable++
+			} else if r.NodeID == coord && len(out) < k {
+				out = append(out, id)
+			}
+		}
+		return len(out) == k, fmt.Sprintf("%d found, %d without a coordinator", len(out), unavailable)
+	})
+	return out
+}
+
+// topics lists every topic of the cluster, internal ones included.
+func (c *cluster) topics() []string {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ids := values(prefix, n)
-	rs := c.admin().FindTxnCoordinators(ctx, ids...)
-	var out []string
-	for _, id := range ids {
-		if r := rs[id]; r.Err == nil && r.NodeID == coord && len(out) < k {
-			out = append(out, id)
-		}
+	td, err := c.admin().ListTopicsWithInternal(ctx)
+	if err != nil {
+		c.t.Fatalf("list topics: %v", err)
 	}
-	if len(out) < k {
-		c.t.Fatalf("%d of %d transactional ids %s* coordinated by broker %d, want %d: %v", len(out), n, prefix, coord, k, rs)
-	}
-	return out
+	return td.Names()
 }
 
 // describeTxn is DescribeTransactions of id (asked of its coordinator).
