@@ -44,6 +44,7 @@ func TestClusterTransactions(t *testing.T) {
 	}, nil)
 	t.Run("GroupTransactSession", func(t *testing.T) { txnPipeline(t, c.on(t)) })
 	t.Run("librdkafka", func(t *testing.T) { txnConfluent(t, c.on(t)) })
+	t.Run("Sarama", func(t *testing.T) { txnSarama(t, c.on(t)) })
 	t.Run("ZombieFenced", func(t *testing.T) { txnZombie(t, c.on(t)) })
 	t.Run("CoordinatorTimeout", func(t *testing.T) { txnTimeout(t, c.on(t)) })
 	t.Run("CoordinatorKilled", func(t *testing.T) { txnCoordinatorKilled(t, c.on(t)) })
@@ -79,6 +80,14 @@ func txnConfluent(t *testing.T, c *cluster) {
 	c.createTopic("rdk-txn", 2, 3, nil)
 	harness.ConfluentTransactions(t, strings.Join(c.seeds(), ","), "rdk-txn", "rdk-cluster")
 	c.waitStable("rdk-txn", 10*time.Second)
+}
+
+// txnSarama: Sarama's transactional producer commits and aborts over the
+// three brokers.
+func txnSarama(t *testing.T, c *cluster) {
+	c.createTopic("sarama-txn", 2, 3, nil)
+	harness.SaramaTransactions(t, c.seeds(), "sarama-txn", "sarama-cluster")
+	c.waitStable("sarama-txn", 10*time.Second)
 }
 
 // txnProducer is a franz-go transactional producer on c writing to topic
