@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -237,24 +238,61 @@ func txnTimeout(t *testing.T, c *cluster) {
 	if lso, hw := c.offsets("txn-timeout"); !lagging(lso, hw) {
 		t.Fatalf("open transactions but read_committed end %v equals the high watermark %v", lso, hw)
 	}
+	// Records behind the open transactions, and a read_committed
+	// consumer (franz-go's default 5 s fetch wait) parked at the last
+	// stable offset: the abort must release them to it.
+	behind := c.client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	var rs []*kgo.Record
+	for p := int32(0); p < 3; p++ {
+		rs = append(rs, &kgo.Record{Topic: "txn-timeout", Partition: p, Value: []byte("behind-" + strconv.Itoa(int(p)))})
+	}
+	if err := behind.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		t.Fatalf("records behind the open transactions: %v", err)
+	}
+	parked := c.client(kgo.ConsumeTopics("txn-timeout"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	released := make(chan []string, 1)
+	var early atomic.Bool // the consumer had them: checked against an Ongoing state answered later
+	go func() {
+		var got []string
+		for len(got) < len(rs) && ctx.Err() == nil {
+			parked.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+		}
+		early.Store(len(got) > 0)
+		released <- got
+	}()
 
 	// The stall: nothing from the producers while the coordinator's
 	// cleanup (every txnCleanupInterval) finds the transactions expired.
 	start := time.Now()
 	c.waitFor("the coordinator to abort the stalled transactions", timeout+10*time.Second, func() (bool, string) {
 		var states []string
+		had := early.Load()
 		for id, b := range begun {
 			d := c.describeTxn(id)
+			if had && d.State == "Ongoing" {
+				t.Fatalf("a read_committed consumer got records behind %s's transaction while it is still open", id)
+			}
 			if d.State != "CompleteAbort" || d.ProducerEpoch <= b.ProducerEpoch {
 				states = append(states, fmt.Sprintf("%s: %s epoch %d", id, d.State, d.ProducerEpoch))
 			}
 		}
 		return len(states) == 0, fmt.Sprint(states)
 	})
-	t.Logf("aborted within %v of the last record (timeout %v)", time.Since(start).Round(time.Millisecond), timeout)
+	aborted := time.Now()
+	t.Logf("aborted within %v of the last record (timeout %v)", aborted.Sub(start).Round(time.Millisecond), timeout)
+	select {
+	case got := <-released:
+		slices.Sort(got)
+		if want := []string{"behind-0", "behind-1", "behind-2"}; !slices.Equal(got, want) {
+			t.Fatalf("the parked read_committed consumer got %q, want %q", got, want)
+		}
+		t.Logf("the parked read_committed consumer got the records behind the aborted transactions %v after the abort was seen", time.Since(aborted).Round(time.Millisecond))
+	case <-ctx.Done():
+		t.Fatal("the parked read_committed consumer is still stuck")
+	}
 	c.waitStable("txn-timeout", 10*time.Second)
-	if got := c.readThrough("txn-timeout", true); len(got) != 0 {
-		t.Fatalf("read_committed output %q after the timeout aborts, want nothing", got)
+	if got := c.readThrough("txn-timeout", true); !slices.Equal(got, []string{"behind-0", "behind-1", "behind-2"}) {
+		t.Fatalf("read_committed output %q after the timeout aborts, want the records behind the aborted transactions alone", got)
 	}
 
 	if err := committer.EndTransaction(ctx, kgo.TryCommit); !fenced(err) {
@@ -296,7 +334,7 @@ func txnTimeout(t *testing.T, c *cluster) {
 	}
 	c.waitStable("txn-timeout", 10*time.Second)
 	got := c.readThrough("txn-timeout", true)
-	if want := values("after-", 5); !slices.Equal(got, want) {
+	if want := append(values("after-", 5), "behind-0", "behind-1", "behind-2"); !slices.Equal(got, want) {
 		t.Fatalf("read_committed output %q, want %q", got, want)
 	}
 }
