@@ -49,6 +49,7 @@ func TestClusterTransactions(t *testing.T) {
 	t.Run("ZombieFenced", func(t *testing.T) { txnZombie(t, c.on(t)) })
 	t.Run("CoordinatorTimeout", func(t *testing.T) { txnTimeout(t, c.on(t)) })
 	t.Run("CoordinatorKilled", func(t *testing.T) { txnCoordinatorKilled(t, c.on(t)) })
+	t.Run("PipelineCoordinatorKilled", func(t *testing.T) { txnPipelineKilled(t, c.on(t)) })
 }
 
 // on is c reporting to t (a subtest): helpers fail and register cleanups
@@ -73,6 +74,38 @@ func txnPipeline(t *testing.T, c *cluster) {
 	}
 	p.CheckOutput(t)
 	c.waitStable("eos-out", 10*time.Second)
+}
+
+// txnPipelineKilled: the GroupTransactSession pipeline again, with the
+// broker coordinating its transactional id killed with SIGKILL once a
+// third of the inputs are committed. The application restarts its session
+// on each error; the read_committed output still holds every input
+// exactly once.
+func txnPipelineKilled(t *testing.T, c *cluster) {
+	c.createTopic("eos2-in", 3, 3, nil)
+	c.createTopic("eos2-out", 3, 3, nil)
+	p := harness.Pipeline{Seeds: c.seeds(), TxnID: "eos2-pipeline", Group: "eos2-group", In: "eos2-in", Out: "eos2-out", N: 300, Batch: 20, Faults: true, Timeout: 120 * time.Second}
+	harness.ProduceInputs(t, p.Seeds, p.In, p.N)
+	killed := int32(-1)
+	p.AfterCommit = func(committed int) {
+		if killed >= 0 || committed < p.N/3 {
+			return
+		}
+		killed = c.txnCoordinator(p.TxnID)
+		t.Logf("killing broker %d, the coordinator of %s, after %d committed inputs", killed, p.TxnID, committed)
+		c.brokers[killed].Kill()
+	}
+	start := time.Now()
+	committed, aborted := p.Run(t)
+	t.Logf("pipeline: %d inputs seen committed, %d aborted transactions, %v", committed, aborted, time.Since(start).Round(time.Millisecond))
+	if killed < 0 || aborted == 0 {
+		t.Fatalf("coordinator killed: %d, aborted transactions: %d; want both", killed, aborted)
+	}
+	p.Seeds = c.seeds()
+	p.CheckOutput(t)
+	for _, topic := range c.topics() {
+		c.waitStable(topic, 30*time.Second)
+	}
 }
 
 // txnConfluent: librdkafka's transactional producer commits and aborts

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -85,12 +87,24 @@ type Pipeline struct {
 	Batch      int           // records polled per transaction (default 40)
 	AbortEvery int           // every AbortEvery-th transaction aborts (default 3; 0 keeps the default)
 	Timeout    time.Duration // bound of the whole run (default 90 s)
+
+	// AfterCommit, when set, is called (from Run's goroutine) after each
+	// committed transaction with the input records committed so far: a
+	// test injects its faults there.
+	AfterCommit func(committed int)
+	// Faults makes Run survive failures, as an application restarting
+	// would: an error from polling, beginning or ending a transaction is
+	// logged, the session closed and a new one started with the same
+	// transactional id and group (its InitProducerId fences the old
+	// one). Run then ends once the group's committed offsets reach the
+	// end of In, since a commit whose answer was lost is not counted.
+	// Without it any error fails t.
+	Faults bool
 }
 
-// Run drives the pipeline until N input records were committed (at most
-// 5·N/Batch+50 transactions) and returns how many records were committed
-// and how many non-empty transactions were aborted. Any poll, begin or end
-// error fails t: on a healthy cluster a session only retries internally.
+// Run drives the pipeline until every input record was committed (at most
+// 5·N/Batch+50 transactions) and returns how many input records it saw
+// committed and how many non-empty transactions it aborted.
 func (p Pipeline) Run(t testing.TB) (committed, aborted int) {
 	t.Helper()
 	if p.Batch <= 0 {
@@ -102,41 +116,68 @@ func (p Pipeline) Run(t testing.TB) (committed, aborted int) {
 	if p.Timeout <= 0 {
 		p.Timeout = 90 * time.Second
 	}
-	sess, err := kgo.NewGroupTransactSession(
-		kgo.SeedBrokers(p.Seeds...),
-		kgo.TransactionalID(p.TxnID),
-		kgo.TransactionTimeout(20*time.Second),
-		kgo.ConsumerGroup(p.Group),
-		kgo.ConsumeTopics(p.In),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.DefaultProduceTopic(p.Out),
-		kgo.RequireStableFetchOffsets(),
-	)
-	if err != nil {
-		t.Fatal(err)
+	newSession := func() *kgo.GroupTransactSession {
+		sess, err := kgo.NewGroupTransactSession(
+			kgo.SeedBrokers(p.Seeds...),
+			kgo.TransactionalID(p.TxnID),
+			kgo.TransactionTimeout(20*time.Second),
+			kgo.ConsumerGroup(p.Group),
+			kgo.ConsumeTopics(p.In),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+			kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+			kgo.DefaultProduceTopic(p.Out),
+			kgo.RequireStableFetchOffsets(),
+			kgo.RetryBackoffFn(func(int) time.Duration { return 250 * time.Millisecond }),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sess
 	}
-	defer sess.Close()
+	sess := newSession()
+	defer func() { sess.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), p.Timeout)
 	defer cancel()
+	failed := func(what string, err error) {
+		t.Helper()
+		if !p.Faults {
+			t.Fatalf("%s: %v", what, err)
+		}
+		t.Logf("%s: %v; restarting the session", what, err)
+		sess.Close()
+		sess = newSession()
+	}
 	maxTxns := 5*p.N/p.Batch + 50
-	for txn := 0; committed < p.N && txn < maxTxns; txn++ {
-		fs := sess.PollRecords(ctx, p.Batch)
+	for txn := 0; txn < maxTxns; txn++ {
+		if !p.Faults && committed >= p.N {
+			break
+		}
+		pctx, pcancel := ctx, context.CancelFunc(func() {})
+		if p.Faults {
+			pctx, pcancel = context.WithTimeout(ctx, 2*time.Second)
+		}
+		fs := sess.PollRecords(pctx, p.Batch)
+		pcancel()
 		if ctx.Err() != nil {
 			t.Fatalf("pipeline timed out after %d committed records (%d aborted transactions)", committed, aborted)
 		}
-		if errs := fs.Errors(); len(errs) > 0 {
-			t.Fatalf("poll: %v", errs)
+		if errs := fs.Errors(); len(errs) > 0 && !(p.Faults && pctx.Err() != nil && fs.NumRecords() == 0) {
+			failed("poll", errs[0].Err)
+			continue
+		}
+		if p.Faults && fs.NumRecords() == 0 && p.allCommitted(ctx) {
+			break
 		}
 		if err := sess.Begin(); err != nil {
-			t.Fatalf("begin: %v", err)
+			failed("begin", err)
+			continue
 		}
 		abort := txn%p.AbortEvery == p.AbortEvery-1
 		count := 0
 		fs.EachRecord(func(r *kgo.Record) {
 			count++
 			sess.Produce(ctx, &kgo.Record{Key: r.Key, Value: append([]byte("out-"), r.Value...)}, func(_ *kgo.Record, err error) {
-				if err != nil && !abort {
+				if err != nil && !abort && !p.Faults {
 					t.Errorf("produce: %v", err)
 				}
 			})
@@ -153,16 +194,48 @@ func (p Pipeline) Run(t testing.TB) (committed, aborted int) {
 		}
 		ok, err := sess.End(ctx, how)
 		if err != nil {
-			t.Fatalf("end transaction %d (abort=%v): %v", txn, abort, err)
+			failed(fmt.Sprintf("end transaction %d (abort=%v)", txn, abort), err)
+			continue
 		}
 		switch {
 		case abort:
 			aborted++
 		case ok:
 			committed += count
+			if p.AfterCommit != nil {
+				p.AfterCommit(committed)
+			}
 		}
 	}
 	return committed, aborted
+}
+
+// allCommitted reports whether the group's committed offsets of every
+// partition of In are at its end (read_committed: the inputs are not
+// transactional, so that is the high watermark).
+func (p Pipeline) allCommitted(ctx context.Context) bool {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Seeds...))
+	if err != nil {
+		return false
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListEndOffsets(ctx, p.In)
+	if err != nil || ends.Error() != nil {
+		return false
+	}
+	got, err := adm.FetchOffsets(ctx, p.Group)
+	if err != nil || got.Error() != nil {
+		return false
+	}
+	all := true
+	ends.Each(func(o kadm.ListedOffset) {
+		c, ok := got.Lookup(p.In, o.Partition)
+		if !ok || c.At < o.Offset {
+			all = false
+		}
+	})
+	return all
 }
 
 // CheckOutput fails t unless the read_committed output of the pipeline
