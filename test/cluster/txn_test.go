@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/test/harness"
 )
@@ -50,6 +51,7 @@ func TestClusterTransactions(t *testing.T) {
 	t.Run("CoordinatorTimeout", func(t *testing.T) { txnTimeout(t, c.on(t)) })
 	t.Run("CoordinatorKilled", func(t *testing.T) { txnCoordinatorKilled(t, c.on(t)) })
 	t.Run("PipelineCoordinatorKilled", func(t *testing.T) { txnPipelineKilled(t, c.on(t)) })
+	t.Run("StateLogBelowMinISR", func(t *testing.T) { txnBelowMinISR(t, c.on(t)) })
 }
 
 // on is c reporting to t (a subtest): helpers fail and register cleanups
@@ -106,6 +108,72 @@ func txnPipelineKilled(t *testing.T, c *cluster) {
 	for _, topic := range c.topics() {
 		c.waitStable(topic, 30*time.Second)
 	}
+}
+
+// txnBelowMinISR: with one broker left of three, every __transaction_state
+// partition's ISR shrinks to it, below transaction.state.log.min.isr=2,
+// so the coordinator cannot write a transaction's state: InitProducerId
+// is answered COORDINATOR_NOT_AVAILABLE (Kafka's mapping of the log's
+// NOT_ENOUGH_REPLICAS) at once, never a producer id whose state was not
+// replicated; once the topic's min.insync.replicas is lowered to 1 the
+// same request is served. Runs last: it leaves two brokers down.
+func txnBelowMinISR(t *testing.T, c *cluster) {
+	var survivor int32 = -1
+	for _, id := range []int32{1, 2, 3} {
+		b := c.brokers[id]
+		if !b.Running() {
+			continue
+		}
+		if survivor < 0 {
+			survivor = id
+			continue
+		}
+		b.Kill()
+	}
+	if survivor < 0 {
+		t.Fatal("no broker running")
+	}
+	c.waitFor(fmt.Sprintf("every __transaction_state ISR shrunk to broker %d", survivor), 3*sessionTimeout+30*time.Second, func() (bool, string) {
+		for p := int32(0); p < 50; p++ {
+			st, ok := c.partitionState("__transaction_state", p)
+			if !ok || st.Leader != survivor || len(st.ISR) != 1 {
+				return false, fmt.Sprintf("partition %d: %+v", p, st)
+			}
+		}
+		return true, ""
+	})
+	cl := c.client(kgo.SeedBrokers(c.brokers[survivor].Addr()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrInitProducerIDRequest()
+	tid := "below-min-isr"
+	req.TransactionalID, req.TransactionTimeoutMillis, req.ProducerID, req.ProducerEpoch = &tid, 10000, -1, -1
+	// To the broker itself: kgo's routed requests retry a retriable
+	// error for their retry timeout.
+	kresp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		t.Fatalf("InitProducerId: %v", err)
+	}
+	resp := kresp.(*kmsg.InitProducerIDResponse)
+	if resp.ErrorCode != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("InitProducerId with the state log's ISR below min.isr: %s producer %d, want COORDINATOR_NOT_AVAILABLE", codeName(resp.ErrorCode), resp.ProducerID)
+	}
+
+	// The refusal was the min.isr: with the topic's min.insync.replicas
+	// lowered to 1 (a topic config, applied from /config/changes) the
+	// same request gets a producer id.
+	one := "1"
+	if _, err := c.admin().AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "min.insync.replicas", Value: &one}}, "__transaction_state"); err != nil {
+		t.Fatalf("lower min.insync.replicas of __transaction_state: %v", err)
+	}
+	c.waitFor("InitProducerId served with min.insync.replicas=1", 20*time.Second, func() (bool, string) {
+		kresp, err := cl.SeedBrokers()[0].Request(ctx, req)
+		if err != nil {
+			return false, err.Error()
+		}
+		r := kresp.(*kmsg.InitProducerIDResponse)
+		return r.ErrorCode == 0 && r.ProducerID >= 0, fmt.Sprintf("%s producer %d", codeName(r.ErrorCode), r.ProducerID)
+	})
 }
 
 // txnConfluent: librdkafka's transactional producer commits and aborts
