@@ -34,8 +34,10 @@ const expiringTimeout = 5 * time.Second
 // broker processes on a real ZooKeeper with every topic at RF 3 and
 // min.insync.replicas=2, __transaction_state included
 // (transaction.state.log.replication.factor=3, min.isr=2). The scenarios
-// share the cluster but no topic or transactional id; the one that kills
-// the coordinator's broker runs last.
+// share the cluster but no topic or transactional id, in an order that
+// keeps them apart: the healthy-cluster ones first, then the coordinator
+// kill (whose broker returns), then the pipeline's coordinator kill
+// (whose broker stays down), then one that leaves a single broker.
 func TestClusterTransactions(t *testing.T) {
 	c := startCluster(t, 3, map[string]string{
 		"min.insync.replicas":                                         "2",
