@@ -149,8 +149,7 @@ func TestGroupSurvivesCoordinatorKill(t *testing.T) {
 		}
 		return true, ""
 	})
-	// Clients of the survivors only (c.seeds() keeps a SIGKILLed broker:
-	// its exit code reads -1, as for a running one).
+	// Clients of the survivors only.
 	survivors := c.addrsExcept(coord)
 	adm = kadm.NewClient(c.client(kgo.SeedBrokers(survivors...)))
 	c.waitFor("the committed offsets from the new coordinator", 60*time.Second, func() (bool, string) {

@@ -115,7 +115,8 @@ func startClusterZK(t *testing.T, zkOpts zkharness.Options, n int, extra map[str
 func (c *cluster) seeds() []string {
 	var out []string
 	for _, b := range c.brokers {
-		if b.ExitCode() == -1 {
+		// Running, not ExitCode: a killed process's exit code is -1 too.
+		if b.Running() {
 			out = append(out, b.Addr())
 		}
 	}
