@@ -22,8 +22,11 @@ import (
 // __consumer_offsets partition commits or aborts them; an open
 // transaction survives a restart. It skips while the broker lacks the
 // partition side (coordinator-origin transactional batches, WriteTxnMarkers).
+// KIP-890 verification is off: the producer has no transaction at a
+// coordinator to verify with (TestTxnVerificationOnTxnOffsetCommit covers
+// the verified path).
 func TestTxnOffsetCommitAndMarkersProcess(t *testing.T) {
-	b := harness.StartBroker(t, map[string]string{"offsets.topic.num.partitions": "3"})
+	b := harness.StartBroker(t, map[string]string{"offsets.topic.num.partitions": "3", "transaction.partition.verification.enable": "false"})
 	createTopic(t, b, "txin", 2, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -20,14 +20,16 @@ package handlers
 //   - OFFSET_METADATA_TOO_LARGE per partition beyond
 //     offset.metadata.max.bytes.
 //
-// Not done: KIP-890 verification of the transaction with its coordinator
-// before the append (Kafka 3.6+ with transaction.partition.verification.enable):
-// this is where the handler would ask the transaction coordinator
-// (AddPartitionsToTxn v4 VerifyOnly for __consumer_offsets' partition).
+//   - KIP-890 (Kafka 3.6+, transaction.partition.verification.enable):
+//     before the group sees the offsets, the transaction is verified with
+//     its coordinator on the group's __consumer_offsets partition
+//     (txn_offset_commit_verify.go); a transaction that did not add that
+//     partition (no AddOffsetsToTxn) is refused, every partition with one
+//     code, and nothing is written.
 //
 // Version notes: v1 same as v0; v2 LeaderEpoch; v3 flexible, Generation,
-// MemberID, InstanceID (KIP-447); v4 may answer TRANSACTION_ABORTABLE
-// (KIP-890, from the verification above, not done yet). v0–v1 answer
+// MemberID, InstanceID (KIP-447); v4 answers TRANSACTION_ABORTABLE for a
+// partition not in the transaction (older versions INVALID_TXN_STATE). v0–v1 answer
 // COORDINATOR_LOAD_IN_PROGRESS as COORDINATOR_NOT_AVAILABLE (KAFKA-7296).
 
 import (
@@ -112,9 +114,35 @@ func handleTxnOffsetCommit(b *Broker, rc *wire.RequestContext, kreq kmsg.Request
 	if b.Groups == nil {
 		return wire.Now(wire.Response{Msg: merge(nil)})
 	}
-	ch := make(chan wire.Response, 1)
-	b.Groups.TxnOffsetCommit(reqCtx(rc), &fwd, func(r *kmsg.TxnOffsetCommitResponse) {
-		ch <- wire.Response{Msg: merge(r)}
+	if b.TxnVerifier == nil || req.Group == "" {
+		// No verification (transaction.partition.verification.enable=false),
+		// or a request the coordinator refuses before any (INVALID_GROUP_ID,
+		// Kafka's validateGroupStatus).
+		ch := make(chan wire.Response, 1)
+		b.Groups.TxnOffsetCommit(reqCtx(rc), &fwd, 0, func(r *kmsg.TxnOffsetCommitResponse) {
+			ch <- wire.Response{Msg: merge(r)}
+		})
+		return wire.Later(ch)
+	}
+	return b.later(func() wire.Response {
+		guard, code := b.verifyTxnOffsetCommit(rc, req)
+		if code != 0 {
+			return wire.Response{Msg: merge(fillTxnOffsetCommit(&fwd, code))}
+		}
+		ch := make(chan *kmsg.TxnOffsetCommitResponse, 1)
+		b.Groups.TxnOffsetCommit(reqCtx(rc), &fwd, guard, func(r *kmsg.TxnOffsetCommitResponse) { ch <- r })
+		// The coordinator always answers (bounded by its request timeout);
+		// the connection or the handlers closing end the wait sooner.
+		var done <-chan struct{}
+		if rc.Ctx != nil {
+			done = rc.Ctx.Done()
+		}
+		select {
+		case r := <-ch:
+			return wire.Response{Msg: merge(r)}
+		case <-done:
+		case <-b.closing():
+		}
+		return wire.Response{Msg: merge(fillTxnOffsetCommit(&fwd, kerr.CoordinatorNotAvailable.Code))}
 	})
-	return wire.Later(ch)
 }

@@ -24,11 +24,14 @@ import (
 // UNSTABLE_OFFSET_COMMIT) until a WriteTxnMarkers COMMIT marker is in the
 // log (the handler calls CompleteTxnOffsets), and an aborted one leaves the committed
 // offset. A restart rebuilds committed and open transactions from the
-// log, control batches included.
+// log, control batches included. KIP-890 verification is off: these
+// producers have no transaction at a coordinator to verify with
+// (txn_offset_commit_verify_test.go covers the verified path).
 func TestTxnOffsetCommitOnBroker(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	props := func() map[string]string {
-		return map[string]string{"log.dirs": dir, "offsets.topic.num.partitions": "3", "group.initial.rebalance.delay.ms": "0"}
+		return map[string]string{"log.dirs": dir, "offsets.topic.num.partitions": "3", "group.initial.rebalance.delay.ms": "0",
+			"transaction.partition.verification.enable": "false"}
 	}
 	cfg, port := configOnFreePort(t, props())
 	b, err := Start(cfg, zap.NewNop())
