@@ -1,7 +1,11 @@
 package broker
 
 import (
+	"bufio"
 	"context"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,9 +26,13 @@ import (
 // second one in the same transaction too (the transaction is ongoing on
 // the partition: nothing to verify); the COMMIT makes the offset visible;
 // in the next transaction, without AddOffsetsToTxn, the commit is refused
-// again (the marker ended the partition's transaction).
+// again (the marker ended the partition's transaction). The admin
+// listener's AddPartitionsToTxnManager metrics count the four
+// verifications (the second commit of a transaction needs none) and the
+// three refused.
 func TestTxnOffsetCommitVerification(t *testing.T) {
-	b, cl := startTxnNode(t, map[string]string{"offsets.topic.num.partitions": "3", "group.initial.rebalance.delay.ms": "0"})
+	b, cl := startTxnNode(t, map[string]string{"offsets.topic.num.partitions": "3", "group.initial.rebalance.delay.ms": "0",
+		"admin.listener": "127.0.0.1:0"})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "in"); err != nil {
@@ -129,4 +137,46 @@ func TestTxnOffsetCommitVerification(t *testing.T) {
 	if err, off := fetch(); err != nil || off != 21 {
 		t.Fatalf("after the refused commit: %v offset %d, want 21 committed", err, off)
 	}
+
+	m := scrapeMetrics(t, "http://"+b.AdminAddr()+"/metrics")
+	if got := m["kafka_server_addpartitionstotxnmanager_verification_time_seconds_count"]; got != 4 {
+		t.Errorf("verifications timed: %v, want 4", got)
+	}
+	if got := m["kafka_server_addpartitionstotxnmanager_verification_time_seconds_sum"]; got <= 0 {
+		t.Errorf("verification time sum %v, want > 0", got)
+	}
+	if got := m["kafka_server_addpartitionstotxnmanager_verification_failures_total"]; got != 3 {
+		t.Errorf("verification failures: %v, want 3", got)
+	}
+}
+
+// scrapeMetrics reads a Prometheus text page into name{labels} → value
+// (unlabelled series by their bare name).
+func scrapeMetrics(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			out[line[:i]] = v
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
