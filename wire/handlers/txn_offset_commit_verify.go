@@ -34,6 +34,9 @@ const offsetsTopic = "__consumer_offsets"
 // answer every partition with (Kafka's codes: see txnOffsetCommitVerifyError).
 func (b *Broker) verifyTxnOffsetCommit(rc *wire.RequestContext, req *kmsg.TxnOffsetCommitRequest) (guard uint64, code int16) {
 	p := b.Groups.PartitionFor(req.Group)
+	if b.Replicas == nil {
+		return 0, txnOffsetCommitVerifyError(kerr.NotLeaderForPartition.Code, req.Version)
+	}
 	h, ok := b.Replicas.Get(storage.TopicPartition{Topic: offsetsTopic, Partition: p})
 	if !ok {
 		// Not hosted here: not this group's coordinator.
