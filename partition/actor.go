@@ -117,6 +117,13 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		m.done <- a.deleteRecords(ctx, m.offset)
 	case *describeProducers:
 		a.describe(m)
+	case *startTxnVerification:
+		if a.core == nil {
+			m.done <- TxnVerificationStart{Err: kerr.NotLeaderForPartition}
+			break
+		}
+		g, err := a.core.StartCoordinatorVerification(m.producerID, m.epoch)
+		m.done <- TxnVerificationStart{Guard: g, Err: err}
 	case *expireCheck:
 		a.expireProducers(ctx, m)
 	case *Crash:

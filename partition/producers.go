@@ -171,8 +171,10 @@ func (p *Producers) Check(h *record.Header) (dup *BatchMeta, err *kerr.Error) {
 // the sequence, where a verification in progress refuses a sequence above
 // the lowest one it saw (OUT_OF_ORDER_SEQUENCE_NUMBER, Kafka's
 // VerificationStateEntry.lowestSequence), and a non-transactional batch
-// while a transaction is ongoing → INVALID_TXN_STATE. Coordinator batches
-// (IsCoordinatorBatch) are not verified here: see txn_verify.go.
+// while a transaction is ongoing → INVALID_TXN_STATE. A coordinator batch
+// (IsCoordinatorBatch) is verified before it is built: with v.Required
+// and no transaction ongoing, one without the producer's current guard is
+// INVALID_TXN_STATE, never verify (txn_verify.go).
 func (p *Producers) CheckVerified(h *record.Header, v TxnVerification) (dup *BatchMeta, err *kerr.Error, verify bool) {
 	if !h.HasProducerID() {
 		return nil, nil, false
@@ -195,8 +197,13 @@ func (p *Producers) CheckVerified(h *record.Header, v TxnVerification) (dup *Bat
 	if e != nil && h.ProducerEpoch < e.Epoch {
 		return nil, kerr.InvalidProducerEpoch, false
 	}
-	if v.Required && h.IsTransactional() && !coordinator && (e == nil || e.TxnFirstOffset < 0) {
+	if v.Required && h.IsTransactional() && (e == nil || e.TxnFirstOffset < 0) {
 		if v.Guard == 0 {
+			if coordinator {
+				// Verified before the batch was built, or not at all
+				// (txn_verify.go): no second round.
+				return nil, kerr.InvalidTxnState, false
+			}
 			return nil, nil, true
 		}
 		if vs := p.verifying[h.ProducerID]; vs == nil || vs.guard != v.Guard {

@@ -1,6 +1,14 @@
 package partition
 
-import "sync/atomic"
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"gregor/storage/record"
+)
 
 // KIP-890 part 1 on the partition leader (Kafka 3.6+,
 // transaction.partition.verification.enable): a client's transactional
@@ -24,9 +32,19 @@ import "sync/atomic"
 //     (a hanging transaction, holding the last stable offset back).
 //
 // A batch of a transaction already ongoing here passes without any of
-// this. Coordinator-origin batches (the group coordinator's TxnOffsetCommit
-// records in __consumer_offsets, which Kafka verifies through the group
-// coordinator) are not verified yet.
+// this.
+//
+// Coordinator-origin batches (the group coordinator's TxnOffsetCommit
+// records in __consumer_offsets, IsCoordinatorBatch) are verified before
+// the group coordinator builds them, as Kafka's GroupCoordinator
+// .handleTxnCommitOffsets does with ReplicaManager
+// .maybeStartTransactionVerificationForPartition: the TxnOffsetCommit
+// handler gets a guard from Handle.StartTxnVerification (0 when the
+// producer's transaction is already ongoing here: nothing to verify), asks
+// the coordinator, and the guard rides the group's append (Produce
+// .VerificationGuard). There is no second round for them: a coordinator
+// batch that needs verification and has no current guard is refused with
+// INVALID_TXN_STATE.
 
 // TxnVerification is what a leader append knows of KIP-890 verification.
 type TxnVerification struct {
@@ -82,4 +100,67 @@ func (p *Producers) VerificationGuard(producerID int64) uint64 {
 		return vs.guard
 	}
 	return 0
+}
+
+// startTxnVerification asks the partition actor for a TxnOffsetCommit's
+// verification guard (Handle.StartTxnVerification).
+type startTxnVerification struct {
+	producerID int64
+	epoch      int16
+	done       chan TxnVerificationStart // one slot
+}
+
+// TxnVerificationStart is the actor's answer to StartTxnVerification.
+type TxnVerificationStart struct {
+	// Guard is the verification guard to verify with the coordinator and
+	// then append with; 0 when the producer's transaction is already
+	// ongoing on the partition (no verification: Kafka's
+	// VerificationGuard.SENTINEL from maybeStartTransactionVerification).
+	Guard uint64
+	// Err is NOT_LEADER_OR_FOLLOWER when this replica does not lead the
+	// partition (or no actor runs), KAFKA_STORAGE_ERROR when offline,
+	// REQUEST_TIMED_OUT when the actor did not answer in time.
+	Err *kerr.Error
+}
+
+// StartCoordinatorVerification is Kafka's
+// UnifiedLog.maybeStartTransactionVerification for a coordinator-origin
+// batch (no sequence): guard 0 when producerID has a transaction ongoing
+// here, else a verification started or joined for epoch;
+// NOT_LEADER_OR_FOLLOWER off the leader.
+func (c *Core) StartCoordinatorVerification(producerID int64, epoch int16) (uint64, *kerr.Error) {
+	if c.rep.Role != RoleLeader {
+		return 0, kerr.NotLeaderForPartition
+	}
+	if e := c.prod.m[producerID]; e != nil && e.TxnFirstOffset >= 0 {
+		return 0, nil
+	}
+	return c.prod.StartVerification(producerID, record.NoSequence, epoch, c.rep.now().UnixMilli()), nil
+}
+
+// StartTxnVerification starts the KIP-890 verification of producerID's
+// transaction on this partition for a coordinator-origin append (the
+// group coordinator's TxnOffsetCommit records, Kafka 3.6+): see
+// Core.StartCoordinatorVerification and TxnVerificationStart. It waits for
+// the actor (which answers at once, without I/O): call it off the
+// connection's reader goroutine. Bounded by ReplicationAskTimeout and ctx.
+func (h *Handle) StartTxnVerification(ctx context.Context, producerID int64, epoch int16) TxnVerificationStart {
+	if v := h.View(); v.Err != nil {
+		return TxnVerificationStart{Err: v.Err}
+	}
+	pid := h.pid.Load()
+	if pid == nil {
+		return TxnVerificationStart{Err: kerr.NotLeaderForPartition}
+	}
+	m := &startTxnVerification{producerID: producerID, epoch: epoch, done: make(chan TxnVerificationStart, 1)}
+	h.root.Send(pid, m)
+	t := time.NewTimer(replicationAskTimeout)
+	defer t.Stop()
+	select {
+	case r := <-m.done:
+		return r
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return TxnVerificationStart{Err: kerr.RequestTimedOut}
 }

@@ -138,3 +138,62 @@ func TestCoreAnswersVerifyThenAppends(t *testing.T) {
 		t.Fatalf("after a marker: %+v verdict %v, want INVALID_TXN_STATE", res3, v)
 	}
 }
+
+// TestCoordinatorBatchVerification is a TxnOffsetCommit's batch in
+// __consumer_offsets (producer id, transactional, no sequence): the guard
+// comes from StartCoordinatorVerification before the batch exists; the
+// batch passes with it, is refused INVALID_TXN_STATE without one (never
+// sent back to verify: there is no second round) or once a marker voided
+// it; with the producer's transaction already ongoing no guard is needed
+// (guard 0), and off the leader there is none.
+func TestCoordinatorBatchVerification(t *testing.T) {
+	c := NewCore(CoreConfig{TP: TopicPartition{Topic: "__consumer_offsets", Partition: 3}, BrokerID: 1})
+	if _, err := c.StartCoordinatorVerification(7, 0); err != kerr.NotLeaderForPartition {
+		t.Fatalf("follower: %v, want NOT_LEADER_OR_FOLLOWER", err)
+	}
+	c.rep.Role = RoleLeader
+	c.rep.MinInsync = 1
+	coord := txnHdr(7, 0, -1, 1, 0)
+	if !IsCoordinatorBatch(&coord) {
+		t.Fatal("test batch is not a coordinator batch")
+	}
+	unguarded := &Produce{Header: coord, Acks: 1, TxnVerify: true}
+	if res, v := c.CheckProduce(unguarded); v != ProduceAnswer || res.Err != kerr.InvalidTxnState || res.VerifyGuard != 0 {
+		t.Fatalf("no guard: %+v verdict %v, want INVALID_TXN_STATE without a guard to verify", res, v)
+	}
+	g, err := c.StartCoordinatorVerification(7, 0)
+	if err != nil || g == 0 || c.prod.VerificationGuard(7) != g {
+		t.Fatalf("start: guard %d err %v (producer's %d)", g, err, c.prod.VerificationGuard(7))
+	}
+	if g2, _ := c.StartCoordinatorVerification(7, 0); g2 != g {
+		t.Fatalf("second start: guard %d, want the one in progress %d", g2, g)
+	}
+	if res, v := c.CheckProduce(&Produce{Header: coord, Acks: 1, TxnVerify: true, VerificationGuard: g + 1}); v != ProduceAnswer || res.Err != kerr.InvalidTxnState {
+		t.Fatalf("other guard: %+v verdict %v, want INVALID_TXN_STATE", res, v)
+	}
+	// A marker between the verification and the append voids the guard.
+	m := markerHdr(7, 0, 0)
+	c.prod.ApplyMarker(&m, record.EndTxn{Type: record.ControlAbort})
+	if res, v := c.CheckProduce(&Produce{Header: coord, Acks: 1, TxnVerify: true, VerificationGuard: g}); v != ProduceAnswer || res.Err != kerr.InvalidTxnState {
+		t.Fatalf("after a marker: %+v verdict %v, want INVALID_TXN_STATE", res, v)
+	}
+	g, _ = c.StartCoordinatorVerification(7, 0)
+	if res, v := c.CheckProduce(&Produce{Header: coord, Acks: 1, TxnVerify: true, VerificationGuard: g}); v != ProduceAppend {
+		t.Fatalf("verified: %+v verdict %v, want append", res, v)
+	}
+	opened := coord
+	opened.BaseOffset = 1
+	c.prod.Update(&opened, 5)
+	if g, err := c.StartCoordinatorVerification(7, 0); g != 0 || err != nil {
+		t.Fatalf("transaction ongoing: guard %d err %v, want 0 (nothing to verify)", g, err)
+	}
+	if res, v := c.CheckProduce(&Produce{Header: coord, Acks: 1, TxnVerify: true}); v != ProduceAppend {
+		t.Fatalf("batch of the ongoing transaction: %+v verdict %v, want append", res, v)
+	}
+	// Verification off: coordinator batches pass as before.
+	off := NewCore(CoreConfig{TP: TopicPartition{Topic: "__consumer_offsets", Partition: 3}, BrokerID: 1})
+	off.rep.Role, off.rep.MinInsync = RoleLeader, 1
+	if res, v := off.CheckProduce(&Produce{Header: coord, Acks: 1}); v != ProduceAppend {
+		t.Fatalf("verification off: %+v verdict %v", res, v)
+	}
+}

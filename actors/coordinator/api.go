@@ -613,8 +613,11 @@ func (c *Coordinator) DeleteGroups(_ context.Context, req *kmsg.DeleteGroupsRequ
 // COORDINATOR_NOT_AVAILABLE, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID,
 // ILLEGAL_GENERATION) or the append's (storeErrorCode). v0–v1 answer
 // COORDINATOR_LOAD_IN_PROGRESS as COORDINATOR_NOT_AVAILABLE, as Kafka's
-// KafkaApis does for pre-2.0 clients (KAFKA-7296).
-func (c *Coordinator) TxnOffsetCommit(_ context.Context, req *kmsg.TxnOffsetCommitRequest, reply func(*kmsg.TxnOffsetCommitResponse)) {
+// KafkaApis does for pre-2.0 clients (KAFKA-7296). guard is the KIP-890
+// verification guard the handler got for the transaction on the group's
+// partition (verificationGuard; 0: none needed, or verification off); the append carries it
+// (Batch.VerificationGuard) and fails INVALID_TXN_STATE when it is void.
+func (c *Coordinator) TxnOffsetCommit(_ context.Context, req *kmsg.TxnOffsetCommitRequest, verificationGuard uint64, reply func(*kmsg.TxnOffsetCommitResponse)) {
 	now := c.opts.Now()
 	codes := make([][]int16, len(req.Topics))
 	offs := map[TopicPartition]OffsetAndMetadata{}
@@ -669,7 +672,7 @@ func (c *Coordinator) TxnOffsetCommit(_ context.Context, req *kmsg.TxnOffsetComm
 		out(commitResult{code: kerr.InvalidGroupID.Code})
 		return
 	}
-	tr := TxnCommitRequest{Producer: TxnProducer{ID: req.ProducerID, Epoch: req.ProducerEpoch}, Generation: -1, Offsets: offs}
+	tr := TxnCommitRequest{Producer: TxnProducer{ID: req.ProducerID, Epoch: req.ProducerEpoch}, Generation: -1, Offsets: offs, VerificationGuard: verificationGuard}
 	if req.Version >= 3 {
 		tr.MemberID, tr.InstanceID, tr.Generation = req.MemberID, optString(req.InstanceID), req.Generation
 	}

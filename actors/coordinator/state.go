@@ -154,6 +154,12 @@ type Batch struct {
 	// sequence, and the records stay invisible (pending) until the
 	// transaction's COMMIT or ABORT marker.
 	Producer *TxnProducer
+	// VerificationGuard is the KIP-890 verification guard the
+	// TxnOffsetCommit's transaction was verified with on the group's
+	// __consumer_offsets partition (partition.Handle.StartTxnVerification,
+	// Kafka's verificationGuard of storeOffsets); 0 when none was needed
+	// or verification is off. Only with Producer.
+	VerificationGuard uint64
 }
 
 // TxnProducer identifies a transactional producer (TxnOffsetCommit's

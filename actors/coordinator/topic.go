@@ -41,6 +41,18 @@ type OffsetsTopic interface {
 	Leader(partition int32) (brokerID int32, host string, port int32, ok bool)
 }
 
+// VerifiedAppender is an OffsetsTopic whose partitions check KIP-890
+// verification (transaction.partition.verification.enable): a
+// TxnOffsetCommit's transactional batch goes through AppendVerified with
+// its Batch.VerificationGuard, and the partition refuses it with
+// INVALID_TXN_STATE when it would open the producer's transaction there
+// without that guard being the producer's current one (a marker came
+// between). The broker's adapter implements it; an OffsetsTopic that does
+// not (tests' MemTopic) appends every batch with Append.
+type VerifiedAppender interface {
+	AppendVerified(ctx context.Context, partition int32, batch []byte, guard uint64) (offset int64, err error)
+}
+
 // PartitionFor is the __consumer_offsets partition of group:
 // abs(javaStringHashCode(group)) % partitions, with Kafka's Utils.abs
 // (Integer.MIN_VALUE maps to 0).
@@ -101,7 +113,12 @@ func (s *partitionStore) Append(b Batch) (int64, error) {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
-	off, err := s.topic.Append(ctx, s.partition, batch)
+	var off int64
+	if va, ok := s.topic.(VerifiedAppender); ok && b.Producer != nil {
+		off, err = va.AppendVerified(ctx, s.partition, batch, b.VerificationGuard)
+	} else {
+		off, err = s.topic.Append(ctx, s.partition, batch)
+	}
 	if err != nil && s.ctx.Err() != nil {
 		// The coordinator is stopping (Stop cancelled the append): its
 		// groups are no longer coordinated here, whatever the append said.

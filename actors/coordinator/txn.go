@@ -37,6 +37,9 @@ type TxnCommitRequest struct {
 	InstanceID string
 	Generation int32
 	Offsets    map[TopicPartition]OffsetAndMetadata
+	// VerificationGuard goes into the append's Batch (KIP-890: the
+	// handler verified the transaction on the group's partition).
+	VerificationGuard uint64
 }
 
 // TxnCommit handles a TxnOffsetCommit for an owner that does not defer
@@ -93,7 +96,7 @@ func (g *Group) txnCommit(now time.Time, req TxnCommitRequest, cb func(commitRes
 	}
 	inc := g.incarnation
 	prod := req.Producer
-	g.writeBatch(now, Batch{Records: recs, Producer: &prod}, func(_ time.Time, pos int64, err error) {
+	g.writeBatch(now, Batch{Records: recs, Producer: &prod, VerificationGuard: req.VerificationGuard}, func(_ time.Time, pos int64, err error) {
 		r := commitResult{accepted: true}
 		if err != nil {
 			r.code = storeErrorCode(err, true)

@@ -34,7 +34,7 @@ func txnOffsetCommitReq(v int16, group string, pid int64, epoch int16, offs ...i
 func txnCommitCodes(t *testing.T, c *Coordinator, req *kmsg.TxnOffsetCommitRequest) []int16 {
 	t.Helper()
 	ch, reply := chanOf[*kmsg.TxnOffsetCommitResponse]()
-	c.TxnOffsetCommit(context.Background(), req, reply)
+	c.TxnOffsetCommit(context.Background(), req, 0, reply)
 	resp := wait(t, ch)
 	if resp.Version != req.Version || len(resp.Topics) != 1 {
 		t.Fatalf("response %+v", resp)

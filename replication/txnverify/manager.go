@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -74,6 +75,8 @@ type Manager struct {
 	mu     sync.Mutex
 	closed bool
 	nodes  map[int32]*node
+
+	observer atomic.Pointer[observerBox] // SetObserver; nil: none
 }
 
 // node is one coordinator broker: the transactions waiting for its next
@@ -112,9 +115,12 @@ func New(cfg Config) *Manager {
 func (m *Manager) Verify(transactionalID string, producerID int64, producerEpoch int16, parts map[string][]int32, reply func(Codes)) {
 	leader, ok := m.cfg.Leader(m.cfg.Local.PartitionFor(transactionalID))
 	if !ok || leader < 0 {
+		// Answered before any verification starts: not observed, as in
+		// Kafka's verifyTransaction.
 		reply(fill(parts, kerr.CoordinatorNotAvailable.Code))
 		return
 	}
+	reply = m.observed(reply)
 	if leader == m.cfg.BrokerID {
 		// Kafka sends this one over the network to itself too; in-process
 		// the coordinator's actor answers without a connection.

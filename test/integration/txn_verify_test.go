@@ -252,3 +252,88 @@ func TestTxnVerificationDisabled(t *testing.T) {
 		t.Fatalf("hanging transaction: lso %d hw %d, want 3 and 4", lso, hw)
 	}
 }
+
+// txnOffsetCommit sends a TxnOffsetCommit of offset off for topic
+// partition 0 in group at the client's highest version and returns its
+// code, retrying (bounded) what a producer retries while the group's
+// coordinator comes up.
+func (r *txnRaw) txnOffsetCommit(group string, off int64) *kerr.Error {
+	r.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = r.id, group, r.pid, r.epoch, -1
+		rt := kmsg.NewTxnOffsetCommitRequestTopic()
+		rt.Topic = r.topic
+		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch = 0, off, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(r.ctx, r.defaultCl)
+		if err != nil {
+			r.t.Fatalf("TxnOffsetCommit: %v", err)
+		}
+		if resp.Version != 4 {
+			r.t.Fatalf("TxnOffsetCommit went out at v%d, want v4", resp.Version)
+		}
+		ke := kerr.TypedErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
+		switch ke {
+		case kerr.CoordinatorLoadInProgress, kerr.CoordinatorNotAvailable, kerr.NotCoordinator:
+			if time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond) // the client's retry backoff
+				continue
+			}
+		}
+		return ke
+	}
+}
+
+// TestTxnVerificationOnTxnOffsetCommit is KIP-890 part 1 for the group
+// coordinator's transactional writes against a broker process: a
+// TxnOffsetCommit of a transaction that never did AddOffsetsToTxn is
+// refused TRANSACTION_ABORTABLE (v4) and stages nothing; after
+// AddOffsetsToTxn the same commit is accepted and pending
+// (require_stable: UNSTABLE_OFFSET_COMMIT) until the transaction ends.
+func TestTxnVerificationOnTxnOffsetCommit(t *testing.T) {
+	b := harness.StartBroker(t, map[string]string{"transaction.state.log.num.partitions": "2", "offsets.topic.num.partitions": "2"})
+	createTopic(t, b, "tvo", 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	r := newTxnRaw(t, ctx, b, "tvo-txn", "tvo")
+	const group = "tvo-group"
+	stable := func() *kerr.Error {
+		t.Helper()
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Group, req.RequireStable = group, true
+		rt := kmsg.NewOffsetFetchRequestTopic()
+		rt.Topic, rt.Partitions = "tvo", []int32{0}
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, r.defaultCl)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("OffsetFetch: %v %+v", err, resp)
+		}
+		return kerr.TypedErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
+	}
+
+	if err := r.txnOffsetCommit(group, 5); err != kerr.TransactionAbortable {
+		t.Fatalf("commit without AddOffsetsToTxn: %v, want TRANSACTION_ABORTABLE", err)
+	}
+	if err := stable(); err != nil {
+		t.Fatalf("refused commit staged an offset: %v", err)
+	}
+	ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+	ao.TransactionalID, ao.ProducerID, ao.ProducerEpoch, ao.Group = r.id, r.pid, r.epoch, group
+	if resp, err := ao.RequestWith(ctx, r.defaultCl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("AddOffsetsToTxn: %v %+v", err, resp)
+	}
+	if err := r.txnOffsetCommit(group, 5); err != nil {
+		t.Fatalf("commit after AddOffsetsToTxn: %v", err)
+	}
+	if err := stable(); err != kerr.UnstableOffsetCommit {
+		t.Fatalf("accepted commit: require_stable %v, want UNSTABLE_OFFSET_COMMIT", err)
+	}
+	r.abort()
+	if err := stable(); err != nil {
+		t.Fatalf("after the abort: require_stable %v, want the pending offset gone", err)
+	}
+}

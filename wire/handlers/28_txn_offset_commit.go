@@ -20,27 +20,17 @@ package handlers
 //   - OFFSET_METADATA_TOO_LARGE per partition beyond
 //     offset.metadata.max.bytes.
 //
-//   - KIP-890 part 1 (transaction.partition.verification.enable, default
-//     true): when this broker leads the group's __consumer_offsets
-//     partition, the transaction is first verified with its coordinator
-//     (Broker.TxnVerifier, replication/txnverify: AddPartitionsToTxn v4 VerifyOnly for that
-//     partition), as Kafka's GroupCoordinator.handleTxnCommitOffsets
-//     does: a producer id that is not the transactional id's
-//     (INVALID_PRODUCER_ID_MAPPING), an old epoch (PRODUCER_FENCED, answered
-//     INVALID_PRODUCER_EPOCH), a transaction completing
-//     (CONCURRENT_TRANSACTIONS) or one the partition was not added to
-//     (AddOffsetsToTxn not sent: TRANSACTION_ABORTABLE, answered
-//     INVALID_TXN_STATE below v4) fail every partition and nothing is
-//     appended; a coordinator that could not be asked answers
-//     COORDINATOR_LOAD_IN_PROGRESS (Kafka's NETWORK_EXCEPTION, converted
-//     by maybeConvertOffsetCommitError). When the group is coordinated
-//     elsewhere the coordinator's own answer (NOT_COORDINATOR…) comes
-//     first, unverified.
+//   - KIP-890 (Kafka 3.6+, transaction.partition.verification.enable):
+//     before the group sees the offsets, the transaction is verified with
+//     its coordinator on the group's __consumer_offsets partition
+//     (txn_offset_commit_verify.go); a transaction that did not add that
+//     partition (no AddOffsetsToTxn) is refused, every partition with one
+//     code, and nothing is written.
 //
 // Version notes: v1 same as v0; v2 LeaderEpoch; v3 flexible, Generation,
-// MemberID, InstanceID (KIP-447); v4 answers TRANSACTION_ABORTABLE from
-// the verification above. v0–v1 answer COORDINATOR_LOAD_IN_PROGRESS as
-// COORDINATOR_NOT_AVAILABLE (KAFKA-7296).
+// MemberID, InstanceID (KIP-447); v4 answers TRANSACTION_ABORTABLE for a
+// partition not in the transaction (older versions INVALID_TXN_STATE). v0–v1 answer
+// COORDINATOR_LOAD_IN_PROGRESS as COORDINATOR_NOT_AVAILABLE (KAFKA-7296).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -124,87 +114,35 @@ func handleTxnOffsetCommit(b *Broker, rc *wire.RequestContext, kreq kmsg.Request
 	if b.Groups == nil {
 		return wire.Now(wire.Response{Msg: merge(nil)})
 	}
-	ch := make(chan wire.Response, 1)
-	commit := func() {
-		b.Groups.TxnOffsetCommit(reqCtx(rc), &fwd, func(r *kmsg.TxnOffsetCommitResponse) {
+	if b.TxnVerifier == nil || req.Group == "" {
+		// No verification (transaction.partition.verification.enable=false),
+		// or a request the coordinator refuses before any (INVALID_GROUP_ID,
+		// Kafka's validateGroupStatus).
+		ch := make(chan wire.Response, 1)
+		b.Groups.TxnOffsetCommit(reqCtx(rc), &fwd, 0, func(r *kmsg.TxnOffsetCommitResponse) {
 			ch <- wire.Response{Msg: merge(r)}
 		})
-	}
-	gp, verify := b.verifiesTxnOffsetCommit(snap, req)
-	if !verify {
-		commit()
 		return wire.Later(ch)
 	}
-	b.TxnVerifier.Verify(req.TransactionalID, req.ProducerID, req.ProducerEpoch,
-		map[string][]int32{offsetsTopicName: {gp}}, func(codes map[string]map[int32]int16) {
-			code := codes[offsetsTopicName][gp]
-			if code = txnOffsetVerifyCode(req.Version, code); code != 0 {
-				ch <- wire.Response{Msg: merge(allPartitions(&fwd, code))}
-				return
-			}
-			commit()
-		})
-	return wire.Later(ch)
-}
-
-// verifiesTxnOffsetCommit reports whether req's transaction is verified
-// before its offsets are appended, and the group's __consumer_offsets
-// partition: verification is on, there is a verifier, and this broker
-// leads that partition (otherwise the group coordinator answers
-// NOT_COORDINATOR, or INVALID_GROUP_ID for "", before any verification,
-// in Kafka's order).
-func (b *Broker) verifiesTxnOffsetCommit(snap *metadata.Snapshot, req *kmsg.TxnOffsetCommitRequest) (int32, bool) {
-	if b.TxnVerifier == nil || b.Txns == nil || b.Config == nil || !b.Config.TransactionPartitionVerificationEnable || req.Group == "" || snap == nil {
-		return 0, false
-	}
-	gp := b.Txns.GroupPartition(req.Group)
-	p, ok := snap.Partition(offsetsTopicName, gp)
-	return gp, ok && p.Leader == b.Config.BrokerID
-}
-
-// allPartitions is a coordinator answer giving code to every partition of
-// req, in req's order.
-func allPartitions(req *kmsg.TxnOffsetCommitRequest, code int16) *kmsg.TxnOffsetCommitResponse {
-	resp := kmsg.NewPtrTxnOffsetCommitResponse()
-	for _, t := range req.Topics {
-		rt := kmsg.NewTxnOffsetCommitResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p.Partition, code
-			rt.Partitions = append(rt.Partitions, rp)
+	return b.later(func() wire.Response {
+		guard, code := b.verifyTxnOffsetCommit(rc, req)
+		if code != 0 {
+			return wire.Response{Msg: merge(fillTxnOffsetCommit(&fwd, code))}
 		}
-		resp.Topics = append(resp.Topics, rt)
-	}
-	return resp
-}
-
-// txnOffsetVerifyCode maps a verification answer to what a TxnOffsetCommit
-// of version v answers: Kafka's AddPartitionsToTxnManager (PRODUCER_FENCED
-// → INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE → INVALID_TXN_STATE for
-// clients below v4), then GroupMetadataManager.maybeConvertOffsetCommitError,
-// then KafkaApis' v0–v1 COORDINATOR_LOAD_IN_PROGRESS rewrite.
-func txnOffsetVerifyCode(v int16, code int16) int16 {
-	switch code {
-	case kerr.ProducerFenced.Code:
-		code = kerr.InvalidProducerEpoch.Code
-	case kerr.TransactionAbortable.Code:
-		if v < 4 {
-			code = kerr.InvalidTxnState.Code
+		ch := make(chan *kmsg.TxnOffsetCommitResponse, 1)
+		b.Groups.TxnOffsetCommit(reqCtx(rc), &fwd, guard, func(r *kmsg.TxnOffsetCommitResponse) { ch <- r })
+		// The coordinator always answers (bounded by its request timeout);
+		// the connection or the handlers closing end the wait sooner.
+		var done <-chan struct{}
+		if rc.Ctx != nil {
+			done = rc.Ctx.Done()
 		}
-	}
-	switch code {
-	case kerr.NetworkException.Code:
-		code = kerr.CoordinatorLoadInProgress.Code
-	case kerr.UnknownTopicOrPartition.Code, kerr.NotEnoughReplicas.Code, kerr.NotEnoughReplicasAfterAppend.Code:
-		code = kerr.CoordinatorNotAvailable.Code
-	case kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code:
-		code = kerr.NotCoordinator.Code
-	case kerr.MessageTooLarge.Code, kerr.RecordListTooLarge.Code, kerr.InvalidFetchSize.Code:
-		code = kerr.InvalidCommitOffsetSize.Code
-	}
-	if v < 2 && code == kerr.CoordinatorLoadInProgress.Code {
-		code = kerr.CoordinatorNotAvailable.Code
-	}
-	return code
+		select {
+		case r := <-ch:
+			return wire.Response{Msg: merge(r)}
+		case <-done:
+		case <-b.closing():
+		}
+		return wire.Response{Msg: merge(fillTxnOffsetCommit(&fwd, kerr.CoordinatorNotAvailable.Code))}
+	})
 }

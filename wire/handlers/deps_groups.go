@@ -39,7 +39,14 @@ type GroupSource interface {
 	// handler has already answered the partitions of unknown topics
 	// (UNKNOWN_TOPIC_OR_PARTITION) and passes only the others; reply's
 	// response carries exactly the request's partitions.
-	TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest, reply func(*kmsg.TxnOffsetCommitResponse))
+	// verificationGuard is the KIP-890 guard the handler verified the
+	// transaction with on the group's __consumer_offsets partition
+	// (partition.Handle.StartTxnVerification; 0: none needed, or
+	// verification off): the offsets' append carries it.
+	TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest, verificationGuard uint64, reply func(*kmsg.TxnOffsetCommitResponse))
+	// PartitionFor is the __consumer_offsets partition holding group
+	// (abs(hashCode(group)) % offsets.topic.num.partitions).
+	PartitionFor(group string) int32
 }
 
 // groupReply returns the Later reply a group handler hands back and the

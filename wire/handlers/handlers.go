@@ -48,8 +48,9 @@ type Broker struct {
 	Txns TxnSource
 	// TxnVerifier verifies a transactional batch's partition with the
 	// coordinator before the leader appends it (KIP-890 part 1,
-	// transaction.partition.verification.enable); nil = not verified, as
-	// Kafka before 3.6.
+	// transaction.partition.verification.enable), and a TxnOffsetCommit's
+	// group partition before the group coordinator appends its offsets;
+	// nil = not verified, as Kafka before 3.6.
 	TxnVerifier TxnVerifier
 	Cluster     ClusterSource // controller protocol (deps_cluster.go); nil = inter-broker APIs refused
 	// Metrics counts per-topic fetch traffic (cmd/internal/admin); nil = none.

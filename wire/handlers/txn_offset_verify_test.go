@@ -7,16 +7,15 @@ import (
 )
 
 // TestTxnOffsetVerifyCode: a verification answer becomes what Kafka's
-// TxnOffsetCommit answers at each version (AddPartitionsToTxnManager,
-// maybeConvertOffsetCommitError, the v0–v1 load rewrite).
+// TxnOffsetCommit answers at each version (maybeConvertOffsetCommitError,
+// the v0–v1 load rewrite; PRODUCER_FENCED is already INVALID_PRODUCER_EPOCH
+// from replication/txnverify, as Kafka's AddPartitionsToTxnManager).
 func TestTxnOffsetVerifyCode(t *testing.T) {
 	for _, c := range []struct {
 		v        int16
 		in, want int16
 	}{
 		{3, 0, 0},
-		{3, kerr.ProducerFenced.Code, kerr.InvalidProducerEpoch.Code},
-		{0, kerr.ProducerFenced.Code, kerr.InvalidProducerEpoch.Code},
 		{3, kerr.TransactionAbortable.Code, kerr.InvalidTxnState.Code},
 		{4, kerr.TransactionAbortable.Code, kerr.TransactionAbortable.Code},
 		{3, kerr.InvalidProducerIDMapping.Code, kerr.InvalidProducerIDMapping.Code},
@@ -32,7 +31,7 @@ func TestTxnOffsetVerifyCode(t *testing.T) {
 		{3, kerr.NotCoordinator.Code, kerr.NotCoordinator.Code},
 		{3, kerr.MessageTooLarge.Code, kerr.InvalidCommitOffsetSize.Code},
 	} {
-		if got := txnOffsetVerifyCode(c.v, c.in); got != c.want {
+		if got := txnOffsetCommitVerifyError(c.in, c.v); got != c.want {
 			t.Errorf("v%d %v → %v, want %v", c.v, kerr.ErrorForCode(c.in), kerr.ErrorForCode(got), kerr.ErrorForCode(c.want))
 		}
 	}

@@ -78,6 +78,8 @@ type Server struct {
 	wg   sync.WaitGroup
 
 	traceMu sync.Mutex // serialises filter changes by /trace readers
+
+	txnVerify txnVerifyMetrics // TxnVerificationMetrics (txnverify_metrics.go)
 }
 
 // Start binds o.Addr and serves the admin endpoints until Close.

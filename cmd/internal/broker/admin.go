@@ -6,6 +6,7 @@ import (
 
 	"gregor/actors/txncoordinator"
 	"gregor/cmd/internal/admin"
+	"gregor/replication/txnverify"
 	"gregor/wire"
 	"gregor/wire/handlers"
 	"gregor/wire/server"
@@ -43,6 +44,7 @@ func (b *Broker) startAdmin(h *handlers.Broker) (wire.Dispatcher, error) {
 	b.admin = a
 	b.closers = append(b.closers, a.Close)
 	h.Metrics = a
+	b.observeTxnVerification(h)
 	return a.Dispatcher(h), nil
 }
 
@@ -59,4 +61,15 @@ func (b *Broker) AdminAddr() string {
 		return ""
 	}
 	return b.admin.Addr().String()
+}
+
+// observeTxnVerification registers Kafka's AddPartitionsToTxnManager
+// metrics on the admin listener (always, as Kafka has them with
+// verification off too) and makes the handlers' verifier, if any
+// (transaction.partition.verification.enable), report to them.
+func (b *Broker) observeTxnVerification(h *handlers.Broker) {
+	m := b.admin.TxnVerificationMetrics()
+	if v, ok := h.TxnVerifier.(*txnverify.Manager); ok {
+		v.SetObserver(m)
+	}
 }

@@ -129,6 +129,20 @@ func (o *internalTopic) Ensure(ctx context.Context) error {
 // first (partition.ProduceWait: not appended if the actor had not
 // started it; else appended but not yet replicated to the ISR).
 func (o *internalTopic) Append(ctx context.Context, p int32, batch []byte) (int64, error) {
+	return o.append(ctx, p, batch, false, 0)
+}
+
+// AppendVerified is Append for a TxnOffsetCommit's transactional batch
+// (coordinator.VerifiedAppender): with
+// transaction.partition.verification.enable the partition appends it only
+// if it does not open the producer's transaction there, or guard (from
+// the handler's verification) is still the producer's current one; else
+// INVALID_TXN_STATE (Kafka's appendForGroup with verificationGuards).
+func (o *internalTopic) AppendVerified(ctx context.Context, p int32, batch []byte, guard uint64) (int64, error) {
+	return o.append(ctx, p, batch, o.cfg.TransactionPartitionVerificationEnable, guard)
+}
+
+func (o *internalTopic) append(ctx context.Context, p int32, batch []byte, verify bool, guard uint64) (int64, error) {
 	h, ok := o.replicas.Get(o.tp(p))
 	if !ok {
 		return -1, kerr.NotLeaderForPartition
@@ -140,7 +154,7 @@ func (o *internalTopic) Append(ctx context.Context, p int32, batch []byte) (int6
 	if err != nil {
 		return -1, err
 	}
-	r := partition.ProduceWait(ctx, h, &partition.Produce{Batch: batch, Header: hdr, Acks: -1})
+	r := partition.ProduceWait(ctx, h, &partition.Produce{Batch: batch, Header: hdr, Acks: -1, TxnVerify: verify, VerificationGuard: guard})
 	if r.Err != nil {
 		return -1, r.Err
 	}
