@@ -21,12 +21,6 @@ import (
 // through the group's outbox (viaOutbox), so they are released only once
 // what the request changed is visible to other requests (publish.go).
 
-// guard is actors.ReplyOnce: reply runs once, with onTimeout's answer if
-// nothing else answered within d.
-func guard[T any](d time.Duration, reply func(T), onTimeout func() T) func(T) {
-	return actors.ReplyOnce(d, reply, onTimeout)
-}
-
 func strp(s string) *string { return &s }
 
 func optString(p *string) string {
@@ -119,7 +113,7 @@ func (c *Coordinator) JoinGroup(_ context.Context, clientID, clientHost string, 
 		out(joinError(req.MemberID, kerr.InvalidGroupID.Code))
 		return
 	}
-	r := guard(c.opts.RequestTimeout, out, func() *kmsg.JoinGroupResponse {
+	r := actors.ReplyOnce(c.opts.RequestTimeout, out, func() *kmsg.JoinGroupResponse {
 		return joinError(req.MemberID, kerr.CoordinatorNotAvailable.Code)
 	})
 	jr := JoinRequest{
@@ -154,7 +148,7 @@ func (c *Coordinator) SyncGroup(_ context.Context, req *kmsg.SyncGroupRequest, r
 		out(syncError(kerr.InvalidGroupID.Code))
 		return
 	}
-	r := guard(c.opts.RequestTimeout, out, func() *kmsg.SyncGroupResponse { return syncError(kerr.CoordinatorNotAvailable.Code) })
+	r := actors.ReplyOnce(c.opts.RequestTimeout, out, func() *kmsg.SyncGroupResponse { return syncError(kerr.CoordinatorNotAvailable.Code) })
 	sr := SyncRequest{MemberID: req.MemberID, InstanceID: optString(req.InstanceID), Generation: req.Generation,
 		ProtocolType: req.ProtocolType, Protocol: req.Protocol, Assignments: map[string][]byte{}}
 	for _, a := range req.GroupAssignment {
@@ -178,7 +172,7 @@ func (c *Coordinator) Heartbeat(_ context.Context, req *kmsg.HeartbeatRequest, r
 		out(kerr.InvalidGroupID.Code)
 		return
 	}
-	r := guard(c.opts.RequestTimeout, out, func() int16 { return kerr.CoordinatorNotAvailable.Code })
+	r := actors.ReplyOnce(c.opts.RequestTimeout, out, func() int16 { return kerr.CoordinatorNotAvailable.Code })
 	inst := optString(req.InstanceID)
 	c.send(&GroupRequest{Group: req.Group, API: "Heartbeat",
 		Apply: func(g *Group, now time.Time) { viaOutbox(g, r)(g.Heartbeat(now, req.MemberID, inst, req.Generation)) },
@@ -225,7 +219,7 @@ func (c *Coordinator) LeaveGroup(_ context.Context, req *kmsg.LeaveGroupRequest,
 		top   int16
 		codes []int16
 	}
-	r := guard(c.opts.RequestTimeout, func(x res) { out(x.top, x.codes) }, func() res { return res{top: kerr.CoordinatorNotAvailable.Code} })
+	r := actors.ReplyOnce(c.opts.RequestTimeout, func(x res) { out(x.top, x.codes) }, func() res { return res{top: kerr.CoordinatorNotAvailable.Code} })
 	c.send(&GroupRequest{Group: req.Group, API: "LeaveGroup",
 		Apply: func(g *Group, now time.Time) {
 			top, codes := g.Leave(now, members)
@@ -301,7 +295,7 @@ func (c *Coordinator) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequ
 		out(commitResult{})
 		return
 	}
-	r := guard(c.opts.RequestTimeout, out, func() commitResult { return commitResult{code: kerr.CoordinatorNotAvailable.Code} })
+	r := actors.ReplyOnce(c.opts.RequestTimeout, out, func() commitResult { return commitResult{code: kerr.CoordinatorNotAvailable.Code} })
 	cr := CommitRequest{MemberID: req.MemberID, InstanceID: optString(req.InstanceID), Generation: gen, Offsets: offs}
 	c.send(&GroupRequest{Group: req.Group, API: "OffsetCommit",
 		Apply: func(g *Group, now time.Time) { g.commit(now, cr, viaOutbox(g, r)) },
@@ -377,7 +371,7 @@ func (c *Coordinator) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchReques
 	c.fanOut(len(groups), finish, func(i int, done func()) {
 		fg := groups[i]
 		set := func(res fetchResult) { results[i] = res; done() }
-		r := guard(c.opts.RequestTimeout, set, func() fetchResult { return fetchResult{code: kerr.CoordinatorNotAvailable.Code} })
+		r := actors.ReplyOnce(c.opts.RequestTimeout, set, func() fetchResult { return fetchResult{code: kerr.CoordinatorNotAvailable.Code} })
 		c.send(&GroupRequest{Group: fg.group, API: "OffsetFetch",
 			Apply: func(g *Group, _ time.Time) {
 				viaOutbox(g, r)(fetchResult{offsets: g.fetchOffsets(fg.tps, req.Version >= 7 && req.RequireStable)})
@@ -503,7 +497,7 @@ func (c *Coordinator) OffsetDelete(_ context.Context, req *kmsg.OffsetDeleteRequ
 		out(res{top: kerr.InvalidGroupID.Code})
 		return
 	}
-	r := guard(c.opts.RequestTimeout, out, func() res { return res{top: kerr.CoordinatorNotAvailable.Code} })
+	r := actors.ReplyOnce(c.opts.RequestTimeout, out, func() res { return res{top: kerr.CoordinatorNotAvailable.Code} })
 	c.send(&GroupRequest{Group: req.Group, API: "OffsetDelete",
 		Apply: func(g *Group, now time.Time) {
 			out := viaOutbox(g, r)
@@ -529,7 +523,7 @@ func (c *Coordinator) DescribeGroups(_ context.Context, req *kmsg.DescribeGroups
 			d.Group, d.ErrorCode = id, code
 			return d
 		}
-		r := guard(c.opts.RequestTimeout, func(d kmsg.DescribeGroupsResponseGroup) { out[i] = d; done() },
+		r := actors.ReplyOnce(c.opts.RequestTimeout, func(d kmsg.DescribeGroupsResponseGroup) { out[i] = d; done() },
 			func() kmsg.DescribeGroupsResponseGroup { return failed(kerr.CoordinatorNotAvailable.Code) })
 		c.send(&GroupRequest{Group: id, API: "DescribeGroups",
 			Apply: func(g *Group, _ time.Time) { viaOutbox(g, r)(g.Describe()) },
@@ -564,7 +558,7 @@ func (c *Coordinator) ListGroups(_ context.Context, req *kmsg.ListGroupsRequest,
 		sortListGroups(resp.Groups)
 		reply(resp)
 	}
-	r := guard(c.opts.RequestTimeout, out, func() []Listing { return nil })
+	r := actors.ReplyOnce(c.opts.RequestTimeout, out, func() []Listing { return nil })
 	c.sys.Root.Send(c.router, &listGroupsReq{reply: r})
 }
 
@@ -587,7 +581,7 @@ func (c *Coordinator) DeleteGroups(_ context.Context, req *kmsg.DeleteGroupsRequ
 	}
 	c.fanOut(len(req.Groups), finish, func(i int, done func()) {
 		id := req.Groups[i]
-		r := guard(c.opts.RequestTimeout, func(code int16) {
+		r := actors.ReplyOnce(c.opts.RequestTimeout, func(code int16) {
 			d := kmsg.NewDeleteGroupsResponseGroup()
 			d.Group, d.ErrorCode = id, code
 			out[i] = d
@@ -676,7 +670,7 @@ func (c *Coordinator) TxnOffsetCommit(_ context.Context, req *kmsg.TxnOffsetComm
 	if req.Version >= 3 {
 		tr.MemberID, tr.InstanceID, tr.Generation = req.MemberID, optString(req.InstanceID), req.Generation
 	}
-	r := guard(c.opts.RequestTimeout, out, func() commitResult { return commitResult{code: kerr.CoordinatorNotAvailable.Code} })
+	r := actors.ReplyOnce(c.opts.RequestTimeout, out, func() commitResult { return commitResult{code: kerr.CoordinatorNotAvailable.Code} })
 	gr := &GroupRequest{Group: req.Group, API: "TxnOffsetCommit",
 		Apply: func(g *Group, now time.Time) { g.txnCommit(now, tr, viaOutbox(g, r)) },
 		Fail:  func(code int16) { r(commitResult{code: code}) },

@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/actors"
 )
 
 // These tests check that what a request changed is visible to the next
@@ -267,7 +269,7 @@ func TestDeletedGroupIsUnknownAtOnce(t *testing.T) {
 func TestHeldAnswerSurvivesPanic(t *testing.T) {
 	c := startLoaded(t)
 	got := make(chan int16, 2)
-	r := guard(20*time.Second, func(code int16) { got <- code }, func() int16 { return -1 })
+	r := actors.ReplyOnce(20*time.Second, func(code int16) { got <- code }, func() int16 { return -1 })
 	c.send(&GroupRequest{Group: "p", API: "AnswerThenCrash",
 		Apply: func(g *Group, _ time.Time) {
 			viaOutbox(g, r)(kerr.GroupIDNotFound.Code)

@@ -2,7 +2,6 @@ package txncoordinator
 
 import (
 	"context"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -10,12 +9,6 @@ import (
 	"gregor/actors"
 	"gregor/actors/coordinator"
 )
-
-// guard is actors.ReplyOnce: reply runs once, with onTimeout's answer if
-// nothing else answered within d.
-func guard[T any](d time.Duration, reply func(T), onTimeout func() T) func(T) {
-	return actors.ReplyOnce(d, reply, onTimeout)
-}
 
 // FindCoordinator answers FindCoordinator v0–v6 for key type TRANSACTION
 // (1): the leader of the key's __transaction_state partition, creating the
@@ -83,7 +76,7 @@ func (c *Coordinator) InitProducerID(transactionalID string, timeoutMs int32, pr
 		epoch int16
 		code  int16
 	}
-	r := guard(c.opts.RequestTimeout, func(v res) { reply(v.pid, v.epoch, v.code) }, func() res { return res{-1, -1, codeCoordinatorNotAvail} })
+	r := actors.ReplyOnce(c.opts.RequestTimeout, func(v res) { reply(v.pid, v.epoch, v.code) }, func() res { return res{-1, -1, codeCoordinatorNotAvail} })
 	fail := func(code int16) { r(res{-1, -1, code}) }
 	switch {
 	case transactionalID == "":
@@ -108,7 +101,7 @@ func (c *Coordinator) InitProducerID(transactionalID string, timeoutMs int32, pr
 // exist (the caller answered the others): reply gets one code for the
 // whole transaction. An empty id is INVALID_REQUEST.
 func (c *Coordinator) AddPartitions(transactionalID string, producerID int64, producerEpoch int16, parts map[string][]int32, reply func(code int16)) {
-	r := guard(c.opts.RequestTimeout, reply, func() int16 { return codeCoordinatorNotAvail })
+	r := actors.ReplyOnce(c.opts.RequestTimeout, reply, func() int16 { return codeCoordinatorNotAvail })
 	if transactionalID == "" {
 		r(kerr.InvalidRequest.Code)
 		return
@@ -135,7 +128,7 @@ func (c *Coordinator) VerifyPartitions(transactionalID string, producerID int64,
 		}
 		return out
 	}
-	r := guard(c.opts.RequestTimeout, reply, func() map[string]map[int32]int16 { return all(codeCoordinatorNotAvail) })
+	r := actors.ReplyOnce(c.opts.RequestTimeout, reply, func() map[string]map[int32]int16 { return all(codeCoordinatorNotAvail) })
 	if transactionalID == "" {
 		r(all(kerr.InvalidRequest.Code))
 		return
@@ -158,7 +151,7 @@ func (c *Coordinator) VerifyPartitions(transactionalID string, producerID int64,
 // once PrepareCommit/PrepareAbort is in __transaction_state; the markers
 // are sent afterwards. An empty id is INVALID_REQUEST.
 func (c *Coordinator) EndTxn(transactionalID string, producerID int64, producerEpoch int16, commit bool, reply func(code int16)) {
-	r := guard(c.opts.RequestTimeout, reply, func() int16 { return codeCoordinatorNotAvail })
+	r := actors.ReplyOnce(c.opts.RequestTimeout, reply, func() int16 { return codeCoordinatorNotAvail })
 	if transactionalID == "" {
 		r(kerr.InvalidRequest.Code)
 		return

@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/actors"
 )
 
 // Description is one transactional id as DescribeTransactions shows it.
@@ -81,7 +83,7 @@ func (c *Coordinator) DescribeTransaction(transactionalID string, reply func(kms
 		s.ProducerID, s.ProducerEpoch, s.StartTimestamp = -1, -1, -1
 		return s
 	}
-	r := guard(c.opts.RequestTimeout, reply, func() kmsg.DescribeTransactionsResponseTransactionState { return fail(codeCoordinatorNotAvail) })
+	r := actors.ReplyOnce(c.opts.RequestTimeout, reply, func() kmsg.DescribeTransactionsResponseTransactionState { return fail(codeCoordinatorNotAvail) })
 	if transactionalID == "" {
 		r(fail(kerr.InvalidRequest.Code))
 		return
@@ -144,7 +146,7 @@ func (c *Coordinator) ListTransactions(states []string, producerIDs []int64, dur
 		code   int16
 		listed []Listed
 	}
-	r := guard(c.opts.RequestTimeout, func(v res) {
+	r := actors.ReplyOnce(c.opts.RequestTimeout, func(v res) {
 		out := make([]kmsg.ListTransactionsResponseTransactionState, 0, len(v.listed))
 		for _, l := range v.listed {
 			s := kmsg.NewListTransactionsResponseTransactionState()
