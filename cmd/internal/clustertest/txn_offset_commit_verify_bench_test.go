@@ -46,22 +46,7 @@ func benchOffsetVerification(b *testing.B, remote bool, verify string) {
 		"transaction.partition.verification.enable": verify,
 	}})
 	const id = "bench-offsets"
-	var pid int64
-	var epoch int16
-	var coord int32
-	c.WaitFor("InitProducerId served", 10*time.Second, func() (bool, string) {
-		if coord = c.Leader("__transaction_state", 0); coord <= 0 {
-			r := kmsg.NewPtrFindCoordinatorRequest()
-			r.CoordinatorKey, r.CoordinatorType = id, 1
-			_, _ = r.RequestWith(context.Background(), c.Client())
-			return false, "no coordinator yet"
-		}
-		resp, ok := txnInit(b, c, coord, id)
-		if ok && resp.ErrorCode == 0 {
-			pid, epoch = resp.ProducerID, resp.ProducerEpoch
-		}
-		return ok && resp.ErrorCode == 0, "InitProducerId"
-	})
+	pid, epoch, coord := initTxnProducer(b, c, id)
 	target := coord
 	if remote {
 		target = 3 - coord // brokers 1 and 2

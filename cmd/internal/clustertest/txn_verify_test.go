@@ -33,28 +33,7 @@ func TestTxnVerificationAcrossBrokers(t *testing.T) {
 		"offsets.topic.replication.factor":         "1",
 	}})
 	const id = "tv-cluster"
-	var pid int64
-	var epoch int16
-	var coord int32
-	c.WaitFor("InitProducerId served", 10*time.Second, func() (bool, string) {
-		coord = c.Leader("__transaction_state", 0)
-		if coord <= 0 {
-			// FindCoordinator creates the topic.
-			r := kmsg.NewPtrFindCoordinatorRequest()
-			r.CoordinatorKey, r.CoordinatorType = id, 1
-			_, _ = r.RequestWith(context.Background(), c.Client())
-			return false, "no __transaction_state leader yet"
-		}
-		resp, ok := txnInit(t, c, coord, id)
-		if !ok {
-			return false, "retriable InitProducerId answer"
-		}
-		if resp.ErrorCode != 0 {
-			t.Fatalf("InitProducerId: %v", kerr.ErrorForCode(resp.ErrorCode))
-		}
-		pid, epoch = resp.ProducerID, resp.ProducerEpoch
-		return true, ""
-	})
+	pid, epoch, coord := initTxnProducer(t, c, id)
 	other := int32(1)
 	if coord == 1 {
 		other = 2
