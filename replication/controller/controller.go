@@ -919,10 +919,8 @@ func brokerOf(info zkmeta.BrokerInfo) metadata.Broker {
 	return b
 }
 
-// isInternal reports Kafka's internal topics.
-func isInternal(name string) bool {
-	return name == "__consumer_offsets" || name == "__transaction_state"
-}
+// isInternal reports Kafka's internal topics (metadata.IsInternal).
+func isInternal(name string) bool { return metadata.IsInternal(name) }
 
 // Close stops the controller actor, then resigns: it deletes /controller
 // (when held) and /brokers/ids/<id>, closes the peer channels and waits

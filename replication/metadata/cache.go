@@ -132,3 +132,10 @@ func (c *Cache) Publish(s *Snapshot) {
 		(*fn)(prev, s)
 	}
 }
+
+// IsInternal reports Kafka's internal topics (Kafka's Topic.isInternal):
+// __consumer_offsets and __transaction_state, written only by their
+// coordinators (a client's Produce to them gets INVALID_TOPIC_EXCEPTION).
+func IsInternal(name string) bool {
+	return name == "__consumer_offsets" || name == "__transaction_state"
+}

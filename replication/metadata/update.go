@@ -115,7 +115,7 @@ func FromUpdateMetadata(req *kmsg.UpdateMetadataRequest, clusterID string) *Snap
 			ISR: p.ps.ISR, Replicas: p.ps.Replicas, OfflineReplicas: p.ps.OfflineReplicas}
 	}
 	for name, ps := range byTopic {
-		t := &Topic{Name: name, ID: ids[name], Internal: name == "__consumer_offsets" || name == "__transaction_state"}
+		t := &Topic{Name: name, ID: ids[name], Internal: IsInternal(name)}
 		// Partitions is indexed by id: a gap (never expected from our
 		// controller) is filled with a leaderless placeholder.
 		n := int32(0)

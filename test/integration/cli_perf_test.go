@@ -174,6 +174,11 @@ func checkConsumerPerfRow(t *testing.T, row string, n, size int, grouped bool, b
 	perMiB := float64(1<<20) / float64(size)
 	for _, pair := range [][2]int{{5, 3}, {9, 8}} {
 		msgs, mb := v[pair[0]], v[pair[1]]
+		if pair[0] == 9 && v[7] == 0 {
+			// Every record came with the group's first fetch: a fetch time
+			// of 0 ms leaves no rate to check (the tool prints 0).
+			continue
+		}
 		if mb < 0.01 {
 			t.Fatalf("row %q: %v MB/sec is too small to check", row, mb)
 		}

@@ -26,6 +26,9 @@ package handlers
 //     INVALID_RECORD with ErrorMessage and, for a record at fault,
 //     ErrorRecords (KIP-467, v8+). Not exactly one batch in the partition's
 //     records → INVALID_RECORD (Kafka requires one v2 batch from v3 on).
+//   - Internal topics (__consumer_offsets, __transaction_state): a client
+//     other than __admin_client gets INVALID_TOPIC_EXCEPTION "Cannot append
+//     to internal topic …" on a hosted partition (Kafka's appendToLocalLog).
 //   - Transactions (KIP-98): a request holding a transactional batch
 //     without a TransactionID → TRANSACTIONAL_ID_AUTHORIZATION_FAILED on
 //     every partition (Kafka's handleProduceRequest answers the whole
@@ -88,6 +91,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/partition"
+	"gregor/replication/metadata"
 	"gregor/storage"
 	"gregor/storage/record"
 	"gregor/wire"
@@ -98,6 +102,12 @@ import (
 // (it then sends v7+); a v0-v2 request must still carry magic-2 batches,
 // else UNSUPPORTED_FOR_MESSAGE_FORMAT (produce_validate.go).
 func init() { register(0, 0, 11, handleProduce) }
+
+// adminClientID is the client id allowed to produce to internal topics
+// (Kafka's AdminUtils.ADMIN_CLIENT_ID: internalTopicsAllowed); any other
+// client gets INVALID_TOPIC_EXCEPTION, as Kafka's appendToLocalLog answers,
+// so no client can forge coordinator state.
+const adminClientID = "__admin_client"
 
 // maxUncompressed bounds how much a compressed batch may inflate during
 // validation: 32× max.message.bytes, at least 64 MiB. Kafka does not bound
@@ -144,6 +154,12 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 				continue
 			}
 			tp := storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
+			if metadata.IsInternal(tp.Topic) && rc.ClientID != adminClientID {
+				if _, hosted := b.Replicas.Get(tp); hosted {
+					setProduceError(sp, req.Version, kerr.InvalidTopicException, "Cannot append to internal topic "+tp.Topic, nil)
+					continue
+				}
+			}
 			msg, err, detail, recErrs := prepareProduce(b, req, tp, rp.Records)
 			if err != nil {
 				setProduceError(sp, req.Version, err, detail, recErrs)
