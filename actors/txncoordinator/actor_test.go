@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"strings"
 	"testing"
 	"time"
 
@@ -478,5 +479,24 @@ func TestActorLoadBatchesMarkersPerBroker(t *testing.T) {
 	defer e.markers.mu.Unlock()
 	if e.markers.requests != 1 || len(e.markers.got) != 2 || e.markers.got[0].CoordinatorEpoch != 8 || e.markers.got[0].ProducerEpoch != 3 {
 		t.Fatalf("%d requests carrying %+v, want one with both markers", e.markers.requests, e.markers.got)
+	}
+}
+
+// TestTransactionalIDOverProtocolLimit: an id longer than a protocol
+// string can be (32767 bytes; TransactionLogKey's int16 length) is refused
+// INVALID_REQUEST before anything is written — it used to be accepted and
+// its key written with the length wrapped, loading as another id (found by
+// review); an id of exactly the limit is served and its key round-trips.
+func TestTransactionalIDOverProtocolLimit(t *testing.T) {
+	e := startEnv(t, nil)
+	if _, _, code := e.init(strings.Repeat("y", MaxTransactionalIDBytes+1), 60000, -1, -1); code != kerr.InvalidRequest.Code {
+		t.Fatalf("InitProducerId with a %d-byte id: %v, want INVALID_REQUEST", MaxTransactionalIDBytes+1, kerr.ErrorForCode(code))
+	}
+	id := strings.Repeat("y", MaxTransactionalIDBytes)
+	if got, ok, err := DecodeKey(Key(id)); err != nil || !ok || got != id {
+		t.Fatalf("the key of a %d-byte id decodes to %d bytes (ok %v, err %v)", len(id), len(got), ok, err)
+	}
+	if pid, _ := e.initLoaded(id); pid < 0 {
+		t.Fatalf("InitProducerId with a %d-byte id: producer id %d", len(id), pid)
 	}
 }

@@ -2,6 +2,7 @@ package txncoordinator
 
 import (
 	"context"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -62,11 +63,18 @@ func (c *Coordinator) lookup(ctx context.Context, key string) (int32, string, in
 	return id, host, port, 0
 }
 
+// MaxTransactionalIDBytes is the longest transactional id, in bytes: a
+// protocol string is at most 32767 bytes (Kafka's request parser refuses a
+// longer one) and TransactionLogKey v0 stores the id with an int16 length.
+// InitProducerId answers INVALID_REQUEST for a longer id, so no key is ever
+// written that would load as another id.
+const MaxTransactionalIDBytes = math.MaxInt16
+
 // InitProducerID serves InitProducerId for a transactional id (Kafka's
 // TransactionCoordinator.handleInitProducerId): reply gets the producer
 // id and epoch, or -1, -1 and the code. Checks in Kafka's order: an empty
-// id is INVALID_REQUEST; a timeout ≤ 0 or above transaction.max.timeout.ms
-// INVALID_TRANSACTION_TIMEOUT; then NOT_COORDINATOR /
+// id (or one over MaxTransactionalIDBytes) is INVALID_REQUEST; a timeout
+// ≤ 0 or above transaction.max.timeout.ms INVALID_TRANSACTION_TIMEOUT; then NOT_COORDINATOR /
 // COORDINATOR_LOAD_IN_PROGRESS; then the state machine (Core.InitProducerID).
 // producerID/producerEpoch are the request's v3+ fields (-1, -1: none).
 // PRODUCER_FENCED is answered as such; the caller maps it for old versions.
@@ -79,7 +87,7 @@ func (c *Coordinator) InitProducerID(transactionalID string, timeoutMs int32, pr
 	r := actors.ReplyOnce(c.opts.RequestTimeout, func(v res) { reply(v.pid, v.epoch, v.code) }, func() res { return res{-1, -1, codeCoordinatorNotAvail} })
 	fail := func(code int16) { r(res{-1, -1, code}) }
 	switch {
-	case transactionalID == "":
+	case transactionalID == "", len(transactionalID) > MaxTransactionalIDBytes:
 		fail(kerr.InvalidRequest.Code)
 		return
 	case timeoutMs <= 0 || int64(timeoutMs) > c.opts.MaxTimeout.Milliseconds():
