@@ -163,7 +163,7 @@ func (p *Producers) Check(h *record.Header) (dup *BatchMeta, err *kerr.Error) {
 // UnifiedLog.analyzeAndValidateProducerState and ProducerAppendInfo, origin
 // CLIENT or COORDINATOR), in Kafka's order: duplicate, epoch, then, for a
 // client's transactional batch of a producer with no transaction ongoing
-// here when v.Required, the verification: with no v.Guard yet verify is
+// here at the batch's epoch when v.Required, the verification: with no v.Guard yet verify is
 // true (nothing else decided: the caller starts a verification with
 // StartVerification, asks the coordinator, and checks again with the
 // guard); a guard that is not the producer's current one (a marker or an
@@ -197,7 +197,7 @@ func (p *Producers) CheckVerified(h *record.Header, v TxnVerification) (dup *Bat
 	if e != nil && h.ProducerEpoch < e.Epoch {
 		return nil, kerr.InvalidProducerEpoch, false
 	}
-	if v.Required && h.IsTransactional() && (e == nil || e.TxnFirstOffset < 0) {
+	if v.Required && h.IsTransactional() && !e.ongoingAt(h.ProducerEpoch) {
 		if v.Guard == 0 {
 			if coordinator {
 				// Verified before the batch was built, or not at all
@@ -233,6 +233,16 @@ func (p *Producers) CheckVerified(h *record.Header, v TxnVerification) (dup *Bat
 		return nil, kerr.InvalidTxnState, false
 	}
 	return nil, nil, false
+}
+
+// ongoingAt reports whether e has a transaction ongoing at epoch: Kafka's
+// UnifiedLog.hasOngoingTransaction(producerId, producerEpoch) (3.7+). A
+// batch at another epoch is not part of that transaction and needs its
+// own verification, so a stray epoch cannot join it unverified, raise the
+// producer's epoch and have the coordinator's marker at the transaction's
+// epoch refused (INVALID_PRODUCER_EPOCH), leaving it open for ever. nil-safe.
+func (e *ProducerEntry) ongoingAt(epoch int16) bool {
+	return e != nil && e.TxnFirstOffset >= 0 && e.Epoch == epoch
 }
 
 // CheckMarker decides whether a transaction marker (WriteTxnMarkers) for
