@@ -168,9 +168,12 @@ func (p *Producers) Check(h *record.Header) (dup *BatchMeta, err *kerr.Error) {
 // StartVerification, asks the coordinator, and checks again with the
 // guard); a guard that is not the producer's current one (a marker or an
 // append came between, or the state was lost) → INVALID_TXN_STATE. Then
-// the sequence, where a verification in progress refuses a sequence above
-// the lowest one it saw (OUT_OF_ORDER_SEQUENCE_NUMBER, Kafka's
-// VerificationStateEntry.lowestSequence), and a non-transactional batch
+// the sequence, where a verification in progress for a transaction not
+// yet open refuses a sequence above the lowest one it saw
+// (OUT_OF_ORDER_SEQUENCE_NUMBER, Kafka's
+// VerificationStateEntry.lowestSequence), and an unguarded batch of the
+// open transaction out of sequence is verified too (verify true: it
+// overtook pipelined batches still being verified), and a non-transactional batch
 // while a transaction is ongoing → INVALID_TXN_STATE. A coordinator batch
 // (IsCoordinatorBatch) is verified before it is built: with v.Required
 // and no transaction ongoing, one without the producer's current guard is
@@ -197,7 +200,18 @@ func (p *Producers) CheckVerified(h *record.Header, v TxnVerification) (dup *Bat
 	if e != nil && h.ProducerEpoch < e.Epoch {
 		return nil, kerr.InvalidProducerEpoch, false
 	}
-	if v.Required && h.IsTransactional() && !e.ongoingAt(h.ProducerEpoch) {
+	ongoing := e.ongoingAt(h.ProducerEpoch)
+	if v.Required && ongoing && v.Guard == 0 && !coordinator && !inSequence(e.LastSeq(), h.BaseSequence) {
+		// A batch of the open transaction that overtook lower sequences
+		// still being verified (pipelined produces, each sent back for
+		// verification before the first was in the log): verified too
+		// rather than refused, as Kafka verifies every batch that arrives
+		// during a verification. The handler sends it again after the
+		// earlier ones (produce_verify_order.go); still out of order
+		// then, it is OUT_OF_ORDER_SEQUENCE_NUMBER below.
+		return nil, nil, true
+	}
+	if v.Required && h.IsTransactional() && !ongoing {
 		if v.Guard == 0 {
 			if coordinator {
 				// Verified before the batch was built, or not at all
@@ -210,7 +224,7 @@ func (p *Producers) CheckVerified(h *record.Header, v TxnVerification) (dup *Bat
 			return nil, kerr.InvalidTxnState, false
 		}
 	}
-	if vs := p.verifying[h.ProducerID]; vs != nil && !coordinator && h.BaseSequence > vs.lowestSeq {
+	if vs := p.verifying[h.ProducerID]; vs != nil && !ongoing && !coordinator && h.BaseSequence > vs.lowestSeq {
 		return nil, kerr.OutOfOrderSequenceNumber, false
 	}
 	if e == nil {

@@ -33,7 +33,11 @@ import (
 //
 // A batch of a transaction already ongoing here at the batch's epoch
 // passes without any of this (Kafka's hasOngoingTransaction(producerId,
-// producerEpoch)); one at another epoch is verified like a first batch.
+// producerEpoch)); one at another epoch is verified like a first batch,
+// and so is an unguarded one out of sequence (it overtook pipelined
+// batches still being verified; the handler sends it again behind them).
+// The lowest-sequence rule of a verification applies only while the
+// transaction is not yet open here.
 //
 // Coordinator-origin batches (the group coordinator's TxnOffsetCommit
 // records in __consumer_offsets, IsCoordinatorBatch) are verified before
