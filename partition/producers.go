@@ -163,14 +163,17 @@ func (p *Producers) Check(h *record.Header) (dup *BatchMeta, err *kerr.Error) {
 // UnifiedLog.analyzeAndValidateProducerState and ProducerAppendInfo, origin
 // CLIENT or COORDINATOR), in Kafka's order: duplicate, epoch, then, for a
 // client's transactional batch of a producer with no transaction ongoing
-// here when v.Required, the verification: with no v.Guard yet verify is
+// here at the batch's epoch when v.Required, the verification: with no v.Guard yet verify is
 // true (nothing else decided: the caller starts a verification with
 // StartVerification, asks the coordinator, and checks again with the
 // guard); a guard that is not the producer's current one (a marker or an
 // append came between, or the state was lost) → INVALID_TXN_STATE. Then
-// the sequence, where a verification in progress refuses a sequence above
-// the lowest one it saw (OUT_OF_ORDER_SEQUENCE_NUMBER, Kafka's
-// VerificationStateEntry.lowestSequence), and a non-transactional batch
+// the sequence, where a verification in progress for a transaction not
+// yet open refuses a sequence above the lowest one it saw
+// (OUT_OF_ORDER_SEQUENCE_NUMBER, Kafka's
+// VerificationStateEntry.lowestSequence), and an unguarded batch of the
+// open transaction out of sequence is verified too (verify true: it
+// overtook pipelined batches still being verified), and a non-transactional batch
 // while a transaction is ongoing → INVALID_TXN_STATE. A coordinator batch
 // (IsCoordinatorBatch) is verified before it is built: with v.Required
 // and no transaction ongoing, one without the producer's current guard is
@@ -197,7 +200,18 @@ func (p *Producers) CheckVerified(h *record.Header, v TxnVerification) (dup *Bat
 	if e != nil && h.ProducerEpoch < e.Epoch {
 		return nil, kerr.InvalidProducerEpoch, false
 	}
-	if v.Required && h.IsTransactional() && (e == nil || e.TxnFirstOffset < 0) {
+	ongoing := e.ongoingAt(h.ProducerEpoch)
+	if v.Required && ongoing && v.Guard == 0 && !coordinator && !inSequence(e.LastSeq(), h.BaseSequence) {
+		// A batch of the open transaction that overtook lower sequences
+		// still being verified (pipelined produces, each sent back for
+		// verification before the first was in the log): verified too
+		// rather than refused, as Kafka verifies every batch that arrives
+		// during a verification. The handler sends it again after the
+		// earlier ones (produce_verify_order.go); still out of order
+		// then, it is OUT_OF_ORDER_SEQUENCE_NUMBER below.
+		return nil, nil, true
+	}
+	if v.Required && h.IsTransactional() && !ongoing {
 		if v.Guard == 0 {
 			if coordinator {
 				// Verified before the batch was built, or not at all
@@ -210,7 +224,7 @@ func (p *Producers) CheckVerified(h *record.Header, v TxnVerification) (dup *Bat
 			return nil, kerr.InvalidTxnState, false
 		}
 	}
-	if vs := p.verifying[h.ProducerID]; vs != nil && !coordinator && h.BaseSequence > vs.lowestSeq {
+	if vs := p.verifying[h.ProducerID]; vs != nil && !ongoing && !coordinator && h.BaseSequence > vs.lowestSeq {
 		return nil, kerr.OutOfOrderSequenceNumber, false
 	}
 	if e == nil {
@@ -233,6 +247,16 @@ func (p *Producers) CheckVerified(h *record.Header, v TxnVerification) (dup *Bat
 		return nil, kerr.InvalidTxnState, false
 	}
 	return nil, nil, false
+}
+
+// ongoingAt reports whether e has a transaction ongoing at epoch: Kafka's
+// UnifiedLog.hasOngoingTransaction(producerId, producerEpoch) (3.7+). A
+// batch at another epoch is not part of that transaction and needs its
+// own verification, so a stray epoch cannot join it unverified, raise the
+// producer's epoch and have the coordinator's marker at the transaction's
+// epoch refused (INVALID_PRODUCER_EPOCH), leaving it open for ever. nil-safe.
+func (e *ProducerEntry) ongoingAt(epoch int16) bool {
+	return e != nil && e.TxnFirstOffset >= 0 && e.Epoch == epoch
 }
 
 // CheckMarker decides whether a transaction marker (WriteTxnMarkers) for

@@ -31,8 +31,13 @@ import (
 //     instead of opening a transaction the coordinator no longer knows
 //     (a hanging transaction, holding the last stable offset back).
 //
-// A batch of a transaction already ongoing here passes without any of
-// this.
+// A batch of a transaction already ongoing here at the batch's epoch
+// passes without any of this (Kafka's hasOngoingTransaction(producerId,
+// producerEpoch)); one at another epoch is verified like a first batch,
+// and so is an unguarded one out of sequence (it overtook pipelined
+// batches still being verified; the handler sends it again behind them).
+// The lowest-sequence rule of a verification applies only while the
+// transaction is not yet open here.
 //
 // Coordinator-origin batches (the group coordinator's TxnOffsetCommit
 // records in __consumer_offsets, IsCoordinatorBatch) are verified before
@@ -126,13 +131,13 @@ type TxnVerificationStart struct {
 // StartCoordinatorVerification is Kafka's
 // UnifiedLog.maybeStartTransactionVerification for a coordinator-origin
 // batch (no sequence): guard 0 when producerID has a transaction ongoing
-// here, else a verification started or joined for epoch;
+// here at epoch, else a verification started or joined for epoch;
 // NOT_LEADER_OR_FOLLOWER off the leader.
 func (c *Core) StartCoordinatorVerification(producerID int64, epoch int16) (uint64, *kerr.Error) {
 	if c.rep.Role != RoleLeader {
 		return 0, kerr.NotLeaderForPartition
 	}
-	if e := c.prod.m[producerID]; e != nil && e.TxnFirstOffset >= 0 {
+	if c.prod.m[producerID].ongoingAt(epoch) {
 		return 0, nil
 	}
 	return c.prod.StartVerification(producerID, record.NoSequence, epoch, c.rep.now().UnixMilli()), nil

@@ -142,6 +142,14 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	var order *turn
+	if verify && !txnDenied && !pidMismatch {
+		if pid, ok := transactionalProducer(req); ok {
+			// Taken before any batch goes to a partition, in the
+			// connection's order (produce_verify_order.go).
+			order = b.txnOrder.take(pid)
+		}
+	}
 	for ti, rt := range req.Topics {
 		for pi, rp := range rt.Partitions {
 			sp := &resp.Topics[ti].Partitions[pi]
@@ -174,13 +182,16 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 	}
 	none := req.Acks == 0
 	if len(pending) == 0 {
+		order.done()
 		return wire.Now(wire.Response{Msg: resp, None: none})
 	}
 	return b.later(func() wire.Response { // ends with rc.Ctx, cancelled by the server's Close before the handlers' Close
+		defer order.done()
 		timeout := time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond
 		if unverified := waitProduce(rc, pending, req.Version, timeout); len(unverified) > 0 {
-			b.verifyProduce(rc, req, unverified, timeout)
+			b.verifyProduce(rc, req, unverified, timeout, order)
 		}
+		order.done()
 		return wire.Response{Msg: resp, None: none}
 	})
 }

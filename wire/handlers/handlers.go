@@ -58,6 +58,9 @@ type Broker struct {
 
 	// tasks owns the goroutines answering requests Later (tasks.go).
 	tasks tasks
+	// txnOrder orders the verified resends of a producer's pipelined
+	// transactional produces (produce_verify_order.go).
+	txnOrder verifyOrder
 }
 
 // Handle implements wire.Dispatcher.

@@ -31,14 +31,24 @@ const verifyTimeout = 30 * time.Second
 // request, so of one producer: oneTransactionalProducer) and appends the
 // verified ones, setting every partition's response. timeout is the
 // request's, applied again to the appends, as Kafka's delayed produce
-// starts after the verification.
-func (b *Broker) verifyProduce(rc *wire.RequestContext, req *kmsg.ProduceRequest, unverified []pendingProduce, timeout time.Duration) {
+// starts after the verification. order is the request's place in its
+// producer's queue (nil = none): the verified batches go back to the
+// partitions only after the earlier produces of the producer sent theirs,
+// and order is done once they are sent (produce_verify_order.go).
+func (b *Broker) verifyProduce(rc *wire.RequestContext, req *kmsg.ProduceRequest, unverified []pendingProduce, timeout time.Duration, order *turn) {
 	h := unverified[0].msg.Header
 	parts := make(map[string][]int32)
 	for _, pp := range unverified {
 		parts[pp.tp.Topic] = append(parts[pp.tp.Topic], pp.tp.Partition)
 	}
 	codes := b.awaitVerification(rc, *req.TransactionID, h.ProducerID, h.ProducerEpoch, parts)
+	if !order.wait(rc, verifyTimeout, b.closing()) {
+		// An earlier produce of the producer still holds its turn (bounded
+		// by its own timeouts, so only when the connection or the broker
+		// goes): retriable, the client sends the batch again.
+		codes = nil
+	}
+	defer order.done()
 	var again []pendingProduce
 	for _, pp := range unverified {
 		code, ok := codes[pp.tp.Topic][pp.tp.Partition]
@@ -62,6 +72,9 @@ func (b *Broker) verifyProduce(rc *wire.RequestContext, req *kmsg.ProduceRequest
 		hd.Produce(msg)
 		again = append(again, pendingProduce{p: pp.p, tp: pp.tp, msg: msg, reply: reply})
 	}
+	// The verified batches are in their partitions' mailboxes, in the
+	// producer's order: the next produce may send its own.
+	order.done()
 	if len(again) == 0 {
 		return
 	}
@@ -116,6 +129,24 @@ func produceVerifyError(code int16, version int16) (*kerr.Error, string) {
 		return kerr.NotEnoughReplicas, "Unable to verify the partition has been added to the transaction. Underlying error: " + ke.Message
 	}
 	return ke, ""
+}
+
+// transactionalProducer is the producer id of req's first transactional
+// batch (a v3+ partition holds one batch; its header is read in place),
+// false when it has none.
+func transactionalProducer(req *kmsg.ProduceRequest) (int64, bool) {
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			r := rp.Records
+			if len(r) < record.OffBaseSequence || r[record.OffMagic] != 2 || r[record.OffAttributes+1]&record.AttrTransactional == 0 {
+				continue
+			}
+			if id := int64(binary.BigEndian.Uint64(r[record.OffProducerID:])); id >= 0 {
+				return id, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // oneTransactionalProducer reports whether the transactional batches of
