@@ -19,7 +19,7 @@
 //   - records.go encodes and decodes the __consumer_offsets records
 //     (OffsetCommitKey/Value, GroupMetadataKey/Value, see kmsg) and load.go
 //     rebuilds groups from a partition's records.
-//   - groupActor (coordinator.go) is one protoactor actor per group, owning
+//   - groupActor (group_actor.go) is one protoactor actor per group, owning
 //     one Group; Coordinator (coordinator.go) is the group-coordinator
 //     router actor that routes requests to group actors (root actors it
 //     spawns and watches, so its restart stops none of them), loads
