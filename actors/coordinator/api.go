@@ -37,32 +37,10 @@ func optString(p *string) string {
 // (transactions) are not served by this coordinator: COORDINATOR_NOT_AVAILABLE
 // for TRANSACTION (1), INVALID_REQUEST otherwise.
 func (c *Coordinator) FindCoordinator(ctx context.Context, req *kmsg.FindCoordinatorRequest, reply func(*kmsg.FindCoordinatorResponse)) {
-	keys := req.CoordinatorKeys
-	if req.Version < 4 {
-		keys = []string{req.CoordinatorKey}
-	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		resp := kmsg.NewPtrFindCoordinatorResponse()
-		resp.Version = req.Version
-		for _, key := range keys {
-			co := kmsg.NewFindCoordinatorResponseCoordinator()
-			co.Key = key
-			co.NodeID, co.Host, co.Port, co.ErrorCode = c.lookup(ctx, req.CoordinatorType, key)
-			if co.ErrorCode != 0 {
-				co.NodeID, co.Host, co.Port = -1, "", -1
-				co.ErrorMessage = strp(kerr.ErrorForCode(co.ErrorCode).Error())
-			}
-			resp.Coordinators = append(resp.Coordinators, co)
-		}
-		if req.Version < 4 && len(resp.Coordinators) == 1 {
-			co := resp.Coordinators[0]
-			resp.ErrorCode, resp.ErrorMessage = co.ErrorCode, co.ErrorMessage
-			resp.NodeID, resp.Host, resp.Port = co.NodeID, co.Host, co.Port
-			resp.Coordinators = nil
-		}
-		reply(resp)
+		reply(FindCoordinatorResponse(req, func(key string) (int32, string, int32, int16) { return c.lookup(ctx, req.CoordinatorType, key) }))
 	}()
 }
 

@@ -17,33 +17,10 @@ import (
 // or the partition has no leader (clients retry). v4+ answers each of the
 // batched keys (KIP-699); v0–v3 the one key at the top level.
 func (c *Coordinator) FindCoordinator(ctx context.Context, req *kmsg.FindCoordinatorRequest, reply func(*kmsg.FindCoordinatorResponse)) {
-	keys := req.CoordinatorKeys
-	if req.Version < 4 {
-		keys = []string{req.CoordinatorKey}
-	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		resp := kmsg.NewPtrFindCoordinatorResponse()
-		resp.Version = req.Version
-		for _, key := range keys {
-			co := kmsg.NewFindCoordinatorResponseCoordinator()
-			co.Key = key
-			co.NodeID, co.Host, co.Port, co.ErrorCode = c.lookup(ctx, key)
-			if co.ErrorCode != 0 {
-				co.NodeID, co.Host, co.Port = -1, "", -1
-				msg := kerr.ErrorForCode(co.ErrorCode).Error()
-				co.ErrorMessage = &msg
-			}
-			resp.Coordinators = append(resp.Coordinators, co)
-		}
-		if req.Version < 4 && len(resp.Coordinators) == 1 {
-			co := resp.Coordinators[0]
-			resp.ErrorCode, resp.ErrorMessage = co.ErrorCode, co.ErrorMessage
-			resp.NodeID, resp.Host, resp.Port = co.NodeID, co.Host, co.Port
-			resp.Coordinators = nil
-		}
-		reply(resp)
+		reply(coordinator.FindCoordinatorResponse(req, func(key string) (int32, string, int32, int16) { return c.lookup(ctx, key) }))
 	}()
 }
 

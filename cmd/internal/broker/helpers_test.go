@@ -5,6 +5,7 @@ import (
 	"net"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
 	"gregor/config"
@@ -27,4 +28,26 @@ func configOnFreePort(t *testing.T, props map[string]string) (*config.Broker, in
 		t.Fatal(err)
 	}
 	return cfg, port
+}
+
+// withBroker starts a broker from cfg, runs fn with a client of it, then
+// closes both (a failed Close fails t). Tests call it several times with
+// one cfg to restart a broker on the same log dirs.
+func withBroker(t *testing.T, cfg *config.Broker, fn func(cl *kgo.Client)) {
+	t.Helper()
+	b, err := Start(cfg, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	}()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addrs()[0].String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	fn(cl)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"go.uber.org/zap"
 )
 
 // TestCommittedOffsetsAfterRestart: the restart path of the construction
@@ -28,21 +27,7 @@ func TestCommittedOffsetsAfterRestart(t *testing.T) {
 	defer cancel()
 	withAdmin := func(fn func(adm *kadm.Client)) {
 		t.Helper()
-		b, err := Start(cfg, zap.NewNop())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			if err := b.Close(); err != nil {
-				t.Errorf("close: %v", err)
-			}
-		}()
-		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addrs()[0].String()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
-		fn(kadm.NewClient(cl))
+		withBroker(t, cfg, func(cl *kgo.Client) { fn(kadm.NewClient(cl)) })
 	}
 	withAdmin(func(adm *kadm.Client) {
 		if _, err := adm.CreateTopic(ctx, 2, 1, nil, "t"); err != nil {

@@ -1,11 +1,7 @@
 package broker
 
 import (
-	"bufio"
 	"context"
-	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -138,7 +134,7 @@ func TestTxnOffsetCommitVerification(t *testing.T) {
 		t.Fatalf("after the refused commit: %v offset %d, want 21 committed", err, off)
 	}
 
-	m := scrapeMetrics(t, "http://"+b.AdminAddr()+"/metrics")
+	m := scrape(t, b)
 	if got := m["kafka_server_addpartitionstotxnmanager_verification_time_seconds_count"]; got != 4 {
 		t.Errorf("verifications timed: %v, want 4", got)
 	}
@@ -148,35 +144,4 @@ func TestTxnOffsetCommitVerification(t *testing.T) {
 	if got := m["kafka_server_addpartitionstotxnmanager_verification_failures_total"]; got != 3 {
 		t.Errorf("verification failures: %v, want 3", got)
 	}
-}
-
-// scrapeMetrics reads a Prometheus text page into name{labels} → value
-// (unlabelled series by their bare name).
-func scrapeMetrics(t *testing.T, url string) map[string]float64 {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-			out[line[:i]] = v
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

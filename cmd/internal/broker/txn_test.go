@@ -340,21 +340,7 @@ func TestTransactionStateSurvivesRestart(t *testing.T) {
 	})
 	run := func(fn func(cl *kgo.Client)) {
 		t.Helper()
-		b, err := Start(cfg, zap.NewNop())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			if err := b.Close(); err != nil {
-				t.Errorf("close: %v", err)
-			}
-		}()
-		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addrs()[0].String()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
-		fn(cl)
+		withBroker(t, cfg, fn)
 	}
 	id := "tx-restart"
 	init := func(cl *kgo.Client) *kmsg.InitProducerIDResponse {
