@@ -37,3 +37,21 @@ func initTxnProducer(tb testing.TB, c *clustertest.Cluster, id string) (pid int6
 	})
 	return pid, epoch, coord
 }
+
+// txnCluster is the two-broker cluster of the KIP-890 verification tests
+// and benchmarks: one unreplicated __transaction_state partition (so its
+// leader is the coordinator of every id), unreplicated __consumer_offsets,
+// plus extra properties.
+func txnCluster(tb testing.TB, extra map[string]string) *clustertest.Cluster {
+	tb.Helper()
+	props := map[string]string{
+		"transaction.state.log.num.partitions":     "1",
+		"transaction.state.log.replication.factor": "1",
+		"transaction.state.log.min.isr":            "1",
+		"offsets.topic.replication.factor":         "1",
+	}
+	for k, v := range extra {
+		props[k] = v
+	}
+	return clustertest.MakeClusterWith(tb, 2, clustertest.Options{Props: props})
+}

@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/actors/coordinator"
-	"gregor/cmd/internal/clustertest"
 )
 
 // BenchmarkTxnOffsetCommitVerification measures the TxnOffsetCommit
@@ -37,14 +36,7 @@ func BenchmarkTxnOffsetCommitVerification(b *testing.B) {
 }
 
 func benchOffsetVerification(b *testing.B, remote bool, verify string) {
-	c := clustertest.MakeClusterWith(b, 2, clustertest.Options{Props: map[string]string{
-		"transaction.state.log.num.partitions":      "1",
-		"transaction.state.log.replication.factor":  "1",
-		"transaction.state.log.min.isr":             "1",
-		"offsets.topic.num.partitions":              "2",
-		"offsets.topic.replication.factor":          "1",
-		"transaction.partition.verification.enable": verify,
-	}})
+	c := txnCluster(b, map[string]string{"offsets.topic.num.partitions": "2", "transaction.partition.verification.enable": verify})
 	const id = "bench-offsets"
 	pid, epoch, coord := initTxnProducer(b, c, id)
 	target := coord

@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"gregor/actors/coordinator"
-	"gregor/cmd/internal/clustertest"
 )
 
 // TestTxnOffsetCommitVerificationAcrossBrokers: KIP-890 verification of
@@ -24,13 +23,7 @@ import (
 // transaction coordinator's broker dead, a commit on the other broker is
 // refused retriably and stages nothing.
 func TestTxnOffsetCommitVerificationAcrossBrokers(t *testing.T) {
-	c := clustertest.MakeClusterWith(t, 2, clustertest.Options{Props: map[string]string{
-		"transaction.state.log.num.partitions":     "1",
-		"transaction.state.log.replication.factor": "1",
-		"transaction.state.log.min.isr":            "1",
-		"offsets.topic.num.partitions":             "2",
-		"offsets.topic.replication.factor":         "1",
-	}})
+	c := txnCluster(t, map[string]string{"offsets.topic.num.partitions": "2"})
 	const id = "tvo-cluster"
 	pid, epoch, coord := initTxnProducer(t, c, id)
 	other := int32(1)

@@ -11,7 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
-	"gregor/cmd/internal/clustertest"
 	"gregor/storage/record"
 )
 
@@ -37,13 +36,7 @@ func BenchmarkTxnVerification(b *testing.B) {
 }
 
 func benchVerification(b *testing.B, remote bool, verify string) {
-	c := clustertest.MakeClusterWith(b, 2, clustertest.Options{Props: map[string]string{
-		"transaction.state.log.num.partitions":      "1",
-		"transaction.state.log.replication.factor":  "1",
-		"transaction.state.log.min.isr":             "1",
-		"offsets.topic.replication.factor":          "1",
-		"transaction.partition.verification.enable": verify,
-	}})
+	c := txnCluster(b, map[string]string{"transaction.partition.verification.enable": verify})
 	const id = "bench"
 	pid, epoch, coord := initTxnProducer(b, c, id)
 	leader := coord

@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
-	"gregor/cmd/internal/clustertest"
 	"gregor/storage/record"
 )
 
@@ -26,12 +25,7 @@ import (
 // partitions and a read_committed consumer reads every record. With the
 // coordinator's broker dead, a first batch is refused NOT_ENOUGH_REPLICAS.
 func TestTxnVerificationAcrossBrokers(t *testing.T) {
-	c := clustertest.MakeClusterWith(t, 2, clustertest.Options{Props: map[string]string{
-		"transaction.state.log.num.partitions":     "1",
-		"transaction.state.log.replication.factor": "1",
-		"transaction.state.log.min.isr":            "1",
-		"offsets.topic.replication.factor":         "1",
-	}})
+	c := txnCluster(t, nil)
 	const id = "tv-cluster"
 	pid, epoch, coord := initTxnProducer(t, c, id)
 	other := int32(1)
