@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/storage"
+	"gregor/wire/security"
 )
 
 // RequestContext describes one request as read off a connection.
@@ -29,6 +30,11 @@ type RequestContext struct {
 	ClientID      string // "" when null
 	Remote        net.Addr
 	Listener      string // listener name, e.g. "PLAINTEXT"
+	// Principal is who the connection authenticated as (TLS client
+	// certificate or SASL); security.Anonymous when it did not.
+	Principal security.Principal
+	// Protocol is the listener's security protocol.
+	Protocol security.Protocol
 	// Raw is the request body (after the header) as received; kmsg
 	// UnsafeReadFrom decodes alias it, so it stays valid until the response
 	// has been written.

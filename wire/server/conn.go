@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"gregor/wire"
+	"gregor/wire/security"
 )
 
 // pending is one request whose response the writer still has to send.
@@ -43,6 +44,11 @@ type conn struct {
 	nc       net.Conn
 	listener string
 	log      *zap.Logger
+	// protocol is the listener's security protocol; principal who the
+	// connection authenticated as (security.Anonymous until it does). Both
+	// are read and written by the reader goroutine only.
+	protocol  security.Protocol
+	principal security.Principal
 
 	ctx    context.Context // cancelled by abort; RequestContext.Ctx
 	cancel context.CancelFunc
@@ -55,11 +61,13 @@ type conn struct {
 
 func newConn(s *Server, nc net.Conn, listener string) *conn {
 	c := &conn{
-		s:        s,
-		nc:       nc,
-		listener: listener,
-		log:      s.log.With(zap.String("listener", listener), zap.Stringer("remote", nc.RemoteAddr())),
-		queue:    make(chan *pending, s.cfg.MaxInFlightPerConn),
+		s:         s,
+		nc:        nc,
+		listener:  listener,
+		protocol:  security.Plaintext,
+		principal: security.Anonymous,
+		log:       s.log.With(zap.String("listener", listener), zap.Stringer("remote", nc.RemoteAddr())),
+		queue:     make(chan *pending, s.cfg.MaxInFlightPerConn),
 	}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	return c
@@ -199,6 +207,8 @@ func (c *conn) handleFrame(frame []byte, handle *[]byte, observe bool) (ok bool)
 		ClientID:      clientID,
 		Remote:        c.nc.RemoteAddr(),
 		Listener:      c.listener,
+		Principal:     c.principal,
+		Protocol:      c.protocol,
 		Raw:           body,
 	}
 	var timing *RequestTiming
