@@ -64,7 +64,7 @@ func newConn(s *Server, nc net.Conn, listener string) *conn {
 		s:         s,
 		nc:        nc,
 		listener:  listener,
-		protocol:  security.Plaintext,
+		protocol:  s.listenerSecurity(listener).Protocol,
 		principal: security.Anonymous,
 		log:       s.log.With(zap.String("listener", listener), zap.Stringer("remote", nc.RemoteAddr())),
 		queue:     make(chan *pending, s.cfg.MaxInFlightPerConn),

@@ -62,6 +62,9 @@ type Config struct {
 	// a connection with nothing read for this long and no request
 	// outstanding is closed. 0 = never.
 	ConnectionsMaxIdle time.Duration
+	// Security is each listener's security by listener name (security.go);
+	// a listener without an entry is PLAINTEXT.
+	Security map[string]ListenerSecurity
 }
 
 // ConfigFromBroker takes the listener and socket settings of a broker config.

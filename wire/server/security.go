@@ -1,0 +1,21 @@
+package server
+
+import "gregor/wire/security"
+
+// ListenerSecurity is how one listener protects its connections
+// (listener.security.protocol.map and the listener's ssl.* / sasl.*
+// settings). Config.Security maps listener names to it; a listener
+// without an entry is PLAINTEXT.
+type ListenerSecurity struct {
+	// Protocol is the listener's security protocol.
+	Protocol security.Protocol
+}
+
+// listenerSecurity returns the security of the named listener (PLAINTEXT
+// when Config.Security has no entry for it).
+func (s *Server) listenerSecurity(name string) ListenerSecurity {
+	if ls, ok := s.cfg.Security[name]; ok {
+		return ls
+	}
+	return ListenerSecurity{Protocol: security.Plaintext}
+}
