@@ -9,6 +9,7 @@ require (
 	github.com/golang/snappy v1.0.0
 	github.com/klauspost/compress v1.20.4
 	github.com/magiconair/properties v1.18.13
+	github.com/pavlo-v-chernykh/keystore-go/v4 v4.5.0
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/prometheus/client_golang v1.25.0
 	github.com/spf13/cobra v1.10.2
@@ -21,6 +22,7 @@ require (
 	go.uber.org/zap v1.28.0
 	go.uber.org/zap/exp v0.3.0
 	golang.org/x/sys v0.50.0
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (
