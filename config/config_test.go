@@ -281,10 +281,6 @@ func TestBadValues(t *testing.T) {
 			t.Errorf("%s=%s: message %q", k, v, err)
 		}
 	}
-	// TLS is not served: a listener on SSL is refused rather than mis-served.
-	if _, err := Parse(map[string]string{"listeners": "SSL://:9093"}, nil); err == nil || !strings.Contains(err.Error(), "PLAINTEXT only") {
-		t.Errorf("SSL listener: %v", err)
-	}
 	if _, err := Parse(map[string]string{"listeners": "PLAINTEXT://:1,PLAINTEXT://:2"}, nil); err == nil {
 		t.Error("duplicate listener names accepted")
 	}

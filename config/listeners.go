@@ -32,7 +32,7 @@ func parseListeners(key, v string) ([]Listener, error) {
 		}
 		name := strings.ToUpper(m[1])
 		if seen[name] {
-			return nil, invalid(key, v, "each listener must have a different name; %s appears twice", name)
+			return nil, invalid(key, v, "Each listener must have a different name, listeners: %s", v)
 		}
 		seen[name] = true
 		out = append(out, Listener{Name: name, Host: strings.Trim(m[2], "[]"), Port: port})
@@ -59,20 +59,16 @@ func parseProtocolMap(key, v string) (map[string]string, error) {
 	return out, nil
 }
 
-// checkPlaintext: Gregor serves the PLAINTEXT security protocol only, so a
-// listener whose protocol is anything else is a configuration error rather
-// than a port that silently speaks the wrong protocol.
-func checkPlaintext(key string, ls []Listener, protocols map[string]string) error {
-	for _, l := range ls {
-		proto, ok := protocols[l.Name]
-		if !ok {
-			return invalid(key, l.String(), "listener name %s is not in listener.security.protocol.map", l.Name)
-		}
-		if proto != "PLAINTEXT" {
-			return invalid(key, l.String(), "security protocol %s is not supported; Gregor serves PLAINTEXT only", proto)
-		}
+// ipFamily is 4 or 6 for an IP address literal, 0 for a host name or "".
+func ipFamily(host string) int {
+	ip := net.ParseIP(host)
+	switch {
+	case ip == nil:
+		return 0
+	case ip.To4() != nil:
+		return 4
 	}
-	return nil
+	return 6
 }
 
 // advertise fills hosts a client cannot connect to ("" and the wildcard

@@ -66,7 +66,7 @@ func Parse(kv map[string]string, log *zap.Logger) (*Broker, error) {
 			}
 			continue
 		}
-		if ignoredKeys[k] {
+		if ignoredKeys[k] || isListenerSSLKey(k) {
 			continue
 		}
 		log.Warn("unknown configuration key, ignored (it is not a Kafka broker config Gregor knows)", zap.String("key", k))
@@ -135,14 +135,6 @@ func resolve(b *Broker) error {
 func has(b *Broker, k string) bool { return b.Raw[k] != "" }
 
 func resolveListeners(b *Broker, raw func(string) (string, bool), num func(string) int64) error {
-	protocols := defaultProtocolMap
-	if v, ok := raw("listener.security.protocol.map"); ok {
-		m, err := parseProtocolMap("listener.security.protocol.map", v)
-		if err != nil {
-			return err
-		}
-		protocols = m
-	}
 	// listeners > legacy host.name/port (Kafka before 0.10 and its docs).
 	if v, ok := raw("listeners"); ok {
 		ls, err := parseListeners("listeners", v)
@@ -161,9 +153,6 @@ func resolveListeners(b *Broker, raw func(string) (string, bool), num func(strin
 		}
 		b.Listeners = []Listener{{Name: "PLAINTEXT", Host: host, Port: int(port)}}
 	}
-	if err := checkPlaintext("listeners", b.Listeners, protocols); err != nil {
-		return err
-	}
 
 	// advertised.listeners > advertised.host.name/port > listeners.
 	switch v, ok := raw("advertised.listeners"); {
@@ -177,8 +166,11 @@ func resolveListeners(b *Broker, raw func(string) (string, bool), num func(strin
 			names[l.Name] = true
 		}
 		for _, l := range ls {
+			if l.Host == "0.0.0.0" {
+				return invalid("advertised.listeners", v, "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address.")
+			}
 			if !names[l.Name] {
-				return invalid("advertised.listeners", v, "listener name %s is not one of listeners", l.Name)
+				return invalid("advertised.listeners", v, "advertised.listeners listener names must be equal to or a subset of the ones defined in listeners. Found %s. The valid options based on the current configuration are %s", listenerNames(ls), listenerNames(b.Listeners))
 			}
 		}
 		b.AdvertisedListeners = advertise(ls)
@@ -198,5 +190,5 @@ func resolveListeners(b *Broker, raw func(string) (string, bool), num func(strin
 	default:
 		b.AdvertisedListeners = advertise(b.Listeners)
 	}
-	return checkPlaintext("advertised.listeners", b.AdvertisedListeners, protocols)
+	return resolveSecurity(b, raw) // security.go
 }
