@@ -24,13 +24,13 @@ type Listener struct {
 
 // Broker is the broker configuration. Every field names its Kafka key.
 type Broker struct {
-	BrokerID                   int32         // broker.id, default 0 (Gregor has no automatic id generation)
-	Listeners                  []Listener    // listeners, default PLAINTEXT://:9092 (or legacy host.name/port)
-	AdvertisedListeners        []Listener    // advertised.listeners, default = listeners (empty host → hostname)
+	BrokerID            int32      // broker.id, default 0 (Gregor has no automatic id generation)
+	Listeners           []Listener // listeners, default PLAINTEXT://:9092 (or legacy host.name/port)
+	AdvertisedListeners []Listener // advertised.listeners, default = listeners (empty host → hostname)
 	// Security: listener.security.protocol.map, inter.broker.listener.name /
 	// security.inter.broker.protocol, control.plane.listener.name,
 	// ssl.principal.mapping.rules as resolved (security.go).
-	Security Security
+	Security                   Security
 	LogDirs                    []string      // log.dirs (or log.dir), default /tmp/kafka-logs
 	ZookeeperConnect           string        // zookeeper.connect; "" = embedded metadata (single node)
 	ZookeeperSessionTimeout    time.Duration // zookeeper.session.timeout.ms, default 18000

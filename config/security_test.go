@@ -72,12 +72,12 @@ func TestListenerValidation(t *testing.T) {
 // inter-broker and control-plane listeners, and per-listener ssl.* keys.
 func TestListenerSecurity(t *testing.T) {
 	b, err := Parse(map[string]string{
-		"listeners":                      "EXTERNAL://127.0.0.1:9092,INTERNAL://127.0.0.1:9093,CONTROL://127.0.0.1:9094,SASL_SSL://127.0.0.1:9095",
-		"listener.security.protocol.map": "EXTERNAL:PLAINTEXT, internal:SSL,CONTROL:SSL,SASL_SSL:SASL_SSL",
-		"inter.broker.listener.name":     "internal",
-		"control.plane.listener.name":    "CONTROL",
-		"ssl.keystore.location":          "/all.p12",
-		"ssl.client.auth":                "requested",
+		"listeners":                                    "EXTERNAL://127.0.0.1:9092,INTERNAL://127.0.0.1:9093,CONTROL://127.0.0.1:9094,SASL_SSL://127.0.0.1:9095",
+		"listener.security.protocol.map":               "EXTERNAL:PLAINTEXT, internal:SSL,CONTROL:SSL,SASL_SSL:SASL_SSL",
+		"inter.broker.listener.name":                   "internal",
+		"control.plane.listener.name":                  "CONTROL",
+		"ssl.keystore.location":                        "/all.p12",
+		"ssl.client.auth":                              "requested",
 		"listener.name.internal.ssl.keystore.location": "/internal.jks",
 		"listener.name.internal.ssl.client.auth":       "required",
 		"ssl.principal.mapping.rules":                  "RULE:^CN=([^,]*).*$/$1/L,DEFAULT",
@@ -116,9 +116,9 @@ func TestListenerSecurity(t *testing.T) {
 
 func TestInterBrokerSASL(t *testing.T) {
 	b, err := Parse(map[string]string{
-		"listeners":                            "SASL_SSL://:9093",
-		"security.inter.broker.protocol":       "SASL_SSL",
-		"sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256",
+		"listeners":                                             "SASL_SSL://:9093",
+		"security.inter.broker.protocol":                        "SASL_SSL",
+		"sasl.mechanism.inter.broker.protocol":                  "SCRAM-SHA-256",
 		"listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="a \"secret\"";`,
 	}, nil)
 	if err != nil {
