@@ -229,7 +229,7 @@ func (c *Controller) leaderAndIsrRequest(states []partition.LeaderAndIsr) *kmsg.
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
 		if info, ok := c.liveInfo[id]; ok {
-			if host, port, ok := interBrokerEndpoint(info, c.cfg.Raw["inter.broker.listener.name"]); ok {
+			if host, port, ok := interBrokerEndpoint(info, c.cfg.Security.InterBrokerListener); ok {
 				ll := kmsg.NewLeaderAndISRRequestLiveLeader()
 				ll.BrokerID, ll.Host, ll.Port = id, host, port
 				req.LiveLeaders = append(req.LiveLeaders, ll)

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"gregor/actors"
+	"gregor/wire/security/clientsec"
 )
 
 // Peers carries the controller's requests (LeaderAndIsr, UpdateMetadata,
@@ -56,7 +57,15 @@ type ChannelManager struct {
 	channels map[int32]*channel
 	stopping sync.WaitGroup // channels removed, still stopping (Close waits for them)
 	sends    sync.WaitGroup // send goroutines of every channel (Close waits for them)
+	// security is the control-plane (else inter-broker) listener's
+	// security; set before the first AddBroker, read-only after.
+	security clientsec.Client
 }
+
+// SetSecurity sets the security the channels connect with: that of the
+// listener AddBroker's addresses belong to (control.plane.listener.name,
+// else inter.broker.listener.name). Call it before the first AddBroker.
+func (m *ChannelManager) SetSecurity(sec clientsec.Client) { m.security = sec }
 
 type channel struct {
 	pid    *actor.PID
@@ -71,7 +80,8 @@ type channel struct {
 var channelSupervision = &actors.BackoffStrategy{Initial: 100 * time.Millisecond, Max: 5 * time.Second, MaxRetries: actors.NeverGiveUp, Window: time.Minute}
 
 // NewChannelManager makes a channel manager spawning its actors in system.
-// selfID names the client ("gregor-controller-<id>").
+// selfID names the client ("gregor-controller-<id>"). Its connections are
+// PLAINTEXT unless SetSecurity says otherwise.
 func NewChannelManager(system *actor.ActorSystem, selfID int32, log *zap.Logger) *ChannelManager {
 	if log == nil {
 		log = zap.NewNop()
@@ -239,8 +249,9 @@ func (a *channelActor) sendNext(c actor.Context) {
 // (kgo dials lazily, so this does not wait on the network).
 func (a *channelActor) client() (*kgo.Client, error) {
 	if a.cl == nil {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(a.addr), kgo.ClientID(fmt.Sprintf("gregor-controller-%d", a.mgr.selfID)),
-			kgo.DialTimeout(5*time.Second))
+		opts := append([]kgo.Opt{kgo.SeedBrokers(a.addr), kgo.ClientID(fmt.Sprintf("gregor-controller-%d", a.mgr.selfID)),
+			kgo.DialTimeout(5 * time.Second)}, a.mgr.security.Opts()...)
+		cl, err := kgo.NewClient(opts...)
 		if err != nil {
 			return nil, err
 		}

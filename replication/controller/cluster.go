@@ -325,7 +325,7 @@ func (c *Controller) readBrokersDiff() (added, removed []int32, err error) {
 	for _, id := range added {
 		delete(c.shuttingDown, id)
 		if id != c.cfg.BrokerID {
-			if addr, ok := c.interBrokerAddr(now[id]); ok {
+			if addr, ok := c.controlPlaneAddr(now[id]); ok {
 				c.peers.AddBroker(id, addr)
 			}
 		}
@@ -371,10 +371,15 @@ func (c *Controller) readBrokers() error {
 	return err
 }
 
-// interBrokerAddr is the "host:port" of a broker's inter-broker listener
-// (inter.broker.listener.name, else its first endpoint).
-func (c *Controller) interBrokerAddr(info zkmeta.BrokerInfo) (string, bool) {
-	host, port, ok := interBrokerEndpoint(info, c.cfg.Raw["inter.broker.listener.name"])
+// controlPlaneAddr is the "host:port" the controller channel connects to:
+// a broker's control.plane.listener.name endpoint (KIP-291), else its
+// inter-broker listener's, else its first endpoint.
+func (c *Controller) controlPlaneAddr(info zkmeta.BrokerInfo) (string, bool) {
+	listener := c.cfg.Security.ControlPlaneListener
+	if listener == "" {
+		listener = c.cfg.Security.InterBrokerListener
+	}
+	host, port, ok := interBrokerEndpoint(info, listener)
 	if !ok {
 		return "", false
 	}

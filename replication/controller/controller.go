@@ -71,6 +71,7 @@ import (
 	"gregor/replication/zkclient"
 	"gregor/replication/zkmeta"
 	"gregor/storage"
+	"gregor/wire/security/clientsec"
 )
 
 // ReplicaManager is what the controller needs from the broker's replica
@@ -96,7 +97,10 @@ type Controller struct {
 	log   *zap.Logger
 	now   func() time.Time
 	peers Peers
-	sys   *actor.ActorSystem // for actors.Emit (election counters); may be nil
+	// security: the inter-broker listener's (Options.Security);
+	// controlPlane that of the controller channel (Options.ControlPlaneSecurity).
+	security, controlPlane clientsec.Client
+	sys                    *actor.ActorSystem // for actors.Emit (election counters); may be nil
 
 	cache *metadata.Cache // this broker's metadata cache (Options.Cache)
 
@@ -202,6 +206,13 @@ type Options struct {
 	// that what reads it (the replica fetchers' Endpoints) can exist
 	// before the controller. nil = one of the controller's own.
 	Cache *metadata.Cache
+	// Security is the inter-broker listener's client security
+	// (inter.broker.listener.name): the controlled-shutdown request to the
+	// controller goes through it. Zero = PLAINTEXT.
+	Security clientsec.Client
+	// ControlPlaneSecurity is the security of the controller channel's
+	// connections when control.plane.listener.name is set (nil = Security).
+	ControlPlaneSecurity *clientsec.Client
 }
 
 // New builds a controller over store for the broker configured by cfg
@@ -214,6 +225,10 @@ func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Opti
 		topics: map[string]*topicState{}, liveInfo: map[int32]zkmeta.BrokerInfo{}, shuttingDown: map[int32]bool{},
 		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), local: newLocalQueue(), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval}
 	c.meta = eventStore{c: c, s: store}
+	c.security, c.controlPlane = opts.Security, opts.Security
+	if opts.ControlPlaneSecurity != nil {
+		c.controlPlane = *opts.ControlPlaneSecurity
+	}
 	if c.log == nil {
 		c.log = zap.NewNop()
 	}
@@ -225,7 +240,9 @@ func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Opti
 	}
 	if c.peers == nil {
 		if opts.System != nil {
-			c.peers = NewChannelManager(opts.System, cfg.BrokerID, c.log.Named("channel"))
+			cm := NewChannelManager(opts.System, cfg.BrokerID, c.log.Named("channel"))
+			cm.SetSecurity(c.controlPlane)
+			c.peers = cm
 		} else {
 			c.peers = noPeers{}
 		}
@@ -457,7 +474,7 @@ func endpoints(cfg *config.Broker) []zkmeta.Endpoint {
 	if len(ls) == 0 {
 		ls = cfg.Listeners
 	}
-	protoMap := parseProtocolMap(cfg.Raw["listener.security.protocol.map"])
+	protoMap := protocolNames(cfg)
 	var out []zkmeta.Endpoint
 	for _, l := range ls {
 		host := l.Host
@@ -476,12 +493,11 @@ func endpoints(cfg *config.Broker) []zkmeta.Endpoint {
 	return out
 }
 
-func parseProtocolMap(v string) map[string]string {
-	m := map[string]string{}
-	for _, kv := range strings.Split(v, ",") {
-		if k, p, ok := strings.Cut(strings.TrimSpace(kv), ":"); ok {
-			m[strings.TrimSpace(k)] = strings.TrimSpace(p)
-		}
+// protocolNames is listener.security.protocol.map as names.
+func protocolNames(cfg *config.Broker) map[string]string {
+	m := make(map[string]string, len(cfg.Security.Protocols))
+	for name, p := range cfg.Security.Protocols {
+		m[name] = string(p)
 	}
 	return m
 }
@@ -860,7 +876,7 @@ func (c *Controller) publish() {
 
 // sendUpdateMetadata sends snapshot s to broker id.
 func (c *Controller) sendUpdateMetadata(id int32, s *metadata.Snapshot) {
-	req := metadata.ToUpdateMetadata(s, c.cfg.BrokerID, c.epoch, parseProtocolMap(c.cfg.Raw["listener.security.protocol.map"]))
+	req := metadata.ToUpdateMetadata(s, c.cfg.BrokerID, c.epoch, protocolNames(c.cfg))
 	c.peers.Send(id, req, c.logFailure(id, "UpdateMetadata"))
 }
 

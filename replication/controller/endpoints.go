@@ -13,18 +13,19 @@ import (
 // fetchers, which the replica manager builds, do not need the controller,
 // which needs the replica manager. Safe for concurrent use.
 type Endpoints struct {
-	listener string // inter.broker.listener.name; "" = the first endpoint
+	listener string // config.Security.InterBrokerListener; "" = the first endpoint
 	cache    *metadata.Cache
 	zk       *zkclient.Client
 }
 
 var _ partition.EndpointLookup = Endpoints{}
 
-// NewEndpoints reads cfg's inter.broker.listener.name, the cache (the one
+// NewEndpoints reads cfg's inter-broker listener (inter.broker.listener.name,
+// or the one named by security.inter.broker.protocol), the cache (the one
 // given to the controller as Options.Cache) and, for brokers the cache
 // does not know yet, their /brokers/ids/<id> registration through zk.
 func NewEndpoints(cfg *config.Broker, cache *metadata.Cache, zk *zkclient.Client) Endpoints {
-	return Endpoints{listener: cfg.Raw["inter.broker.listener.name"], cache: cache, zk: zk}
+	return Endpoints{listener: cfg.Security.InterBrokerListener, cache: cache, zk: zk}
 }
 
 // BrokerEndpoint implements partition.EndpointLookup: the inter-broker

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/wire/security/clientsec"
 )
 
 // fetchVersion is the Fetch version a follower sends: the newest this
@@ -46,17 +48,19 @@ const fetchTimeoutOverhead = 10 * time.Second
 // flight; the fetcher actor creates, detaches and closes it between
 // requests (there is at most one in flight, see kick).
 type fetchConn struct {
-	addr   string
-	format *kmsg.RequestFormatter
-	conn   net.Conn
-	br     *bufio.Reader
-	wbuf   []byte
-	buf    []byte
-	corr   int32
+	addr     string
+	clientID string
+	security clientsec.Client // the inter-broker listener's (Config.Security)
+	format   *kmsg.RequestFormatter
+	conn     net.Conn
+	br       *bufio.Reader
+	wbuf     []byte
+	buf      []byte
+	corr     int32
 }
 
-func newFetchConn(addr, clientID string) *fetchConn {
-	return &fetchConn{addr: addr, format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}
+func newFetchConn(addr, clientID string, sec clientsec.Client) *fetchConn {
+	return &fetchConn{addr: addr, clientID: clientID, security: sec, format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}
 }
 
 // detach gives the current response buffer up to whoever may still read
@@ -89,8 +93,9 @@ func (fc *fetchConn) fetch(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.F
 
 func (fc *fetchConn) roundTrip(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
 	if fc.conn == nil {
-		d := net.Dialer{Timeout: 5 * time.Second}
-		c, err := d.DialContext(ctx, "tcp", fc.addr)
+		// TLS and SASL, when the inter-broker listener has them, are done
+		// before the first fetch (bounded by clientsec's handshake timeout).
+		c, err := fc.security.Dial(ctx, fc.addr, fc.clientID, 5*time.Second)
 		if err != nil {
 			return nil, err
 		}

@@ -228,11 +228,11 @@ func (f *fetcherActor) conn() (*kgo.Client, error) {
 	}
 	f.closeConns()
 	id := fmt.Sprintf("broker-%d-fetcher-%d", f.cfg.BrokerID, f.key.index)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID(id), kgo.DialTimeout(5*time.Second))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(id), kgo.DialTimeout(5 * time.Second)}, f.cfg.Security.Opts()...)...)
 	if err != nil {
 		return nil, err
 	}
-	f.client, f.fc, f.addr = cl, newFetchConn(addr, id), addr
+	f.client, f.fc, f.addr = cl, newFetchConn(addr, id, f.cfg.Security), addr
 	return cl, nil
 }
 

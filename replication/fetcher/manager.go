@@ -41,6 +41,7 @@ import (
 
 	"gregor/actors"
 	"gregor/partition"
+	"gregor/wire/security/clientsec"
 )
 
 // ManagerName is the fetcher manager actor's name; its fetchers are named
@@ -71,6 +72,9 @@ type Config struct {
 	PartitionMaxBytes int32
 	// Backoff: replica.fetch.backoff.ms (default 1s), after an error.
 	Backoff time.Duration
+	// Security is the inter-broker listener's client security (TLS, SASL)
+	// for both the kgo client and the raw fetch connection. Zero = PLAINTEXT.
+	Security clientsec.Client
 }
 
 func (c *Config) defaults() {

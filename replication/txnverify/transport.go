@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/wire/security/clientsec"
 )
 
 // KgoTransport sends over the inter-broker listener with one franz-go
@@ -21,6 +23,9 @@ type KgoTransport struct {
 	// Endpoint is the broker's inter-broker address (host:port).
 	Endpoint func(broker int32) (addr string, ok bool)
 	ClientID string
+	// Security is the inter-broker listener's client security (TLS,
+	// SASL); set it before the first Send. Zero = PLAINTEXT.
+	Security clientsec.Client
 
 	mu      sync.Mutex
 	closed  bool
@@ -100,7 +105,7 @@ func (t *KgoTransport) client(broker int32, addr string) (*kgoClient, error) {
 		c.cl.Close()
 		delete(t.clients, broker)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID(t.ClientID), kgo.DialTimeout(5*time.Second))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(t.ClientID), kgo.DialTimeout(5 * time.Second)}, t.Security.Opts()...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,7 @@ type conn struct {
 func newConn(s *Server, nc net.Conn, listener string) *conn {
 	c := &conn{
 		s:         s,
-		nc:        nc,
+		nc:        wrapTLS(nc, s.listenerSecurity(listener)), // tls.go
 		listener:  listener,
 		protocol:  s.listenerSecurity(listener).Protocol,
 		principal: security.Anonymous,
@@ -78,7 +78,7 @@ func newConn(s *Server, nc net.Conn, listener string) *conn {
 func (c *conn) abort() {
 	c.abortOnce.Do(func() {
 		c.cancel()
-		c.nc.Close()
+		closeRaw(c.nc) // tls.go
 	})
 }
 
@@ -93,6 +93,10 @@ func (c *conn) closeWithReason(msg string, fields ...zap.Field) {
 func (c *conn) readLoop() {
 	defer c.s.wg.Done()
 	defer close(c.queue)
+	if !c.handshake() { // TLS listeners (tls.go)
+		c.abort()
+		return
+	}
 	br := bufio.NewReaderSize(c.nc, 16<<10)
 	var sizeBuf [4]byte
 	idle := c.s.cfg.ConnectionsMaxIdle
@@ -117,6 +121,9 @@ func (c *conn) readLoop() {
 		}
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
 		if size < 0 || size > c.s.cfg.SocketRequestMaxBytes {
+			if c.plaintextGotTLS(sizeBuf) { // tls.go
+				return
+			}
 			c.closeWithReason(fmt.Sprintf("request size %d outside [0, socket.request.max.bytes=%d]", size, c.s.cfg.SocketRequestMaxBytes))
 			return
 		}

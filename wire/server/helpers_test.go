@@ -75,6 +75,8 @@ func (d *fakeDispatcher) Handle(rc *wire.RequestContext, req kmsg.Request) wire.
 		b.NodeID, b.Host, b.Port = 1, d.host, d.port
 		resp.Brokers = append(resp.Brokers, b)
 		resp.ControllerID = 1
+		who := rc.Principal.String() + " " + string(rc.Protocol) // what the TLS tests check
+		resp.ClusterID = &who
 		for _, rt := range r.Topics {
 			t := kmsg.NewMetadataResponseTopic()
 			t.Topic = rt.Topic

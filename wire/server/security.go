@@ -1,6 +1,11 @@
 package server
 
-import "gregor/wire/security"
+import (
+	"crypto/tls"
+
+	"gregor/wire/security"
+	"gregor/wire/security/sslprincipal"
+)
 
 // ListenerSecurity is how one listener protects its connections
 // (listener.security.protocol.map and the listener's ssl.* / sasl.*
@@ -9,6 +14,14 @@ import "gregor/wire/security"
 type ListenerSecurity struct {
 	// Protocol is the listener's security protocol.
 	Protocol security.Protocol
+	// TLS is the server configuration of an SSL or SASL_SSL listener
+	// (tlsconf.Settings.Server: keystore, ssl.client.auth, versions,
+	// suites); required for those protocols, unused for the others.
+	TLS *tls.Config
+	// PrincipalMapper maps an SSL client certificate's distinguished name
+	// to the principal name (ssl.principal.mapping.rules); nil = DEFAULT
+	// (the DN itself).
+	PrincipalMapper *sslprincipal.Mapper
 }
 
 // listenerSecurity returns the security of the named listener (PLAINTEXT

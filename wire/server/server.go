@@ -63,8 +63,10 @@ type Config struct {
 	// outstanding is closed. 0 = never.
 	ConnectionsMaxIdle time.Duration
 	// Security is each listener's security by listener name (security.go);
-	// a listener without an entry is PLAINTEXT.
+	// a listener without an entry is PLAINTEXT. SecurityFromBroker builds it.
 	Security map[string]ListenerSecurity
+	// HandshakeTimeout bounds a TLS handshake (tls.go). 0 = 10 s.
+	HandshakeTimeout time.Duration
 }
 
 // ConfigFromBroker takes the listener and socket settings of a broker config.
@@ -87,6 +89,10 @@ type Stats struct {
 	Requests            atomic.Int64 // requests read (whole frames)
 	BytesIn             atomic.Int64 // bytes read, size prefixes included
 	BytesOut            atomic.Int64 // bytes written, size prefixes included
+	// TLSHandshakeFailures counts TLS listener connections closed because
+	// their handshake failed (a plaintext client, an untrusted or missing
+	// client certificate, a stalled client).
+	TLSHandshakeFailures atomic.Int64
 }
 
 // Server is a Kafka protocol server. Create it with New, then Start; Close

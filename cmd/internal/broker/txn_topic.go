@@ -19,6 +19,7 @@ import (
 	"gregor/replication/metadata"
 	"gregor/replication/txnverify"
 	"gregor/replication/zkclient"
+	"gregor/wire/security/clientsec"
 )
 
 // newTxnTopic is __transaction_state as Kafka creates it
@@ -81,6 +82,8 @@ type markerSender struct {
 	mu      sync.Mutex
 	closed  bool
 	clients map[int32]*markerClient
+	// security is the inter-broker listener's client security.
+	security clientsec.Client
 }
 
 type markerClient struct {
@@ -90,8 +93,8 @@ type markerClient struct {
 
 var _ txncoordinator.MarkerSender = (*markerSender)(nil)
 
-func newMarkerSender(cfg *config.Broker, cache *metadata.Cache, zk *zkclient.Client, log *zap.Logger) *markerSender {
-	return &markerSender{self: cfg.BrokerID, cache: cache, endpoints: controller.NewEndpoints(cfg, cache, zk), log: log, clients: map[int32]*markerClient{}}
+func newMarkerSender(cfg *config.Broker, cache *metadata.Cache, zk *zkclient.Client, sec clientsec.Client, log *zap.Logger) *markerSender {
+	return &markerSender{self: cfg.BrokerID, cache: cache, endpoints: controller.NewEndpoints(cfg, cache, zk), security: sec, log: log, clients: map[int32]*markerClient{}}
 }
 
 // Leader is tp's leader in the metadata cache.
@@ -145,7 +148,8 @@ func (s *markerSender) client(broker int32, addr string) (*kgo.Client, error) {
 		c.cl.Close()
 		delete(s.clients, broker)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID(fmt.Sprintf("gregor-txn-markers-%d", s.self)), kgo.DialTimeout(5*time.Second))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(fmt.Sprintf("gregor-txn-markers-%d", s.self)), kgo.DialTimeout(5 * time.Second)},
+		s.security.Opts()...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -169,8 +173,13 @@ func (s *markerSender) Close() {
 // coordinated here is asked of txns in-process, any other of the leader
 // of its __transaction_state partition in the metadata cache over the
 // inter-broker listener.
-func newTxnVerifier(cfg *config.Broker, cache *metadata.Cache, zk *zkclient.Client, txns *txncoordinator.Coordinator, log *zap.Logger) *txnverify.Manager {
+func newTxnVerifier(cfg *config.Broker, cache *metadata.Cache, zk *zkclient.Client, txns *txncoordinator.Coordinator, sec clientsec.Client, log *zap.Logger) *txnverify.Manager {
 	endpoints := controller.NewEndpoints(cfg, cache, zk)
+	transport := txnverify.NewKgoTransport(func(broker int32) (string, bool) {
+		host, port, ok := endpoints.BrokerEndpoint(broker)
+		return net.JoinHostPort(host, strconv.Itoa(int(port))), ok
+	}, fmt.Sprintf("gregor-txn-verify-%d", cfg.BrokerID))
+	transport.Security = sec
 	return txnverify.New(txnverify.Config{
 		BrokerID: cfg.BrokerID,
 		Local:    txns,
@@ -187,10 +196,7 @@ func newTxnVerifier(cfg *config.Broker, cache *metadata.Cache, zk *zkclient.Clie
 			}
 			return pt.Leader, true
 		},
-		Transport: txnverify.NewKgoTransport(func(broker int32) (string, bool) {
-			host, port, ok := endpoints.BrokerEndpoint(broker)
-			return net.JoinHostPort(host, strconv.Itoa(int(port))), ok
-		}, fmt.Sprintf("gregor-txn-verify-%d", cfg.BrokerID)),
-		Log: log,
+		Transport: transport,
+		Log:       log,
 	})
 }
