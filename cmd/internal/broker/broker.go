@@ -70,6 +70,15 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		}
 	}()
 	began := time.Now()
+	// Security first: a bad keystore fails the start before anything is opened.
+	peers, err := newPeerSecurity(cfg) // security.go
+	if err != nil {
+		return nil, err
+	}
+	listenerSec, err := server.SecurityFromBroker(cfg)
+	if err != nil {
+		return nil, err
+	}
 	b.logs, err = storage.NewLogManager(storage.LogManagerConfig{
 		Dirs:                  cfg.LogDirs,
 		Defaults:              cfg.LogConfig(),
@@ -136,7 +145,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	// changes it hears of (txn_topic.go); its topic store is completed
 	// with the group one's below.
 	txnTopic := newTxnTopic(cfg)
-	markers := newMarkerSender(cfg, cache, b.zk, log.Named("txn-markers"))
+	markers := newMarkerSender(cfg, cache, b.zk, peers.inter, log.Named("txn-markers"))
 	b.closers = append(b.closers, func() error { markers.Close(); return nil })
 	b.txns, err = txncoordinator.New(b.system, txncoordinator.OptionsFromBroker(cfg, txnTopic, markers, producerIDs{pids}, log.Named("txns")))
 	if err != nil {
@@ -165,6 +174,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 			}
 			fc := fetcher.ConfigFromBroker(cfg)
 			fc.System, fc.Replicas, fc.Endpoints, fc.Logger = b.system, r, controller.NewEndpoints(cfg, cache, b.zk), log.Named("fetcher")
+			fc.Security = peers.inter
 			var err error
 			if fm, err = fetcher.Start(fc); err != nil {
 				return nil, err
@@ -190,7 +200,8 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		b.closers = append(b.closers, func() error { fm.Close(); return nil })
 	}
 
-	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk, Cache: cache})
+	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk, Cache: cache,
+		Security: peers.inter, ControlPlaneSecurity: peers.control})
 	topic.topics = b.ctrl
 	txnTopic.topics = b.ctrl
 	// Deleted topics' offsets leave the groups coordinated here.
@@ -209,7 +220,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	// reverse), whose produces may be waiting for it.
 	var verifier handlers.TxnVerifier
 	if cfg.TransactionPartitionVerificationEnable {
-		v := newTxnVerifier(cfg, cache, b.zk, b.txns, log.Named("txn-verify"))
+		v := newTxnVerifier(cfg, cache, b.zk, b.txns, peers.inter, log.Named("txn-verify"))
 		b.closers = append(b.closers, func() error { v.Close(); return nil })
 		verifier = v
 	}
@@ -222,7 +233,9 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	if err != nil {
 		return nil, err
 	}
-	b.server = server.New(server.ConfigFromBroker(cfg), d, log.Named("server"))
+	sc := server.ConfigFromBroker(cfg)
+	sc.Security = listenerSec
+	b.server = server.New(sc, d, log.Named("server"))
 	b.attachAdmin(b.server)
 	closeServer := sync.OnceValue(b.server.Close)
 	b.closers = append(b.closers, closeServer)
