@@ -46,7 +46,8 @@ func FreePort(t testing.TB) int {
 }
 
 // StartBroker writes a server.properties (single node, embedded metadata,
-// data in a temp dir) overlaid with props, starts `gregor server`, waits until
+// data in a temp dir) overlaid with props (a listeners value is appended to
+// the harness's own PLAINTEXT listener), starts `gregor server`, waits until
 // it answers, and registers a cleanup that stops it.
 func StartBroker(t testing.TB, props map[string]string) *Broker {
 	t.Helper()
@@ -65,7 +66,12 @@ func StartBroker(t testing.TB, props map[string]string) *Broker {
 	for k, v := range props {
 		b.Props[k] = v
 	}
+	// The harness's PLAINTEXT listener (Port, which readiness and Client
+	// use) comes first; props' listeners, if any, are added after it.
 	b.Props["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", b.Port)
+	if extra := props["listeners"]; extra != "" {
+		b.Props["listeners"] += "," + extra
+	}
 	b.Start()
 	t.Cleanup(func() { b.Stop() })
 	return b

@@ -34,7 +34,7 @@ func handleFindCoordinator(b *Broker, rc *wire.RequestContext, kreq kmsg.Request
 	req := kreq.(*kmsg.FindCoordinatorRequest)
 	if req.CoordinatorType == 1 && b.Txns != nil {
 		reply, fn := groupReply[*kmsg.FindCoordinatorResponse]()
-		b.Txns.FindCoordinator(reqCtx(rc), req, fn)
+		b.Txns.FindCoordinator(reqCtx(rc), req, b.onListener(rc, fn))
 		return reply
 	}
 	if b.Groups == nil {
@@ -48,6 +48,33 @@ func handleFindCoordinator(b *Broker, rc *wire.RequestContext, kreq kmsg.Request
 		return wire.Now(wire.Response{Msg: resp})
 	}
 	reply, fn := groupReply[*kmsg.FindCoordinatorResponse]()
-	b.Groups.FindCoordinator(reqCtx(rc), req, fn)
+	b.Groups.FindCoordinator(reqCtx(rc), req, b.onListener(rc, fn))
 	return reply
+}
+
+// onListener rewrites the coordinators' addresses to their endpoints on
+// the listener the request came in on, as Kafka's getAliveBrokerNode(id,
+// request.context.listenerName): a client on an SSL listener must be sent
+// to the coordinator's SSL port, not its first listener's.
+func (b *Broker) onListener(rc *wire.RequestContext, fn func(*kmsg.FindCoordinatorResponse)) func(*kmsg.FindCoordinatorResponse) {
+	if b.Topics == nil || rc.Listener == "" {
+		return fn
+	}
+	return func(resp *kmsg.FindCoordinatorResponse) {
+		snap := b.Topics.Snapshot()
+		fix := func(id int32, code int16, host *string, port *int32) {
+			if code != 0 || id < 0 {
+				return
+			}
+			if br, ok := snap.Broker(id); ok {
+				*host, *port = br.Endpoint(rc.Listener)
+			}
+		}
+		fix(resp.NodeID, resp.ErrorCode, &resp.Host, &resp.Port)
+		for i := range resp.Coordinators {
+			c := &resp.Coordinators[i]
+			fix(c.NodeID, c.ErrorCode, &c.Host, &c.Port)
+		}
+		fn(resp)
+	}
 }
