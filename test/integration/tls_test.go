@@ -61,7 +61,7 @@ func startTLSBroker(t *testing.T) *tlsBroker {
 	// Inline PEM in a properties file: newlines written as \n escapes.
 	inline := func(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", `\n`) }
 	props := map[string]string{
-		"listeners": fmt.Sprintf("SSL://127.0.0.1:%d,JKS://127.0.0.1:%d,PEM://127.0.0.1:%d", b.ports["SSL"], b.ports["JKS"], b.ports["PEM"]),
+		"listeners":                      fmt.Sprintf("SSL://127.0.0.1:%d,JKS://127.0.0.1:%d,PEM://127.0.0.1:%d", b.ports["SSL"], b.ports["JKS"], b.ports["PEM"]),
 		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,JKS:SSL,PEM:SSL",
 		// Shared by every listener that does not override it.
 		"ssl.enabled.protocols": "TLSv1.2,TLSv1.3",

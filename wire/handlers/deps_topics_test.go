@@ -396,7 +396,8 @@ func TestDescribeConfigsVersions(t *testing.T) {
 		{"log.retention.ms", "<null>", def, kmsg.ConfigTypeLong, nil},
 		{"log.roll.hours", "168", def, kmsg.ConfigTypeInt, []syn{{"log.roll.hours", "168", def}}},
 		{"broker.id", "1", static, kmsg.ConfigTypeInt, []syn{{"broker.id", "1", static}, {"broker.id", "0", def}}},
-		{"ssl.keystore.password", "<null>", static, kmsg.ConfigTypeUnknown, []syn{{"ssl.keystore.password", "<null>", static}}},
+		{"ssl.keystore.password", "<null>", static, kmsg.ConfigTypePassword, // Kafka's type, now that ssl.* is applied
+			[]syn{{"ssl.keystore.password", "<null>", static}}},
 	} {
 		c, ok := bc[w.name]
 		if !ok {
