@@ -40,6 +40,8 @@ type cluster struct {
 	store   metastore.Store // the test's own ZooKeeper session (reads only)
 	proxies map[int32]*zkharness.Proxy
 	admins  map[int32]string // admin listener URL (http://host:port) of each broker startCluster started
+	// clientOpts are added to every client (and admin) the cluster makes.
+	clientOpts []kgo.Opt
 }
 
 // startCluster starts ZooKeeper and n brokers (ids 1..n) under the chroot
@@ -54,6 +56,13 @@ func startCluster(t *testing.T, n int, extra map[string]string, proxied []int32)
 
 // startClusterZK is startCluster with ZooKeeper started with zkOpts.
 func startClusterZK(t *testing.T, zkOpts zkharness.Options, n int, extra map[string]string, proxied []int32) *cluster {
+	t.Helper()
+	return startClusterEach(t, zkOpts, n, extra, proxied, nil)
+}
+
+// startClusterEach is startClusterZK with each(id)'s properties applied
+// to broker id after extra (per-broker listeners, say); each may be nil.
+func startClusterEach(t *testing.T, zkOpts zkharness.Options, n int, extra map[string]string, proxied []int32, each func(id int32) map[string]string) *cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("cluster tests start ZooKeeper and broker processes")
@@ -85,6 +94,11 @@ func startClusterZK(t *testing.T, zkOpts zkharness.Options, n int, extra map[str
 		}
 		for k, v := range extra {
 			props[k] = v
+		}
+		if each != nil {
+			for k, v := range each(id) {
+				props[k] = v
+			}
 		}
 		c.brokers[id] = harness.StartBroker(t, props)
 	}
@@ -127,7 +141,7 @@ func (c *cluster) seeds() []string {
 // client is a franz-go client over every running broker, closed at test end.
 func (c *cluster) client(opts ...kgo.Opt) *kgo.Client {
 	c.t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.seeds()...)}, opts...)...)
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{kgo.SeedBrokers(c.seeds()...)}, c.clientOpts...), opts...)...)
 	if err != nil {
 		c.t.Fatal(err)
 	}
