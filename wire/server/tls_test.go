@@ -191,3 +191,27 @@ func TestTLSFetchCopyPath(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// benchPipelineTLS is benchPipeline over the SSL listener of a TLS server.
+func benchPipelineTLS(b *testing.B, req kmsg.Request) {
+	ca := keystoretest.NewCA(b, "bench-ca")
+	srvCert := ca.Server(b, "broker")
+	st := tlsconf.Settings{}
+	st.KeyStore.Type, st.KeyStore.CertificateChain, st.KeyStore.Key = "PEM", srvCert.CertPEM(), srvCert.KeyPEM()
+	tc, err := st.Server()
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := startServer(b, func(c *Config) {
+		c.Listeners = []config.Listener{{Name: "SSL", Host: "127.0.0.1", Port: 0}}
+		c.Security = map[string]ListenerSecurity{"SSL": {Protocol: security.SSL, TLS: tc}}
+	})
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	c, err := tls.Dial("tcp", e.addr, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	benchConn(b, &rawClient{t: b, c: c, fmtr: kmsg.NewRequestFormatter(kmsg.FormatterClientID("bench"))}, req)
+}
