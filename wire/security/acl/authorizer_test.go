@@ -19,10 +19,10 @@ func TestDecide(t *testing.T) {
 			e("User:alice", "10.0.0.9", OpRead, Deny), // deny beats allow, from that host only
 			e("User:bob", "127.0.0.1", OpWrite, Allow),
 		},
-		lit(ResourceTopic, "*"):         {e("User:*", "*", OpDescribeConfigs, Allow)},
-		pre(ResourceTopic, "logs-"):     {e("User:alice", "*", OpAll, Allow)},
-		pre(ResourceTopic, "logs-priv"): {e("User:*", "*", OpAll, Deny)},
-		lit(ResourceGroup, "g"):         {e("User:alice", "*", OpAlterConfigs, Allow), e("User:bob", "*", OpRead, Allow)},
+		lit(ResourceTopic, "*"):           {e("User:*", "*", OpDescribeConfigs, Allow)},
+		pre(ResourceTopic, "logs-"):       {e("User:alice", "*", OpAll, Allow)},
+		pre(ResourceTopic, "logs-priv"):   {e("User:*", "*", OpAll, Deny)},
+		lit(ResourceGroup, "g"):           {e("User:alice", "*", OpAlterConfigs, Allow), e("User:bob", "*", OpRead, Allow)},
 		lit(ResourceCluster, ClusterName): {e("User:bob", "*", OpAlterConfigs, Allow)},
 	})
 	deny := &Config{}
