@@ -90,7 +90,3 @@ func (b *Broker) authorizedOperations(rc *wire.RequestContext, rt acl.ResourceTy
 	}
 	return b.Authorizer.AuthorizedOperations(requester(rc), rt, name)
 }
-
-// authOpsNotRequested is the authorized-operations value of a response
-// that did not ask for them (Integer.MIN_VALUE).
-const authOpsNotRequested = int32(-2147483648)

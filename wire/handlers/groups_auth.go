@@ -296,3 +296,147 @@ func (b *Broker) authorizeFindCoordinator(rc *wire.RequestContext, req *kmsg.Fin
 	}
 	return &cp, finish, nil
 }
+
+// splitGroups separates the groups rc may do op on from the others,
+// each group asked once (duplicates kept in place in allowed).
+func (b *Broker) splitGroups(rc *wire.RequestContext, op acl.Operation, groups []string) (allowedGroups, denied []string) {
+	may := filterAuthorized(b, rc, op, acl.ResourceGroup, groups, func(g string) string { return g })
+	if may == nil {
+		return groups, nil
+	}
+	for _, g := range groups {
+		if may[g] {
+			allowedGroups = append(allowedGroups, g)
+		} else {
+			denied = append(denied, g)
+		}
+	}
+	return allowedGroups, denied
+}
+
+// authorizeDescribeGroups applies DescribeGroups' checks: Describe on
+// each group, else GROUP_AUTHORIZATION_FAILED for it (listed first, as
+// Kafka does); v3+ include_authorized_operations fills each described
+// group's bitfield.
+func (b *Broker) authorizeDescribeGroups(rc *wire.RequestContext, req *kmsg.DescribeGroupsRequest) (*kmsg.DescribeGroupsRequest, func(*kmsg.DescribeGroupsResponse), *kmsg.DescribeGroupsResponse) {
+	ok, denied := b.splitGroups(rc, acl.OpDescribe, req.Groups)
+	ops := req.Version >= 3 && req.IncludeAuthorizedOperations
+	if len(denied) == 0 && !ops {
+		return req, nil, nil
+	}
+	finish := func(r *kmsg.DescribeGroupsResponse) {
+		if ops {
+			for i := range r.Groups {
+				if r.Groups[i].ErrorCode == 0 {
+					r.Groups[i].AuthorizedOperations = b.authorizedOperations(rc, acl.ResourceGroup, r.Groups[i].Group)
+				}
+			}
+		}
+		if len(denied) > 0 {
+			out := make([]kmsg.DescribeGroupsResponseGroup, 0, len(denied)+len(r.Groups))
+			for _, g := range denied {
+				rg := kmsg.NewDescribeGroupsResponseGroup()
+				rg.Group, rg.ErrorCode = g, groupAuthFailed
+				out = append(out, rg)
+			}
+			r.Groups = append(out, r.Groups...)
+		}
+	}
+	if len(ok) == 0 {
+		resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+		finish(resp)
+		return nil, nil, resp
+	}
+	cp := *req
+	cp.Groups = ok
+	return &cp, finish, nil
+}
+
+// authorizeListGroups applies ListGroups' check: with Describe on the
+// cluster every group is listed, else only the groups rc may Describe
+// (quietly: a filter).
+func (b *Broker) authorizeListGroups(rc *wire.RequestContext) func(*kmsg.ListGroupsResponse) {
+	if b.Authorizer == nil || b.authorizeQuiet(rc, acl.OpDescribe, acl.ResourceCluster, acl.ClusterName) {
+		return nil
+	}
+	return func(r *kmsg.ListGroupsResponse) {
+		kept := r.Groups[:0]
+		for _, g := range r.Groups {
+			if b.authorizeQuiet(rc, acl.OpDescribe, acl.ResourceGroup, g.Group) {
+				kept = append(kept, g)
+			}
+		}
+		r.Groups = kept
+	}
+}
+
+// authorizeDeleteGroups applies DeleteGroups' check: Delete on each
+// group, else GROUP_AUTHORIZATION_FAILED for it.
+func (b *Broker) authorizeDeleteGroups(rc *wire.RequestContext, req *kmsg.DeleteGroupsRequest) (*kmsg.DeleteGroupsRequest, func(*kmsg.DeleteGroupsResponse), *kmsg.DeleteGroupsResponse) {
+	ok, denied := b.splitGroups(rc, acl.OpDelete, req.Groups)
+	if len(denied) == 0 {
+		return req, nil, nil
+	}
+	finish := func(r *kmsg.DeleteGroupsResponse) {
+		for _, g := range denied {
+			rg := kmsg.NewDeleteGroupsResponseGroup()
+			rg.Group, rg.ErrorCode = g, groupAuthFailed
+			r.Groups = append(r.Groups, rg)
+		}
+	}
+	if len(ok) == 0 {
+		resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
+		finish(resp)
+		return nil, nil, resp
+	}
+	cp := *req
+	cp.Groups = ok
+	return &cp, finish, nil
+}
+
+// authorizeOffsetDelete applies OffsetDelete's checks: Delete on the
+// group (else GROUP_AUTHORIZATION_FAILED), Read on each topic (else its
+// partitions TOPIC_AUTHORIZATION_FAILED).
+func (b *Broker) authorizeOffsetDelete(rc *wire.RequestContext, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteRequest, func(*kmsg.OffsetDeleteResponse), *kmsg.OffsetDeleteResponse) {
+	if b.Authorizer == nil {
+		return req, nil, nil
+	}
+	if !b.authorize(rc, acl.OpDelete, acl.ResourceGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+		resp.ErrorCode = groupAuthFailed
+		return nil, nil, resp
+	}
+	readable := filterAuthorized(b, rc, acl.OpRead, acl.ResourceTopic, req.Topics, func(t kmsg.OffsetDeleteRequestTopic) string { return t.Topic })
+	var kept []kmsg.OffsetDeleteRequestTopic
+	var denied []kmsg.OffsetDeleteResponseTopic
+	for _, t := range req.Topics {
+		if readable[t.Topic] {
+			kept = append(kept, t)
+			continue
+		}
+		rt := kmsg.NewOffsetDeleteResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, kerr.TopicAuthorizationFailed.Code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		denied = append(denied, rt)
+	}
+	if len(denied) == 0 {
+		return req, nil, nil
+	}
+	finish := func(r *kmsg.OffsetDeleteResponse) {
+		if r.ErrorCode == 0 {
+			r.Topics = append(r.Topics, denied...)
+		}
+	}
+	if len(kept) == 0 {
+		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+		finish(resp)
+		return nil, nil, resp
+	}
+	cp := *req
+	cp.Topics = kept
+	return &cp, finish, nil
+}
