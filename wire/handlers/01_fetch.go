@@ -80,8 +80,8 @@ import (
 	"gregor/partition"
 	"gregor/storage"
 	"gregor/wire"
-	"gregor/wire/security/acl"
 	"gregor/wire/fetchresp"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(1, 4, 12, handleFetch) }
