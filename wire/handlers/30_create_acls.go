@@ -76,7 +76,9 @@ func handleCreateACLs(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wir
 			if err != nil {
 				r := &resp.Results[idx[j]]
 				r.ErrorCode, r.ErrorMessage = aclWriteError(err)
-				b.Log.Debug("CreateAcls: binding refused", zap.Stringer("resource", valid[j].Pattern), zap.Error(err))
+				if b.Log != nil {
+					b.Log.Debug("CreateAcls: binding refused", zap.Stringer("resource", valid[j].Pattern), zap.Error(err))
+				}
 			}
 		}
 		return resp
