@@ -218,12 +218,23 @@ func (b *Broker) authorizeOffsetFetch(rc *wire.RequestContext, req *kmsg.OffsetF
 		}
 		r.Groups = append(out, r.Groups[j:]...)
 	}
-	if len(cp.Groups) == 0 {
-		resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	return narrowed(req, &cp, len(cp.Groups) == 0, finish)
+}
+
+// narrowed is how the authorize* helpers end when some of a request was
+// refused: the request cut down to its authorized part (cp) and the step
+// that adds the refusals to the coordinator's answer; or, when nothing
+// is left to ask (empty), no request and the answer to send now, made of
+// the refusals alone.
+func narrowed[Q kmsg.Request, R kmsg.Response](req, cp Q, empty bool, finish func(R)) (Q, func(R), R) {
+	var none Q
+	var zero R
+	if empty {
+		resp := req.ResponseKind().(R)
 		finish(resp)
-		return nil, nil, resp
+		return none, nil, resp
 	}
-	return &cp, finish, nil
+	return cp, finish, zero
 }
 
 // then wraps a coordinator callback with a completion step (nil: none).
@@ -289,12 +300,7 @@ func (b *Broker) authorizeFindCoordinator(rc *wire.RequestContext, req *kmsg.Fin
 			}
 		}
 	}
-	if len(cp.CoordinatorKeys) == 0 {
-		resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
-		finish(resp)
-		return nil, nil, resp
-	}
-	return &cp, finish, nil
+	return narrowed(req, &cp, len(cp.CoordinatorKeys) == 0, finish)
 }
 
 // splitGroups separates the groups rc may do op on from the others,
@@ -342,14 +348,9 @@ func (b *Broker) authorizeDescribeGroups(rc *wire.RequestContext, req *kmsg.Desc
 			r.Groups = append(out, r.Groups...)
 		}
 	}
-	if len(ok) == 0 {
-		resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
-		finish(resp)
-		return nil, nil, resp
-	}
 	cp := *req
 	cp.Groups = ok
-	return &cp, finish, nil
+	return narrowed(req, &cp, len(ok) == 0, finish)
 }
 
 // authorizeListGroups applies ListGroups' check: with Describe on the
@@ -384,14 +385,9 @@ func (b *Broker) authorizeDeleteGroups(rc *wire.RequestContext, req *kmsg.Delete
 			r.Groups = append(r.Groups, rg)
 		}
 	}
-	if len(ok) == 0 {
-		resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
-		finish(resp)
-		return nil, nil, resp
-	}
 	cp := *req
 	cp.Groups = ok
-	return &cp, finish, nil
+	return narrowed(req, &cp, len(ok) == 0, finish)
 }
 
 // authorizeOffsetDelete applies OffsetDelete's checks: Delete on the
@@ -431,12 +427,7 @@ func (b *Broker) authorizeOffsetDelete(rc *wire.RequestContext, req *kmsg.Offset
 			r.Topics = append(r.Topics, denied...)
 		}
 	}
-	if len(kept) == 0 {
-		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
-		finish(resp)
-		return nil, nil, resp
-	}
 	cp := *req
 	cp.Topics = kept
-	return &cp, finish, nil
+	return narrowed(req, &cp, len(kept) == 0, finish)
 }

@@ -1,6 +1,7 @@
 package acl
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -83,19 +84,31 @@ func LoadAll(s metastore.Store) (map[ResourcePattern][]Entry, error) {
 			if err != nil {
 				return nil, err
 			}
-			for _, n := range names {
-				r := ResourcePattern{t, n, p}
-				v, err := Get(s, r)
-				if err != nil {
-					return nil, err
-				}
-				if len(v.Entries) > 0 {
-					out[r] = v.Entries
-				}
+			rs := make([]ResourcePattern, len(names))
+			for i, n := range names {
+				rs[i] = ResourcePattern{t, n, p}
+			}
+			if err := readInto(out, s, rs); err != nil {
+				return nil, err
 			}
 		}
 	}
 	return out, nil
+}
+
+// readInto reads each resource's entries into out (resources without
+// entries are left out).
+func readInto(out map[ResourcePattern][]Entry, s metastore.Store, rs []ResourcePattern) error {
+	for _, r := range rs {
+		v, err := Get(s, r)
+		if err != nil {
+			return err
+		}
+		if len(v.Entries) > 0 {
+			out[r] = v.Entries
+		}
+	}
+	return nil
 }
 
 func children(s metastore.Store, p string) ([]string, error) {
@@ -138,14 +151,8 @@ func load(s metastore.Store, fs []PatternFilter) (map[ResourcePattern][]Entry, e
 		direct = append(direct, c...)
 	}
 	out := map[ResourcePattern][]Entry{}
-	for _, r := range direct {
-		v, err := Get(s, r)
-		if err != nil {
-			return nil, err
-		}
-		if len(v.Entries) > 0 {
-			out[r] = v.Entries
-		}
+	if err := readInto(out, s, direct); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -162,19 +169,7 @@ func sortedPatterns(m map[ResourcePattern][]Entry) []ResourcePattern {
 }
 
 func comparePatterns(a, b ResourcePattern) int {
-	if a.Type != b.Type {
-		return int(a.Type) - int(b.Type)
-	}
-	if a.Pattern != b.Pattern {
-		return int(a.Pattern) - int(b.Pattern)
-	}
-	switch {
-	case a.Name > b.Name:
-		return -1
-	case a.Name < b.Name:
-		return 1
-	}
-	return 0
+	return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Pattern, b.Pattern), cmp.Compare(b.Name, a.Name))
 }
 
 // Add stores bindings (AclAuthorizer.createAcls): each is validated
@@ -283,28 +278,10 @@ func sortedEntries(m map[Entry]int) []Entry {
 		out = append(out, e)
 	}
 	slices.SortFunc(out, func(a, b Entry) int {
-		if c := compareStrings(a.Principal, b.Principal); c != 0 {
-			return c
-		}
-		if c := compareStrings(a.Host, b.Host); c != 0 {
-			return c
-		}
-		if a.Operation != b.Operation {
-			return int(a.Operation) - int(b.Operation)
-		}
-		return int(a.Permission) - int(b.Permission)
+		return cmp.Or(cmp.Compare(a.Principal, b.Principal), cmp.Compare(a.Host, b.Host),
+			cmp.Compare(a.Operation, b.Operation), cmp.Compare(a.Permission, b.Permission))
 	})
 	return out
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Update rewrites r's entries to next(current) with a conditional write
