@@ -183,3 +183,66 @@ func TestStopReplicaNeedsClusterAction(t *testing.T) {
 		t.Fatalf("StopReplica: %+v", resp)
 	}
 }
+
+// The group APIs with some groups refused: the refused ones answer
+// GROUP_AUTHORIZATION_FAILED in their place, the others reach the
+// coordinator, and DescribeGroups fills authorized operations.
+func TestGroupAPIsPartlyAuthorized(t *testing.T) {
+	b, _ := groupBroker(t)
+	b.Authorizer = acl.NewAuthorizer(acl.Config{}, nil)
+	g1 := acl.ResourcePattern{Type: acl.ResourceGroup, Name: "g1", Pattern: acl.PatternLiteral}
+	b.Authorizer.SetSnapshot(acl.NewSnapshot(map[acl.ResourcePattern][]acl.Entry{
+		g1: {{Principal: "User:alice", Host: "*", Operation: acl.OpDescribe, Permission: acl.Allow},
+			{Principal: "User:alice", Host: "127.0.0.1", Operation: acl.OpDelete, Permission: acl.Allow}},
+	}))
+	alice := security.User("alice")
+	denied := kerr.GroupAuthorizationFailed.Code
+
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version, fc.CoordinatorKeys = 4, []string{"g2", "g1"}
+	fr := groupCallAs[*kmsg.FindCoordinatorResponse](t, b, alice, fc)
+	if len(fr.Coordinators) != 2 || fr.Coordinators[0].Key != "g2" || fr.Coordinators[0].ErrorCode != denied ||
+		fr.Coordinators[1].Key != "g1" || fr.Coordinators[1].ErrorCode != 0 {
+		t.Errorf("FindCoordinator: %+v", fr.Coordinators)
+	}
+	fc0 := kmsg.NewPtrFindCoordinatorRequest()
+	fc0.Version, fc0.CoordinatorKey = 2, "g2"
+	if r := groupCallAs[*kmsg.FindCoordinatorResponse](t, b, alice, fc0); r.ErrorCode != denied || r.NodeID != -1 {
+		t.Errorf("FindCoordinator v2 for g2: %+v", r)
+	}
+
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Version, dg.Groups, dg.IncludeAuthorizedOperations = 5, []string{"g1", "g2"}, true
+	dr := groupCallAs[*kmsg.DescribeGroupsResponse](t, b, alice, dg)
+	if len(dr.Groups) != 2 || dr.Groups[0].Group != "g2" || dr.Groups[0].ErrorCode != denied || dr.Groups[1].Group != "g1" ||
+		dr.Groups[1].ErrorCode != 0 || dr.Groups[1].AuthorizedOperations != 1<<acl.OpDescribe|1<<acl.OpDelete {
+		t.Errorf("DescribeGroups: %+v", dr.Groups)
+	}
+
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Version, del.Groups = 2, []string{"g2"}
+	if r := groupCallAs[*kmsg.DeleteGroupsResponse](t, b, alice, del); len(r.Groups) != 1 || r.Groups[0].ErrorCode != denied {
+		t.Errorf("DeleteGroups g2: %+v", r.Groups)
+	}
+
+	of := kmsg.NewPtrOffsetFetchRequest()
+	of.Version = 8
+	for _, g := range []string{"g2", "g1"} {
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group = g
+		of.Groups = append(of.Groups, rg)
+	}
+	ofr := groupCallAs[*kmsg.OffsetFetchResponse](t, b, alice, of)
+	if len(ofr.Groups) != 2 || ofr.Groups[0].Group != "g2" || ofr.Groups[0].ErrorCode != denied ||
+		ofr.Groups[1].Group != "g1" || ofr.Groups[1].ErrorCode != 0 {
+		t.Errorf("OffsetFetch v8: %+v", ofr.Groups)
+	}
+
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Version, join.Group, join.ProtocolType = 5, "g1", "consumer"
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 10000, 10000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
+	if r := groupCallAs[*kmsg.JoinGroupResponse](t, b, alice, join); r.ErrorCode != denied || r.Generation != -1 {
+		t.Errorf("JoinGroup g1 with Describe but not Read: %+v", r)
+	}
+}
