@@ -34,11 +34,28 @@ func handleCreateTopics(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 	req := kreq.(*kmsg.CreateTopicsRequest)
 	// Create on the cluster, or else on each topic (Kafka's check):
 	// TOPIC_AUTHORIZATION_FAILED for the others.
-	var creatable map[string]bool
-	if !b.authorizeQuiet(rc, acl.OpCreate, acl.ResourceCluster, acl.ClusterName) {
-		creatable = filterAuthorized(b, rc, acl.OpCreate, acl.ResourceTopic, req.Topics, func(t kmsg.CreateTopicsRequestTopic) string { return t.Topic })
+	// The created topics' configs are shown only with DescribeConfigs on
+	// the topic (else ConfigErrorCode TOPIC_AUTHORIZATION_FAILED, v5+).
+	topicName := func(t kmsg.CreateTopicsRequestTopic) string { return t.Topic }
+	var creatable, configsVisible map[string]bool
+	if b.Authorizer != nil {
+		if !b.authorizeQuiet(rc, acl.OpCreate, acl.ResourceCluster, acl.ClusterName) {
+			creatable = filterAuthorized(b, rc, acl.OpCreate, acl.ResourceTopic, req.Topics, topicName)
+		}
+		configsVisible = map[string]bool{}
+		for _, t := range req.Topics {
+			configsVisible[t.Topic] = b.authorizeQuiet(rc, acl.OpDescribeConfigs, acl.ResourceTopic, t.Topic)
+		}
 	}
-	return b.async(func() kmsg.Response { return createTopics(b, req, creatable) })
+	return b.async(func() kmsg.Response {
+		resp := createTopics(b, req, creatable)
+		for i := range resp.Topics {
+			if rt := &resp.Topics[i]; !allowed(configsVisible, rt.Topic) {
+				rt.ConfigErrorCode, rt.Configs = kerr.TopicAuthorizationFailed.Code, nil
+			}
+		}
+		return resp
+	})
 }
 
 // createTopics creates req's topics; creatable (nil: all) holds those the

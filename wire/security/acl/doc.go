@@ -23,7 +23,14 @@
 //
 // Add and Remove update a resource's node with a conditional (versioned)
 // write, retried on a conflict, and then write a change notification;
-// List and LoadAll read. The authorizer (authorizer.go) is a pure decision
-// over an immutable Snapshot that a Watcher (watcher.go) keeps current
-// from the notification znodes.
+// List and LoadAll read. A tool that edits ACLs directly in ZooKeeper
+// (kafka-acls.sh --authorizer-properties zookeeper.connect=…) needs only
+// these: every broker's Watcher picks the changes up.
+//
+// The authorizer (authorizer.go) is a pure decision (Decide,
+// DecideByResourceType) over an immutable Snapshot; an Authorizer holds
+// the current snapshot behind an atomic pointer, a Watcher (watcher.go,
+// one goroutine per broker) keeps it current from the notification
+// znodes, and Admin (admin.go) serves the CreateAcls / DeleteAcls /
+// DescribeAcls APIs over the store and the broker's own snapshot.
 package acl
