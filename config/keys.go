@@ -285,8 +285,8 @@ var ignoredKeys = map[string]bool{
 	"max.connections.per.ip": true, "max.connections.per.ip.overrides": true, "max.connection.creation.rate": true,
 	"socket.listen.backlog.size": true, "socket.connection.setup.timeout.ms": true, "socket.connection.setup.timeout.max.ms": true,
 	// Security not built yet (listeners and ssl.* are applied: security.go).
-	"sasl.enabled.mechanisms": true, "sasl.mechanism.inter.broker.protocol": true, "authorizer.class.name": true,
-	"allow.everyone.if.no.acl.found": true, "super.users": true, "principal.builder.class": true,
+	"sasl.enabled.mechanisms": true, "sasl.mechanism.inter.broker.protocol": true,
+	"principal.builder.class": true,
 	// Broker identity and placement.
 	"broker.rack": true, "broker.id.generation.enable": true, "reserved.broker.max.id": true,
 	"inter.broker.protocol.version": true, "log.message.format.version": true, "zookeeper.set.acl": true,

@@ -25,16 +25,42 @@ import (
 
 	"gregor/replication/controller"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(19, 0, 7, handleCreateTopics) }
 
-func handleCreateTopics(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleCreateTopics(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.CreateTopicsRequest)
-	return b.async(func() kmsg.Response { return createTopics(b, req) })
+	// Create on the cluster, or else on each topic (Kafka's check):
+	// TOPIC_AUTHORIZATION_FAILED for the others.
+	// The created topics' configs are shown only with DescribeConfigs on
+	// the topic (else ConfigErrorCode TOPIC_AUTHORIZATION_FAILED, v5+).
+	topicName := func(t kmsg.CreateTopicsRequestTopic) string { return t.Topic }
+	var creatable, configsVisible map[string]bool
+	if b.Authorizer != nil {
+		if !b.authorizeQuiet(rc, acl.OpCreate, acl.ResourceCluster, acl.ClusterName) {
+			creatable = filterAuthorized(b, rc, acl.OpCreate, acl.ResourceTopic, req.Topics, topicName)
+		}
+		configsVisible = map[string]bool{}
+		for _, t := range req.Topics {
+			configsVisible[t.Topic] = b.authorizeQuiet(rc, acl.OpDescribeConfigs, acl.ResourceTopic, t.Topic)
+		}
+	}
+	return b.async(func() kmsg.Response {
+		resp := createTopics(b, req, creatable)
+		for i := range resp.Topics {
+			if rt := &resp.Topics[i]; !allowed(configsVisible, rt.Topic) {
+				rt.ConfigErrorCode, rt.Configs = kerr.TopicAuthorizationFailed.Code, nil
+			}
+		}
+		return resp
+	})
 }
 
-func createTopics(b *Broker, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
+// createTopics creates req's topics; creatable (nil: all) holds those the
+// client may create.
+func createTopics(b *Broker, req *kmsg.CreateTopicsRequest, creatable map[string]bool) *kmsg.CreateTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	count := map[string]int{}
 	for _, t := range req.Topics {
@@ -42,7 +68,7 @@ func createTopics(b *Broker, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsRe
 	}
 	var todo []controller.NewTopic
 	for _, t := range req.Topics {
-		if count[t.Topic] > 1 {
+		if count[t.Topic] > 1 || !allowed(creatable, t.Topic) {
 			continue
 		}
 		nt := controller.NewTopic{Name: t.Topic, NumPartitions: t.NumPartitions, ReplicationFactor: t.ReplicationFactor,
@@ -76,7 +102,10 @@ func createTopics(b *Broker, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsRe
 			resp.Topics = append(resp.Topics, rt)
 			continue
 		}
-		r := byName[t.Topic]
+		r, ok := byName[t.Topic]
+		if !ok && !allowed(creatable, t.Topic) {
+			r.Err = &controller.Error{Code: kerr.TopicAuthorizationFailed, Message: "Authorization failed."}
+		}
 		rt.ErrorCode, rt.ErrorMessage = controller.Code(r.Err)
 		if r.Err == nil {
 			rt.TopicID = r.TopicID

@@ -13,6 +13,7 @@ import (
 	"gregor/actors"
 	"gregor/actors/coordinator"
 	"gregor/wire"
+	"gregor/wire/security"
 )
 
 func groupBroker(t *testing.T) (*Broker, *coordinator.MemTopic) {
@@ -34,10 +35,16 @@ func groupBroker(t *testing.T) (*Broker, *coordinator.MemTopic) {
 // request's version.
 func groupCall[T kmsg.Response](t *testing.T, b *Broker, req kmsg.Request) T {
 	t.Helper()
+	return groupCallAs[T](t, b, security.Anonymous, req)
+}
+
+// groupCallAs is groupCall from principal who.
+func groupCallAs[T kmsg.Response](t *testing.T, b *Broker, who security.Principal, req kmsg.Request) T {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	rc := &wire.RequestContext{Ctx: ctx, Key: req.Key(), Version: req.GetVersion(), ClientID: "cli",
-		Remote: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5555}}
+		Remote: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5555}, Principal: who}
 	resp, ok := b.Handle(rc, req).Resolve(ctx)
 	if !ok || resp.Msg == nil {
 		t.Fatalf("key %d: no answer", req.Key())
