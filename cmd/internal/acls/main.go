@@ -37,6 +37,11 @@ type backend interface {
 // for each resource filter on stdout and reads the answer from stdin
 // (only "y" proceeds; end of input is an error).
 func Main(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(ctx, o, nil, stdin, stdout, stderr)
+}
+
+// run is Main over be, or over the backend the options name when be is nil.
+func run(ctx context.Context, o Options, be backend, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(o.Given) == 0 {
 		fmt.Fprintln(stderr, usageHeader)
 		return 1
@@ -47,7 +52,7 @@ func Main(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Wri
 	if err := o.check(stderr); err != nil {
 		return clientutil.Report(stderr, "", err)
 	}
-	r := &runner{o: o, stdin: bufio.NewReader(stdin), stdout: stdout}
+	r := &runner{o: o, stdin: bufio.NewReader(stdin), stdout: stdout, be: be}
 	var err error
 	switch {
 	case o.Add:
