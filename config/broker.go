@@ -129,6 +129,10 @@ type Broker struct {
 	ReplicaLagTimeMax  time.Duration // replica.lag.time.max.ms, default 30000
 	NumReplicaFetchers int           // num.replica.fetchers, default 1
 
+	// Authorizer: authorizer.class.name, super.users,
+	// allow.everyone.if.no.acl.found (authorizer.go).
+	Authorizer Authorizer
+
 	AdminListener string // admin.listener (Gregor): host:port of the HTTP admin listener; "" = off
 	PidFile       string // pid.file (Gregor): the server writes its process id here while it runs; "" = none
 	LogFormat     string // log.format (Gregor): "console" (default, human-readable lines) or "json" (one JSON object per line)

@@ -288,8 +288,8 @@ var ignoredKeys = map[string]bool{
 	"listener.security.protocol.map": true, "inter.broker.listener.name": true, "security.inter.broker.protocol": true,
 	"control.plane.listener.name": true, "ssl.keystore.location": true, "ssl.keystore.password": true, "ssl.key.password": true,
 	"ssl.truststore.location": true, "ssl.truststore.password": true, "ssl.client.auth": true, "ssl.endpoint.identification.algorithm": true,
-	"sasl.enabled.mechanisms": true, "sasl.mechanism.inter.broker.protocol": true, "authorizer.class.name": true,
-	"allow.everyone.if.no.acl.found": true, "super.users": true, "principal.builder.class": true,
+	"sasl.enabled.mechanisms": true, "sasl.mechanism.inter.broker.protocol": true,
+	"principal.builder.class": true,
 	// Broker identity and placement.
 	"broker.rack": true, "broker.id.generation.enable": true, "reserved.broker.max.id": true,
 	"inter.broker.protocol.version": true, "log.message.format.version": true, "zookeeper.set.acl": true,

@@ -13,6 +13,7 @@ import (
 
 	"gregor/config"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 // HandlerFunc serves one decoded request. It runs on the connection's reader
@@ -53,6 +54,13 @@ type Broker struct {
 	// nil = not verified, as Kafka before 3.6.
 	TxnVerifier TxnVerifier
 	Cluster     ClusterSource // controller protocol (deps_cluster.go); nil = inter-broker APIs refused
+	// Authorizer decides every API's access checks (auth.go); nil = no
+	// authorizer configured: everything is allowed and the ACL APIs
+	// answer SECURITY_DISABLED.
+	Authorizer *acl.Authorizer
+	// ACLs writes and reads the ACLs of CreateAcls/DeleteAcls/DescribeAcls
+	// (set with Authorizer).
+	ACLs *acl.Admin
 	// Metrics counts per-topic fetch traffic (cmd/internal/admin); nil = none.
 	Metrics interface{ FetchBytesOut(topic string, n int64) }
 

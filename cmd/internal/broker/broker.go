@@ -214,6 +214,9 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		verifier = v
 	}
 	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl}
+	if err := b.startAuthorizer(h, store); err != nil { // authorizer.class.name (authorizer.go)
+		return nil, err
+	}
 	// After the server (closed first, its connections' contexts cancelled)
 	// and before what the handlers' goroutines call into.
 	closeHandlers := sync.OnceValue(func() error { h.Close(); return nil })

@@ -18,6 +18,10 @@ type Versioned struct {
 	Version int32
 }
 
+// ErrMalformed wraps the error of a resource node whose data does not
+// decode (errors.Is(err, ErrMalformed)).
+var ErrMalformed = errors.New("acl: malformed ACL node")
+
 // MaxUpdateRetries bounds the conditional-write retries of one resource
 // update (AclAuthorizer.maxUpdateRetries); the retries back off 100–150 ms.
 const MaxUpdateRetries = 10
@@ -53,7 +57,7 @@ func Get(s metastore.Store, r ResourcePattern) (Versioned, error) {
 	}
 	es, err := DecodeEntries(data)
 	if err != nil {
-		return Versioned{}, fmt.Errorf("%s: %w", ResourcePath(r), err)
+		return Versioned{}, fmt.Errorf("%w %s: %v", ErrMalformed, ResourcePath(r), err)
 	}
 	return Versioned{Entries: es, Version: v}, nil
 }
