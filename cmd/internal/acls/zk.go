@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gregor/cmd/internal/clientutil"
+	"gregor/config"
 	"gregor/replication/metastore"
 	"gregor/replication/zkstore"
 	"gregor/wire/security/acl"
@@ -17,10 +18,7 @@ import (
 
 // Authorizer class names --authorizer accepts: Kafka's AclAuthorizer and
 // its pre-2.4 name, both the ZooKeeper layout wire/security/acl keeps.
-var authorizerClasses = []string{
-	"kafka.security.authorizer.AclAuthorizer",
-	"kafka.security.auth.SimpleAclAuthorizer",
-}
+var authorizerClasses = []string{config.AclAuthorizerClass, config.SimpleAclAuthorizerClass}
 
 // authorizerConfig is what --authorizer-properties configure: where
 // ZooKeeper is and the session's timeouts (AclAuthorizer.configure).
@@ -82,8 +80,15 @@ func parseAuthorizerProperties(list []string) (authorizerConfig, error) {
 		switch k {
 		case "zookeeper.connect", "authorizer.zookeeper.url",
 			"zookeeper.session.timeout.ms", "authorizer.zookeeper.session.timeout.ms",
-			"zookeeper.connection.timeout.ms", "authorizer.zookeeper.connection.timeout.ms",
-			"super.users", "allow.everyone.if.no.acl.found":
+			"zookeeper.connection.timeout.ms", "authorizer.zookeeper.connection.timeout.ms":
+		case "super.users": // parsed as AclAuthorizer.configure parses it
+			if _, err := acl.ParseSuperUsers(v); err != nil {
+				return cfg, err
+			}
+		case "allow.everyone.if.no.acl.found":
+			if b := strings.TrimSpace(v); !strings.EqualFold(b, "true") && !strings.EqualFold(b, "false") {
+				return cfg, fmt.Errorf("For input string: \"%s\"", b) // Scala's toBoolean
+			}
 		case "zookeeper.set.acl":
 			if b := strings.ToLower(strings.TrimSpace(v)); b != "false" {
 				return cfg, clientutil.Usage("zookeeper.set.acl=%s is not supported: Gregor writes ZooKeeper nodes open to all (world:anyone), as Kafka does without it", v)
