@@ -218,25 +218,9 @@ func (o *Options) filterACLs(pt acl.PatternType) (resourceList, error) {
 		}
 	}
 	if o.has(fProducer) {
-		filters, err := o.resourceFilters(pt, true)
-		if err != nil {
+		var err error
+		if out, err = o.shortcut(out, pt, producerOps); err != nil {
 			return nil, err
-		}
-		topicACLs, err := o.entries([]acl.Operation{acl.OpWrite, acl.OpDescribe, acl.OpCreate})
-		if err != nil {
-			return nil, err
-		}
-		txnACLs, err := o.entries([]acl.Operation{acl.OpWrite, acl.OpDescribe})
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range filters {
-			switch f.Type {
-			case acl.ResourceTopic:
-				out = out.merge(f, topicACLs)
-			case acl.ResourceTransactionalID:
-				out = out.merge(f, txnACLs)
-			}
 		}
 		if o.has(fIdempotent) {
 			es, err := o.entries([]acl.Operation{acl.OpIdempotentWrite})
@@ -247,28 +231,46 @@ func (o *Options) filterACLs(pt acl.PatternType) (resourceList, error) {
 		}
 	}
 	if o.has(fConsumer) {
-		filters, err := o.resourceFilters(pt, true)
-		if err != nil {
+		var err error
+		if out, err = o.shortcut(out, pt, consumerOps); err != nil {
 			return nil, err
-		}
-		topicACLs, err := o.entries([]acl.Operation{acl.OpRead, acl.OpDescribe})
-		if err != nil {
-			return nil, err
-		}
-		groupACLs, err := o.entries([]acl.Operation{acl.OpRead})
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range filters {
-			switch f.Type {
-			case acl.ResourceTopic:
-				out = out.merge(f, topicACLs)
-			case acl.ResourceGroup:
-				out = out.merge(f, groupACLs)
-			}
 		}
 	}
 	return out, validateOperations(out)
+}
+
+// The operations the --producer and --consumer shortcuts allow, per
+// resource type (AclCommand's getProducerResourceFilterToAcls and
+// getConsumerResourceFilterToAcls); resources of other types named on
+// the command line get nothing from the shortcut, as in Kafka.
+var (
+	producerOps = map[acl.ResourceType][]acl.Operation{
+		acl.ResourceTopic:           {acl.OpWrite, acl.OpDescribe, acl.OpCreate},
+		acl.ResourceTransactionalID: {acl.OpWrite, acl.OpDescribe},
+	}
+	consumerOps = map[acl.ResourceType][]acl.Operation{
+		acl.ResourceTopic: {acl.OpRead, acl.OpDescribe},
+		acl.ResourceGroup: {acl.OpRead},
+	}
+)
+
+// shortcut merges a role's entries into out for every named resource of
+// a type the role covers, in command-line order.
+func (o *Options) shortcut(out resourceList, pt acl.PatternType, ops map[acl.ResourceType][]acl.Operation) (resourceList, error) {
+	filters, err := o.resourceFilters(pt, true)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range filters {
+		if typeOps, ok := ops[f.Type]; ok {
+			es, err := o.entries(typeOps)
+			if err != nil {
+				return nil, err
+			}
+			out = out.merge(f, es)
+		}
+	}
+	return out, nil
 }
 
 // validateOperations is AclCommand.validateOperation: every entry's

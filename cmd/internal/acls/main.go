@@ -122,25 +122,33 @@ func (r *runner) add(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, Timeout)
 		errs, err := be.create(cctx, p, res.entries)
 		cancel()
-		if err != nil {
+		if err := r.check(errs, err, "adding", &failed); err != nil {
 			return err
-		}
-		if r.o.has(fBootstrap) {
-			// AdminClient's createAcls(...).all().get() fails on the first error.
-			if err := firstError(errs); err != nil {
-				return err
-			}
-			continue
-		}
-		for _, e := range errs {
-			if e != nil {
-				fmt.Fprintf(r.stdout, "Error while adding ACLs: %v\n", e)
-				failed = true
-			}
 		}
 	}
 	if failed {
 		return errReported
+	}
+	return nil
+}
+
+// check handles one create or delete's results. Through a broker the
+// first error fails the command (Kafka's Admin futures' all().get());
+// through the authorizer each failed ACL prints AclCommand's "Error while
+// adding ACLs: …" / "Error while removing ACLs: …" line and the command
+// goes on (exiting 1 at the end, where Kafka exits 0).
+func (r *runner) check(errs []error, err error, doing string, failed *bool) error {
+	if err != nil {
+		return err
+	}
+	if r.o.has(fBootstrap) {
+		return firstError(errs)
+	}
+	for _, e := range errs {
+		if e != nil {
+			fmt.Fprintf(r.stdout, "Error while %s ACLs: %v\n", doing, e)
+			*failed = true
+		}
 	}
 	return nil
 }
@@ -175,20 +183,8 @@ func (r *runner) remove(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, Timeout)
 		errs, err := be.delete(cctx, filters)
 		cancel()
-		if err != nil {
+		if err := r.check(errs, err, "removing", &failed); err != nil {
 			return err
-		}
-		if r.o.has(fBootstrap) {
-			if err := firstError(errs); err != nil {
-				return err
-			}
-			continue
-		}
-		for _, e := range errs {
-			if e != nil {
-				fmt.Fprintf(r.stdout, "Error while removing ACLs: %v\n", e)
-				failed = true
-			}
 		}
 	}
 	if failed {
