@@ -226,3 +226,22 @@ func TestPatternTypes(t *testing.T) {
 		t.Fatalf("--remove MATCH left\n%s", got)
 	}
 }
+
+// TestTokenAndUserResources: --delegation-token and --user-principal name
+// resources of their own types, stored like any other (the AclAuthorizer
+// keeps them too).
+func TestTokenAndUserResources(t *testing.T) {
+	s := embeddedACLs(t)
+	mustRun(t, s, "", "--add", "--delegation-token", " tok1 ", "--allow-principal", "User:a", "--operation", "Describe")
+	mustRun(t, s, "", "--add", "--user-principal", "User:u", "--allow-principal", "User:a", "--operation", "CreateTokens", "--operation", "describetokens")
+	if got, want := stored(t, s), "DELEGATION_TOKEN:tok1:LITERAL User:a * DESCRIBE ALLOW\n"+
+		"USER:User:u:LITERAL User:a * CREATE_TOKENS ALLOW\nUSER:User:u:LITERAL User:a * DESCRIBE_TOKENS ALLOW"; got != want {
+		t.Fatalf("stored\n%s\nwant\n%s", got, want)
+	}
+	out := mustRun(t, s, "", "--list", "--user-principal", "User:u")
+	if want := "Current ACLs for resource `ResourcePattern(resourceType=USER, name=User:u, patternType=LITERAL)`: \n" +
+		" \t(principal=User:a, host=*, operation=CREATE_TOKENS, permissionType=ALLOW)\n" +
+		"\t(principal=User:a, host=*, operation=DESCRIBE_TOKENS, permissionType=ALLOW) \n\n"; out != want {
+		t.Fatalf("list printed\n%q\nwant\n%q", out, want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 const bs = "--bootstrap-server"
@@ -98,6 +99,32 @@ func TestCommandErrors(t *testing.T) {
 		code := Main(context.Background(), o, strings.NewReader(""), &out, &errb)
 		if code != 1 || strings.TrimRight(out.String(), "\n") != c.want {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 1 and %q", c.args, code, out.String(), errb.String(), c.want)
+		}
+	}
+}
+
+func TestAuthorizerProperties(t *testing.T) {
+	cfg, err := parseAuthorizerProperties([]string{"zookeeper.connect=a:2181/k", "zookeeper.session.timeout.ms=6000",
+		"super.users=User:admin;User:ops", "allow.everyone.if.no.acl.found=TRUE", "zookeeper.set.acl=false"})
+	if err != nil || cfg.connect != "a:2181/k" || cfg.sessionTimeout != 6*time.Second || cfg.connectionTimeout != 6*time.Second {
+		t.Fatalf("%+v %v", cfg, err)
+	}
+	cfg, err = parseAuthorizerProperties([]string{"zookeeper.connect=a:2181", "authorizer.zookeeper.url=b:2181/acl",
+		"zookeeper.session.timeout.ms=6000", "authorizer.zookeeper.session.timeout.ms=9000", "zookeeper.connection.timeout.ms=1500"})
+	if err != nil || cfg.connect != "b:2181/acl" || cfg.sessionTimeout != 9*time.Second || cfg.connectionTimeout != 1500*time.Millisecond {
+		t.Fatalf("%+v %v", cfg, err)
+	}
+	if cfg, err := parseAuthorizerProperties([]string{"zookeeper.connect=a:2181"}); err != nil || cfg.sessionTimeout != DefaultZooKeeperSessionTimeout {
+		t.Fatalf("defaults: %+v %v", cfg, err)
+	}
+	for _, bad := range [][]string{
+		{"zookeeper.connect=a:2181", "zookeeper.session.timeout.ms=soon"},
+		{"zookeeper.connect=a:2181", "allow.everyone.if.no.acl.found=yes"},
+		{"zookeeper.connect=a:2181", "super.users=admin"},
+		{"zookeeper.connect=a:2181", "zookeeper.clientCnxnSocket=x"},
+	} {
+		if _, err := parseAuthorizerProperties(bad); err == nil {
+			t.Errorf("%q accepted", bad)
 		}
 	}
 }
