@@ -95,6 +95,7 @@ import (
 	"gregor/storage"
 	"gregor/storage/record"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 // v0-v2 are advertised (as Kafka 3 does) because librdkafka before 2.10
@@ -128,7 +129,12 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 	req := kreq.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	var pending []pendingProduce
-	txnDenied := req.TransactionID == nil && hasTransactionalRecords(req)
+	// Transactional records need Write on the transactional id, every
+	// topic Write (Kafka's checks, before anything else).
+	txnDenied := req.TransactionID == nil && hasTransactionalRecords(req) ||
+		req.TransactionID != nil && b.Authorizer != nil && hasTransactionalRecords(req) &&
+			!b.authorize(rc, acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionID)
+	writable := filterAuthorized(b, rc, acl.OpWrite, acl.ResourceTopic, req.Topics, func(t kmsg.ProduceRequestTopic) string { return t.Topic })
 	pidMismatch := req.TransactionID != nil && !oneTransactionalProducer(req)
 	verify := b.TxnVerifier != nil && req.TransactionID != nil
 	for _, rt := range req.Topics {
@@ -159,6 +165,10 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 			}
 			if pidMismatch {
 				setProduceError(sp, req.Version, kerr.InvalidProducerIDMapping, "Transactional records contained more than one producer ID", nil)
+				continue
+			}
+			if !allowed(writable, rt.Topic) {
+				setProduceError(sp, req.Version, kerr.TopicAuthorizationFailed, "", nil)
 				continue
 			}
 			tp := storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}

@@ -81,6 +81,7 @@ import (
 	"gregor/storage"
 	"gregor/wire"
 	"gregor/wire/fetchresp"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(1, 4, 12, handleFetch) }
@@ -135,12 +136,21 @@ func handleFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Rep
 		resp.Topics = append(resp.Topics, st)
 	}
 	s.idx = make([][]*fetchPart, len(req.Topics))
+	// A follower needs ClusterAction, a consumer Read on each topic; a
+	// denied partition answers TOPIC_AUTHORIZATION_FAILED (Kafka's checks).
+	followerOK := req.ReplicaID < 0 || b.authorizeCluster(rc, acl.OpClusterAction)
+	var readable map[string]bool
+	if req.ReplicaID < 0 {
+		readable = filterAuthorized(b, rc, acl.OpRead, acl.ResourceTopic, req.Topics, func(t kmsg.FetchRequestTopic) string { return t.Topic })
+	}
 	for ti := range req.Topics {
 		rt := &req.Topics[ti]
 		for pi := range rt.Partitions {
 			fp := &fetchPart{req: &rt.Partitions[pi], out: &resp.Topics[ti].Partitions[pi]}
 			tp := storage.TopicPartition{Topic: rt.Topic, Partition: rt.Partitions[pi].Partition}
-			if h, ok := b.Replicas.Get(tp); ok {
+			if !followerOK || !allowed(readable, rt.Topic) {
+				fp.missing = kerr.TopicAuthorizationFailed
+			} else if h, ok := b.Replicas.Get(tp); ok {
 				fp.h = h
 			} else {
 				fp.missing = notHosted(b, tp)

@@ -36,6 +36,7 @@ import (
 	"gregor/partition"
 	"gregor/storage"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(2, 1, 7, handleListOffsets) }
@@ -50,6 +51,8 @@ const (
 func handleListOffsets(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.ListOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	// Describe on each topic (Kafka's check); else TOPIC_AUTHORIZATION_FAILED.
+	described := filterAuthorized(b, rc, acl.OpDescribe, acl.ResourceTopic, req.Topics, func(t kmsg.ListOffsetsRequestTopic) string { return t.Topic })
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
@@ -57,7 +60,10 @@ func handleListOffsets(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wi
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			tp := storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
-			off, ts, epoch, err := listOffset(b, req, tp, &rp)
+			off, ts, epoch, err := int64(0), int64(0), int32(0), kerr.TopicAuthorizationFailed
+			if allowed(described, rt.Topic) {
+				off, ts, epoch, err = listOffset(b, req, tp, &rp)
+			}
 			if err != nil {
 				sp.ErrorCode = err.Code
 				sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1

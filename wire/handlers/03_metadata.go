@@ -15,8 +15,13 @@ package handlers
 //     list it. An illegal name answers INVALID_TOPIC_EXCEPTION; otherwise
 //     UNKNOWN_TOPIC_OR_PARTITION.
 //   - A partition without a leader answers LEADER_NOT_AVAILABLE with leader -1.
-//   - Authorized operations (v8+) are -2147483648 ("not requested/unknown");
-//     Gregor has no ACLs.
+//   - Authorization (Kafka's checks): Describe on each topic; a full
+//     listing leaves the topics without it out, a topic asked for by name
+//     answers TOPIC_AUTHORIZATION_FAILED (by id: with its id, no name).
+//     Auto-creation needs Create on the cluster or on the topic, else
+//     TOPIC_AUTHORIZATION_FAILED. Authorized operations (v8+) are filled
+//     when asked (cluster: v8-10, 0 without cluster Describe), else
+//     -2147483648.
 //
 // Version notes:
 //   - v1: ControllerID, IsInternal, Rack; null topics = all.
@@ -33,6 +38,7 @@ import (
 	"gregor/replication/controller"
 	"gregor/replication/metadata"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(3, 0, 12, handleMetadata) }
@@ -40,9 +46,23 @@ func init() { register(3, 0, 12, handleMetadata) }
 // authorizedOpsUnknown is Kafka's "authorized operations not requested".
 const authorizedOpsUnknown = -2147483648
 
+// metadataAuth is what the authorizer decided for one Metadata request.
+type metadataAuth struct {
+	rc *wire.RequestContext
+	// describe holds the topic names the client may Describe; nil = all.
+	describe map[string]bool
+	// createDenied are missing topics the client may not auto-create.
+	createDenied map[string]bool
+}
+
 func handleMetadata(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.MetadataRequest)
 	snap := b.Topics.Snapshot()
+	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
+	az := metadataAuth{rc: rc}
+	if b.Authorizer != nil {
+		az.describe = b.metadataDescribable(rc, req, snap, all)
+	}
 
 	// Decide which names need auto-creation first: creating writes to disk,
 	// so it runs off the reader goroutine.
@@ -50,15 +70,28 @@ func handleMetadata(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.
 	var create []string
 	if allowAuto {
 		for _, t := range req.Topics {
-			if t.TopicID == ([16]byte{}) && t.Topic != nil {
+			if t.TopicID == ([16]byte{}) && t.Topic != nil && allowed(az.describe, *t.Topic) {
 				if _, ok := snap.Topics[*t.Topic]; !ok {
 					create = append(create, *t.Topic)
 				}
 			}
 		}
 	}
+	if len(create) > 0 && !b.authorizeQuiet(rc, acl.OpCreate, acl.ResourceCluster, acl.ClusterName) {
+		may := filterAuthorized(b, rc, acl.OpCreate, acl.ResourceTopic, create, func(n string) string { return n })
+		az.createDenied = map[string]bool{}
+		kept := create[:0]
+		for _, n := range create {
+			if may[n] {
+				kept = append(kept, n)
+			} else {
+				az.createDenied[n] = true
+			}
+		}
+		create = kept
+	}
 	if len(create) == 0 {
-		return wire.Now(wire.Response{Msg: buildMetadata(req, rc.Listener, snap, nil)})
+		return wire.Now(wire.Response{Msg: b.buildMetadata(req, rc.Listener, snap, nil, az)})
 	}
 	return b.later(func() wire.Response {
 		errs := b.Topics.AutoCreateTopics(create)
@@ -66,13 +99,37 @@ func handleMetadata(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.
 		for _, n := range create {
 			created[n] = errs[n] // nil = created now
 		}
-		return wire.Response{Msg: buildMetadata(req, rc.Listener, snap, created)}
+		return wire.Response{Msg: b.buildMetadata(req, rc.Listener, snap, created, az)}
 	})
+}
+
+// metadataDescribable asks the authorizer for Describe on every topic the
+// request names (by name or by id), or on every topic for a full listing
+// (without logging each denial: Kafka filters those quietly).
+func (b *Broker) metadataDescribable(rc *wire.RequestContext, req *kmsg.MetadataRequest, snap *metadata.Snapshot, all bool) map[string]bool {
+	if all {
+		out := map[string]bool{}
+		for _, n := range snap.TopicNames() {
+			out[n] = b.authorizeQuiet(rc, acl.OpDescribe, acl.ResourceTopic, n)
+		}
+		return out
+	}
+	var names []string
+	for _, rt := range req.Topics {
+		if rt.TopicID != ([16]byte{}) {
+			if t, ok := snap.TopicsByID[rt.TopicID]; ok {
+				names = append(names, t.Name)
+			}
+		} else if rt.Topic != nil {
+			names = append(names, *rt.Topic)
+		}
+	}
+	return filterAuthorized(b, rc, acl.OpDescribe, acl.ResourceTopic, names, func(n string) string { return n })
 }
 
 // buildMetadata answers from snap; created lists names this request tried
 // to auto-create (nil error = created: LEADER_NOT_AVAILABLE).
-func buildMetadata(req *kmsg.MetadataRequest, listener string, snap *metadata.Snapshot, created map[string]error) *kmsg.MetadataResponse {
+func (b *Broker) buildMetadata(req *kmsg.MetadataRequest, listener string, snap *metadata.Snapshot, created map[string]error, az metadataAuth) *kmsg.MetadataResponse {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	for _, br := range snap.Brokers {
 		mb := kmsg.NewMetadataResponseBroker()
@@ -87,11 +144,33 @@ func buildMetadata(req *kmsg.MetadataRequest, listener string, snap *metadata.Sn
 	}
 	resp.ControllerID = snap.ControllerID
 	resp.AuthorizedOperations = authorizedOpsUnknown
+	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = 0
+		if b.authorizeCluster(az.rc, acl.OpDescribe) {
+			resp.AuthorizedOperations = b.authorizedOperations(az.rc, acl.ResourceCluster, acl.ClusterName)
+		}
+	}
+	// authorizedTopic is a topic the client may see, with its operations when asked.
+	authorizedTopic := func(mt kmsg.MetadataResponseTopic) kmsg.MetadataResponseTopic {
+		if req.Version >= 8 && req.IncludeTopicAuthorizedOperations && mt.Topic != nil {
+			mt.AuthorizedOperations = b.authorizedOperations(az.rc, acl.ResourceTopic, *mt.Topic)
+		}
+		return mt
+	}
+	denied := func(name *string, id [16]byte) kmsg.MetadataResponseTopic {
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic, mt.TopicID = name, id
+		mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+		mt.AuthorizedOperations = authorizedOpsUnknown
+		return mt
+	}
 
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if all {
 		for _, name := range snap.TopicNames() {
-			resp.Topics = append(resp.Topics, metadataTopic(snap.Topics[name]))
+			if allowed(az.describe, name) {
+				resp.Topics = append(resp.Topics, authorizedTopic(metadataTopic(snap.Topics[name])))
+			}
 		}
 		return resp
 	}
@@ -109,7 +188,11 @@ func buildMetadata(req *kmsg.MetadataRequest, listener string, snap *metadata.Sn
 			}
 			if !seen[t.Name] {
 				seen[t.Name] = true
-				resp.Topics = append(resp.Topics, metadataTopic(t))
+				if !allowed(az.describe, t.Name) {
+					resp.Topics = append(resp.Topics, denied(nil, t.ID)) // ids are not secret; the name is
+					continue
+				}
+				resp.Topics = append(resp.Topics, authorizedTopic(metadataTopic(t)))
 			}
 			continue
 		}
@@ -118,8 +201,12 @@ func buildMetadata(req *kmsg.MetadataRequest, listener string, snap *metadata.Sn
 		}
 		name := *rt.Topic
 		seen[name] = true
+		if !allowed(az.describe, name) || az.createDenied[name] {
+			resp.Topics = append(resp.Topics, denied(&name, [16]byte{})) // existence not disclosed
+			continue
+		}
 		if t, ok := snap.Topics[name]; ok {
-			resp.Topics = append(resp.Topics, metadataTopic(t))
+			resp.Topics = append(resp.Topics, authorizedTopic(metadataTopic(t)))
 			continue
 		}
 		mt := kmsg.NewMetadataResponseTopic()
@@ -141,7 +228,7 @@ func buildMetadata(req *kmsg.MetadataRequest, listener string, snap *metadata.Sn
 		default:
 			mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		}
-		resp.Topics = append(resp.Topics, mt)
+		resp.Topics = append(resp.Topics, authorizedTopic(mt))
 	}
 	return resp
 }

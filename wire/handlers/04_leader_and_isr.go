@@ -30,6 +30,9 @@ func init() { register(4, 0, 7, handleLeaderAndIsr) }
 
 func handleLeaderAndIsr(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.LeaderAndISRRequest)
+	if denied, ok := b.interBrokerDenied(rc, req); !ok { // ClusterAction (Kafka's check)
+		return denied
+	}
 	if b.Cluster == nil {
 		resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
 		resp.ErrorCode = kerr.StaleControllerEpoch.Code

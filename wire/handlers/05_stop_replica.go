@@ -23,6 +23,9 @@ func init() { register(5, 0, 4, handleStopReplica) }
 
 func handleStopReplica(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.StopReplicaRequest)
+	if denied, ok := b.interBrokerDenied(rc, req); !ok { // ClusterAction (Kafka's check)
+		return denied
+	}
 	if b.Cluster == nil {
 		resp := req.ResponseKind().(*kmsg.StopReplicaResponse)
 		resp.ErrorCode = kerr.StaleControllerEpoch.Code

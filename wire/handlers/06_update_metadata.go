@@ -26,6 +26,9 @@ func init() { register(6, 0, 8, handleUpdateMetadata) }
 
 func handleUpdateMetadata(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.UpdateMetadataRequest)
+	if denied, ok := b.interBrokerDenied(rc, req); !ok { // ClusterAction (Kafka's check)
+		return denied
+	}
 	if b.Cluster == nil {
 		resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
 		resp.ErrorCode = kerr.StaleControllerEpoch.Code

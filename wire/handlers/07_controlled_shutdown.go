@@ -23,6 +23,9 @@ func init() { register(7, 1, 3, handleControlledShutdown) }
 
 func handleControlledShutdown(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.ControlledShutdownRequest)
+	if denied, ok := b.interBrokerDenied(rc, req); !ok { // ClusterAction (Kafka's check)
+		return denied
+	}
 	if b.Cluster == nil {
 		resp := req.ResponseKind().(*kmsg.ControlledShutdownResponse)
 		resp.ErrorCode = kerr.NotController.Code

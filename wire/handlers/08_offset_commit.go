@@ -32,19 +32,14 @@ func handleOffsetCommit(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 	req := kreq.(*kmsg.OffsetCommitRequest)
 	if b.Groups == nil {
 		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
-		for _, t := range req.Topics {
-			rt := kmsg.NewOffsetCommitResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewOffsetCommitResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p.Partition, noCoordinator
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
+		resp.Topics = offsetCommitErrors(req.Topics, noCoordinator)
 		return wire.Now(wire.Response{Msg: resp})
 	}
+	req, finish, now := b.authorizeOffsetCommit(rc, req) // group Read, topic Read
+	if now != nil {
+		return wire.Now(wire.Response{Msg: now})
+	}
 	reply, fn := groupReply[*kmsg.OffsetCommitResponse]()
-	b.Groups.OffsetCommit(reqCtx(rc), req, fn)
+	b.Groups.OffsetCommit(reqCtx(rc), req, then(fn, finish))
 	return reply
 }

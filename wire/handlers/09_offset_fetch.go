@@ -33,7 +33,11 @@ func handleOffsetFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wi
 		}
 		return wire.Now(wire.Response{Msg: resp})
 	}
+	req, finish, now := b.authorizeOffsetFetch(rc, req) // group Describe, topic Describe
+	if now != nil {
+		return wire.Now(wire.Response{Msg: now})
+	}
 	reply, fn := groupReply[*kmsg.OffsetFetchResponse]()
-	b.Groups.OffsetFetch(reqCtx(rc), req, fn)
+	b.Groups.OffsetFetch(reqCtx(rc), req, then(fn, finish))
 	return reply
 }

@@ -32,9 +32,13 @@ func init() { register(10, 0, 6, handleFindCoordinator) }
 
 func handleFindCoordinator(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.FindCoordinatorRequest)
+	req, finish, now := b.authorizeFindCoordinator(rc, req) // group / transactional id Describe
+	if now != nil {
+		return wire.Now(wire.Response{Msg: now})
+	}
 	if req.CoordinatorType == 1 && b.Txns != nil {
 		reply, fn := groupReply[*kmsg.FindCoordinatorResponse]()
-		b.Txns.FindCoordinator(reqCtx(rc), req, fn)
+		b.Txns.FindCoordinator(reqCtx(rc), req, then(fn, finish))
 		return reply
 	}
 	if b.Groups == nil {
@@ -48,6 +52,6 @@ func handleFindCoordinator(b *Broker, rc *wire.RequestContext, kreq kmsg.Request
 		return wire.Now(wire.Response{Msg: resp})
 	}
 	reply, fn := groupReply[*kmsg.FindCoordinatorResponse]()
-	b.Groups.FindCoordinator(reqCtx(rc), req, fn)
+	b.Groups.FindCoordinator(reqCtx(rc), req, then(fn, finish))
 	return reply
 }

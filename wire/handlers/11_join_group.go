@@ -31,6 +31,9 @@ func init() { register(11, 0, 9, handleJoinGroup) }
 
 func handleJoinGroup(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.JoinGroupRequest)
+	if denied, ok := b.groupReadDenied(rc, req, req.Group); !ok { // group Read
+		return denied
+	}
 	if b.Groups == nil {
 		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 		resp.ErrorCode, resp.Generation, resp.MemberID = noCoordinator, -1, req.MemberID

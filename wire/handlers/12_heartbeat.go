@@ -22,6 +22,9 @@ func init() { register(12, 0, 4, handleHeartbeat) }
 
 func handleHeartbeat(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.HeartbeatRequest)
+	if denied, ok := b.groupReadDenied(rc, req, req.Group); !ok { // group Read
+		return denied
+	}
 	if b.Groups == nil {
 		resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
 		resp.ErrorCode = noCoordinator

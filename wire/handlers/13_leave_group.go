@@ -22,6 +22,9 @@ func init() { register(13, 0, 5, handleLeaveGroup) }
 
 func handleLeaveGroup(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.LeaveGroupRequest)
+	if denied, ok := b.groupReadDenied(rc, req, req.Group); !ok { // group Read
+		return denied
+	}
 	if b.Groups == nil {
 		resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
 		resp.ErrorCode = noCoordinator

@@ -24,6 +24,9 @@ func init() { register(14, 0, 5, handleSyncGroup) }
 
 func handleSyncGroup(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.SyncGroupRequest)
+	if denied, ok := b.groupReadDenied(rc, req, req.Group); !ok { // group Read
+		return denied
+	}
 	if b.Groups == nil {
 		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
 		resp.ErrorCode = noCoordinator

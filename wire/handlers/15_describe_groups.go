@@ -7,8 +7,12 @@ package handlers
 //     assignments only while the group is Stable. An unknown group is
 //     described as Dead with no error.
 //
-// Version notes: v1 ThrottleMillis; v3 AuthorizedOperations (not
-// computed: Gregor has no ACLs); v4 InstanceID; v5 flexible.
+//   - Authorization: Describe on each group, else GROUP_AUTHORIZATION_FAILED
+//     (groups_auth.go).
+//
+// Version notes: v1 ThrottleMillis; v3 AuthorizedOperations (filled when
+// include_authorized_operations, else -2147483648); v4 InstanceID; v5
+// flexible.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -29,7 +33,11 @@ func handleDescribeGroups(b *Broker, rc *wire.RequestContext, kreq kmsg.Request)
 		}
 		return wire.Now(wire.Response{Msg: resp})
 	}
+	req, finish, now := b.authorizeDescribeGroups(rc, req) // group Describe
+	if now != nil {
+		return wire.Now(wire.Response{Msg: now})
+	}
 	reply, fn := groupReply[*kmsg.DescribeGroupsResponse]()
-	b.Groups.DescribeGroups(reqCtx(rc), req, fn)
+	b.Groups.DescribeGroups(reqCtx(rc), req, then(fn, finish))
 	return reply
 }

@@ -24,6 +24,6 @@ func handleListGroups(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wir
 		return wire.Now(wire.Response{Msg: resp})
 	}
 	reply, fn := groupReply[*kmsg.ListGroupsResponse]()
-	b.Groups.ListGroups(reqCtx(rc), req, fn)
+	b.Groups.ListGroups(reqCtx(rc), req, then(fn, b.authorizeListGroups(rc))) // cluster or group Describe
 	return reply
 }

@@ -25,16 +25,25 @@ import (
 
 	"gregor/replication/controller"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(19, 0, 7, handleCreateTopics) }
 
-func handleCreateTopics(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleCreateTopics(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.CreateTopicsRequest)
-	return b.async(func() kmsg.Response { return createTopics(b, req) })
+	// Create on the cluster, or else on each topic (Kafka's check):
+	// TOPIC_AUTHORIZATION_FAILED for the others.
+	var creatable map[string]bool
+	if !b.authorizeQuiet(rc, acl.OpCreate, acl.ResourceCluster, acl.ClusterName) {
+		creatable = filterAuthorized(b, rc, acl.OpCreate, acl.ResourceTopic, req.Topics, func(t kmsg.CreateTopicsRequestTopic) string { return t.Topic })
+	}
+	return b.async(func() kmsg.Response { return createTopics(b, req, creatable) })
 }
 
-func createTopics(b *Broker, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
+// createTopics creates req's topics; creatable (nil: all) holds those the
+// client may create.
+func createTopics(b *Broker, req *kmsg.CreateTopicsRequest, creatable map[string]bool) *kmsg.CreateTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	count := map[string]int{}
 	for _, t := range req.Topics {
@@ -42,7 +51,7 @@ func createTopics(b *Broker, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsRe
 	}
 	var todo []controller.NewTopic
 	for _, t := range req.Topics {
-		if count[t.Topic] > 1 {
+		if count[t.Topic] > 1 || !allowed(creatable, t.Topic) {
 			continue
 		}
 		nt := controller.NewTopic{Name: t.Topic, NumPartitions: t.NumPartitions, ReplicationFactor: t.ReplicationFactor,
@@ -76,7 +85,10 @@ func createTopics(b *Broker, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsRe
 			resp.Topics = append(resp.Topics, rt)
 			continue
 		}
-		r := byName[t.Topic]
+		r, ok := byName[t.Topic]
+		if !ok && !allowed(creatable, t.Topic) {
+			r.Err = &controller.Error{Code: kerr.TopicAuthorizationFailed, Message: "Authorization failed."}
+		}
 		rt.ErrorCode, rt.ErrorMessage = controller.Code(r.Err)
 		if r.Err == nil {
 			rt.TopicID = r.TopicID

@@ -19,16 +19,17 @@ import (
 
 	"gregor/replication/controller"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(20, 0, 6, handleDeleteTopics) }
 
-func handleDeleteTopics(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleDeleteTopics(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.DeleteTopicsRequest)
-	return b.async(func() kmsg.Response { return deleteTopics(b, req) })
+	return b.async(func() kmsg.Response { return deleteTopics(b, rc, req) })
 }
 
-func deleteTopics(b *Broker, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
+func deleteTopics(b *Broker, rc *wire.RequestContext, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	type entry struct {
 		name string
@@ -57,6 +58,17 @@ func deleteTopics(b *Broker, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsRe
 	} else {
 		for _, n := range req.TopicNames {
 			entries = append(entries, entry{name: n})
+		}
+	}
+	// Delete on each topic, and Describe on one named by id (Kafka's
+	// checks): TOPIC_AUTHORIZATION_FAILED.
+	if b.Authorizer != nil {
+		for i, e := range entries {
+			byID := e.id != ([16]byte{})
+			if e.err == nil && (byID && !b.authorize(rc, acl.OpDescribe, acl.ResourceTopic, e.name) ||
+				!b.authorize(rc, acl.OpDelete, acl.ResourceTopic, e.name)) {
+				entries[i].err = &controller.Error{Code: kerr.TopicAuthorizationFailed}
+			}
 		}
 	}
 	var names []string

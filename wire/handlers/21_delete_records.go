@@ -28,13 +28,16 @@ import (
 
 	"gregor/storage"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(21, 0, 2, handleDeleteRecords) }
 
-func handleDeleteRecords(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleDeleteRecords(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.DeleteRecordsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	// Delete on each topic (Kafka's check).
+	deletable := filterAuthorized(b, rc, acl.OpDelete, acl.ResourceTopic, req.Topics, func(t kmsg.DeleteRecordsRequestTopic) string { return t.Topic })
 	return b.later(func() wire.Response {
 		timeout := time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond
 		closing := b.closing()
@@ -44,6 +47,11 @@ func handleDeleteRecords(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) w
 			for _, rp := range rt.Partitions {
 				sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 				sp.Partition = rp.Partition
+				if !allowed(deletable, rt.Topic) {
+					sp.ErrorCode, sp.LowWatermark = kerr.TopicAuthorizationFailed.Code, -1
+					st.Partitions = append(st.Partitions, sp)
+					continue
+				}
 				select {
 				case <-closing: // shutting down: leave the rest unchanged
 					sp.ErrorCode, sp.LowWatermark = kerr.RequestTimedOut.Code, -1

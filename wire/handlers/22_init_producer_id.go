@@ -41,14 +41,29 @@ import (
 	"go.uber.org/zap"
 
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(22, 0, 5, handleInitProducerID) }
 
-func handleInitProducerID(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleInitProducerID(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	// Authorization (Kafka's checks): Write on the transactional id; an
+	// idempotent producer needs IdempotentWrite on the cluster or Write
+	// on some topic (KIP-679).
+	if b.Authorizer != nil {
+		switch {
+		case req.TransactionalID != nil && !b.authorize(rc, acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionalID):
+			resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+			return wire.Now(wire.Response{Msg: resp})
+		case req.TransactionalID == nil && !b.authorizeQuiet(rc, acl.OpIdempotentWrite, acl.ResourceCluster, acl.ClusterName) &&
+			!b.Authorizer.AuthorizeByResourceType(requester(rc), acl.OpWrite, acl.ResourceTopic):
+			resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			return wire.Now(wire.Response{Msg: resp})
+		}
+	}
 	if req.TransactionalID != nil {
 		return initTransactionalProducerID(b, req, resp)
 	}

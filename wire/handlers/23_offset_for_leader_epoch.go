@@ -29,6 +29,7 @@ import (
 	"gregor/partition"
 	"gregor/storage"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(23, 0, 4, handleOffsetForLeaderEpoch) }
@@ -39,6 +40,12 @@ const debugReplicaID = -2
 func handleOffsetForLeaderEpoch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	// ClusterAction on the cluster (quietly) allows every topic, else
+	// Describe on each (Kafka's checks).
+	var describable map[string]bool
+	if !b.authorizeQuiet(rc, acl.OpClusterAction, acl.ResourceCluster, acl.ClusterName) {
+		describable = filterAuthorized(b, rc, acl.OpDescribe, acl.ResourceTopic, req.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) string { return t.Topic })
+	}
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
@@ -46,7 +53,10 @@ func handleOffsetForLeaderEpoch(b *Broker, rc *wire.RequestContext, kreq kmsg.Re
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
 			tp := storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
-			if err := epochEndOffset(b, req, tp, &rp, &sp); err != nil {
+			if !allowed(describable, rt.Topic) {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				sp.LeaderEpoch, sp.EndOffset = -1, -1
+			} else if err := epochEndOffset(b, req, tp, &rp, &sp); err != nil {
 				sp.ErrorCode = err.Code
 				sp.LeaderEpoch, sp.EndOffset = -1, -1
 			}

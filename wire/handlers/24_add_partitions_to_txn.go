@@ -27,7 +27,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"gregor/replication/metadata"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(24, 0, 5, handleAddPartitionsToTxn) }
@@ -43,8 +45,33 @@ type txnTransaction struct {
 	order      []string // topics in request order
 }
 
-func handleAddPartitionsToTxn(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleAddPartitionsToTxn(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.AddPartitionsToTxnRequest)
+	// Authorization (Kafka's checks): v4+ comes from brokers and needs
+	// ClusterAction; a client's (v0-3) needs Write on the transactional
+	// id, then Write on each topic (internal topics never pass).
+	var txnDenied bool
+	var topicDenied map[string]bool
+	if req.Version >= 4 {
+		if !b.authorizeCluster(rc, acl.OpClusterAction) {
+			resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+			resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			return wire.Now(wire.Response{Msg: resp})
+		}
+	} else if b.Authorizer != nil {
+		txnDenied = !b.authorize(rc, acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID)
+		if !txnDenied {
+			writable := filterAuthorized(b, rc, acl.OpWrite, acl.ResourceTopic, req.Topics, func(t kmsg.AddPartitionsToTxnRequestTopic) string { return t.Topic })
+			for _, t := range req.Topics {
+				if !writable[t.Topic] || metadata.IsInternal(t.Topic) {
+					if topicDenied == nil {
+						topicDenied = map[string]bool{}
+					}
+					topicDenied[t.Topic] = true
+				}
+			}
+		}
+	}
 	var txns []txnTransaction
 	if req.Version < 4 {
 		t := txnTransaction{id: req.TransactionalID, producerID: req.ProducerID, epoch: req.ProducerEpoch, parts: map[string][]int32{}}
@@ -90,6 +117,18 @@ func handleAddPartitionsToTxn(b *Broker, _ *wire.RequestContext, kreq kmsg.Reque
 			}
 		}
 		switch {
+		case txnDenied:
+			finish(i, t.each(func(string, int32) int16 { return kerr.TransactionalIDAuthorizationFailed.Code }))
+		case topicDenied != nil:
+			finish(i, t.each(func(topic string, p int32) int16 {
+				if topicDenied[topic] {
+					return kerr.TopicAuthorizationFailed.Code
+				}
+				if _, ok := snap.Partition(topic, p); !ok {
+					return kerr.UnknownTopicOrPartition.Code
+				}
+				return kerr.OperationNotAttempted.Code
+			}))
 		case missing:
 			r := t.each(func(topic string, p int32) int16 {
 				if _, ok := snap.Partition(topic, p); !ok {

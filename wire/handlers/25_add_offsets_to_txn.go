@@ -19,13 +19,23 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(25, 0, 4, handleAddOffsetsToTxn) }
 
-func handleAddOffsetsToTxn(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleAddOffsetsToTxn(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.AddOffsetsToTxnRequest)
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+	// Write on the transactional id, then Read on the group (Kafka's checks).
+	if !b.authorize(rc, acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID) {
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return wire.Now(wire.Response{Msg: resp})
+	}
+	if !b.authorize(rc, acl.OpRead, acl.ResourceGroup, req.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return wire.Now(wire.Response{Msg: resp})
+	}
 	if b.Txns == nil {
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		return wire.Now(wire.Response{Msg: resp})

@@ -22,13 +22,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(26, 0, 4, handleEndTxn) }
 
-func handleEndTxn(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleEndTxn(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.EndTxnRequest)
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
+	if !b.authorize(rc, acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID) { // Kafka's check
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return wire.Now(wire.Response{Msg: resp})
+	}
 	if b.Txns == nil {
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		return wire.Now(wire.Response{Msg: resp})

@@ -44,6 +44,7 @@ import (
 	"gregor/storage"
 	"gregor/storage/record"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(27, 0, 1, handleWriteTxnMarkers) }
@@ -80,6 +81,9 @@ func handleWriteTxnMarkers(b *Broker, rc *wire.RequestContext, kreq kmsg.Request
 	req := kreq.(*kmsg.WriteTxnMarkersRequest)
 	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 	resp.Markers = make([]kmsg.WriteTxnMarkersResponseMarker, len(req.Markers))
+	// From brokers only: Alter (quietly) or ClusterAction on the cluster
+	// (Kafka's checks), else CLUSTER_AUTHORIZATION_FAILED everywhere.
+	clusterOK := b.authorizeQuiet(rc, acl.OpAlter, acl.ResourceCluster, acl.ClusterName) || b.authorizeCluster(rc, acl.OpClusterAction)
 	now := time.Now().UnixMilli()
 	var pending []pendingMarker
 	for mi := range req.Markers {
@@ -98,6 +102,10 @@ func handleWriteTxnMarkers(b *Broker, rc *wire.RequestContext, kreq kmsg.Request
 				sp := &st.Partitions[pi]
 				*sp = kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 				sp.Partition = p
+				if !clusterOK {
+					sp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+					continue
+				}
 				tp := storage.TopicPartition{Topic: rt.Topic, Partition: p}
 				msg, err := prepareMarker(b, m, tp, now)
 				if err != nil {

@@ -38,12 +38,28 @@ import (
 
 	"gregor/replication/metadata"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(28, 0, 4, handleTxnOffsetCommit) }
 
 func handleTxnOffsetCommit(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.TxnOffsetCommitRequest)
+	// Write on the transactional id, Read on the group, Read on each
+	// topic (Kafka's checks, in that order).
+	if b.Authorizer != nil {
+		code := int16(0)
+		switch {
+		case !b.authorize(rc, acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID):
+			code = kerr.TransactionalIDAuthorizationFailed.Code
+		case !b.authorize(rc, acl.OpRead, acl.ResourceGroup, req.Group):
+			code = kerr.GroupAuthorizationFailed.Code
+		}
+		if code != 0 {
+			return wire.Now(wire.Response{Msg: fillTxnOffsetCommit(req, code)})
+		}
+	}
+	readable := filterAuthorized(b, rc, acl.OpRead, acl.ResourceTopic, req.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) string { return t.Topic })
 	// known says whether each requested partition exists in the cluster
 	// metadata; the coordinator sees only those that do.
 	known := make([][]bool, len(req.Topics))
@@ -57,6 +73,9 @@ func handleTxnOffsetCommit(b *Broker, rc *wire.RequestContext, kreq kmsg.Request
 		known[ti] = make([]bool, len(t.Partitions))
 		var ft *kmsg.TxnOffsetCommitRequestTopic
 		for pi, p := range t.Partitions {
+			if !allowed(readable, t.Topic) {
+				continue
+			}
 			if snap != nil {
 				if _, ok := snap.Partition(t.Topic, p.Partition); !ok {
 					continue
@@ -90,6 +109,8 @@ func handleTxnOffsetCommit(b *Broker, rc *wire.RequestContext, kreq kmsg.Request
 				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 				rp.Partition = p.Partition
 				switch {
+				case !allowed(readable, t.Topic):
+					rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 				case !known[ti][pi]:
 					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				case coord == nil:

@@ -39,6 +39,7 @@ import (
 	"gregor/config"
 	"gregor/replication/controller"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(32, 0, 4, handleDescribeConfigs) }
@@ -46,21 +47,22 @@ func init() { register(32, 0, 4, handleDescribeConfigs) }
 // handleDescribeConfigs answers Later: a topic's overrides are read from
 // ZooKeeper (/config/topics/<t>), which must not hold the connection's
 // reader goroutine.
-func handleDescribeConfigs(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleDescribeConfigs(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.DescribeConfigsRequest)
-	return b.async(func() kmsg.Response { return describeConfigs(b, req) })
+	return b.async(func() kmsg.Response { return describeConfigs(b, rc, req) })
 }
 
-func describeConfigs(b *Broker, req *kmsg.DescribeConfigsRequest) *kmsg.DescribeConfigsResponse {
+func describeConfigs(b *Broker, rc *wire.RequestContext, req *kmsg.DescribeConfigsRequest) *kmsg.DescribeConfigsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	for _, r := range req.Resources {
 		rr := kmsg.NewDescribeConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
-		var err error
-		switch r.ResourceType {
-		case kmsg.ConfigResourceTypeTopic:
+		err := b.configAuthError(rc, acl.OpDescribeConfigs, r.ResourceType, r.ResourceName)
+		switch {
+		case err != nil: // DescribeConfigs on the topic or the cluster
+		case r.ResourceType == kmsg.ConfigResourceTypeTopic:
 			rr.Configs, err = describeTopicConfigs(b, req, r)
-		case kmsg.ConfigResourceTypeBroker:
+		case r.ResourceType == kmsg.ConfigResourceTypeBroker:
 			rr.Configs, err = describeBrokerConfigs(b, req, r)
 		default:
 			err = &controller.Error{Code: kerr.InvalidRequest, Message: "Unsupported resource type " + r.ResourceType.String()}

@@ -22,11 +22,12 @@ import (
 
 	"gregor/replication/controller"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(33, 0, 2, handleAlterConfigs) }
 
-func handleAlterConfigs(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleAlterConfigs(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.AlterConfigsRequest)
 	return b.async(func() kmsg.Response {
 		resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
@@ -40,8 +41,10 @@ func handleAlterConfigs(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wi
 			switch {
 			case dup[resourceKey{r.ResourceType, r.ResourceName}]:
 				err = &controller.Error{Code: kerr.InvalidRequest, Message: "Duplicate resource in request."}
-			default:
-				err = checkAlterResource(r.ResourceType)
+			default: // AlterConfigs on the topic or the cluster first
+				if err = b.configAuthError(rc, acl.OpAlterConfigs, r.ResourceType, r.ResourceName); err == nil {
+					err = checkAlterResource(r.ResourceType)
+				}
 			}
 			if err == nil {
 				next := map[string]string{}

@@ -19,16 +19,21 @@ import (
 
 	"gregor/replication/controller"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(37, 0, 3, handleCreatePartitions) }
 
-func handleCreatePartitions(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleCreatePartitions(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.CreatePartitionsRequest)
-	return b.async(func() kmsg.Response { return createPartitions(b, req) })
+	// Alter on each topic (Kafka's check).
+	alterable := filterAuthorized(b, rc, acl.OpAlter, acl.ResourceTopic, req.Topics, func(t kmsg.CreatePartitionsRequestTopic) string { return t.Topic })
+	return b.async(func() kmsg.Response { return createPartitions(b, req, alterable) })
 }
 
-func createPartitions(b *Broker, req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
+// createPartitions grows req's topics; alterable (nil: all) holds those
+// the client may alter.
+func createPartitions(b *Broker, req *kmsg.CreatePartitionsRequest, alterable map[string]bool) *kmsg.CreatePartitionsResponse {
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	count := map[string]int{}
 	for _, t := range req.Topics {
@@ -36,7 +41,7 @@ func createPartitions(b *Broker, req *kmsg.CreatePartitionsRequest) *kmsg.Create
 	}
 	var incs []controller.PartitionIncrease
 	for _, t := range req.Topics {
-		if count[t.Topic] > 1 {
+		if count[t.Topic] > 1 || !allowed(alterable, t.Topic) {
 			continue
 		}
 		inc := controller.PartitionIncrease{Topic: t.Topic, Count: t.Count}
@@ -60,6 +65,9 @@ func createPartitions(b *Broker, req *kmsg.CreatePartitionsRequest) *kmsg.Create
 			rt.ErrorCode = kerr.InvalidRequest.Code
 			msg := "Duplicate topic in request."
 			rt.ErrorMessage = &msg
+		} else if !allowed(alterable, t.Topic) {
+			msg := "The topic authorization is failed."
+			rt.ErrorCode, rt.ErrorMessage = kerr.TopicAuthorizationFailed.Code, &msg
 		} else {
 			rt.ErrorCode, rt.ErrorMessage = controller.Code(byName[t.Topic])
 		}

@@ -28,7 +28,11 @@ func handleDeleteGroups(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 		}
 		return wire.Now(wire.Response{Msg: resp})
 	}
+	req, finish, now := b.authorizeDeleteGroups(rc, req) // group Delete
+	if now != nil {
+		return wire.Now(wire.Response{Msg: now})
+	}
 	reply, fn := groupReply[*kmsg.DeleteGroupsResponse]()
-	b.Groups.DeleteGroups(reqCtx(rc), req, fn)
+	b.Groups.DeleteGroups(reqCtx(rc), req, then(fn, finish))
 	return reply
 }

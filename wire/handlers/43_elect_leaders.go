@@ -22,12 +22,28 @@ import (
 	"gregor/partition"
 	"gregor/replication/controller"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(43, 0, 2, handleElectLeaders) }
 
-func handleElectLeaders(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleElectLeaders(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.ElectLeadersRequest)
+	if !b.authorizeCluster(rc, acl.OpAlter) { // Kafka's check: every partition refused
+		resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		for _, t := range req.Topics {
+			rt := kmsg.NewElectLeadersResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewElectLeadersResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p, kerr.ClusterAuthorizationFailed.Code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return wire.Now(wire.Response{Msg: resp})
+	}
 	return b.async(func() kmsg.Response { return electLeaders(b, req) })
 }
 

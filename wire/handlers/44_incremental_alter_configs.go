@@ -26,11 +26,12 @@ import (
 	"gregor/config"
 	"gregor/replication/controller"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(44, 0, 1, handleIncrementalAlterConfigs) }
 
-func handleIncrementalAlterConfigs(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleIncrementalAlterConfigs(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
 	return b.async(func() kmsg.Response {
 		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
@@ -43,7 +44,7 @@ func handleIncrementalAlterConfigs(b *Broker, _ *wire.RequestContext, kreq kmsg.
 			var err error
 			if dup[resourceKey{r.ResourceType, r.ResourceName}] {
 				err = &controller.Error{Code: kerr.InvalidRequest, Message: "Duplicate resource in request."}
-			} else {
+			} else if err = b.configAuthError(rc, acl.OpAlterConfigs, r.ResourceType, r.ResourceName); err == nil {
 				err = incrementalAlter(b, r, req.ValidateOnly)
 			}
 			rr.ErrorCode, rr.ErrorMessage = controller.Code(err)

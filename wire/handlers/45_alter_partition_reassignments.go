@@ -22,6 +22,7 @@ import (
 	"gregor/partition"
 	"gregor/replication/controller"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 // ReassignSource is the controller side of reassignment and elections
@@ -42,8 +43,13 @@ func reassignSource(b *Broker) (ReassignSource, bool) {
 
 func init() { register(45, 0, 0, handleAlterPartitionReassignments) }
 
-func handleAlterPartitionReassignments(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleAlterPartitionReassignments(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.AlterPartitionAssignmentsRequest)
+	if !b.authorizeCluster(rc, acl.OpAlter) { // Kafka's check
+		resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return wire.Now(wire.Response{Msg: resp})
+	}
 	return b.async(func() kmsg.Response { return alterPartitionReassignments(b, req) })
 }
 

@@ -11,17 +11,24 @@ package handlers
 // Version notes: v0 flexible.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/partition"
 	"gregor/replication/controller"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(46, 0, 0, handleListPartitionReassignments) }
 
-func handleListPartitionReassignments(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleListPartitionReassignments(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.ListPartitionReassignmentsRequest)
+	if !b.authorizeCluster(rc, acl.OpDescribe) { // Kafka's check
+		resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return wire.Now(wire.Response{Msg: resp})
+	}
 	return b.async(func() kmsg.Response { return listPartitionReassignments(b, req) })
 }
 

@@ -24,7 +24,11 @@ func handleOffsetDelete(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 		resp.ErrorCode = noCoordinator
 		return wire.Now(wire.Response{Msg: resp})
 	}
+	req, finish, now := b.authorizeOffsetDelete(rc, req) // group Delete, topic Read
+	if now != nil {
+		return wire.Now(wire.Response{Msg: now})
+	}
 	reply, fn := groupReply[*kmsg.OffsetDeleteResponse]()
-	b.Groups.OffsetDelete(reqCtx(rc), req, fn)
+	b.Groups.OffsetDelete(reqCtx(rc), req, then(fn, finish))
 	return reply
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(60, 0, 1, handleDescribeCluster) }
@@ -29,6 +30,14 @@ func handleDescribeCluster(b *Broker, rc *wire.RequestContext, kreq kmsg.Request
 		msg := "Only brokers can be described (endpoint type 1)."
 		resp.ErrorMessage = &msg
 		return wire.Now(wire.Response{Msg: resp})
+	}
+	// Anyone may describe the cluster; its authorized operations are
+	// filled when asked (0 without cluster Describe), as Kafka does.
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = 0
+		if b.authorizeCluster(rc, acl.OpDescribe) {
+			resp.ClusterAuthorizedOperations = b.authorizedOperations(rc, acl.ResourceCluster, acl.ClusterName)
+		}
 	}
 	snap := b.Topics.Snapshot()
 	resp.ClusterID = snap.ClusterID

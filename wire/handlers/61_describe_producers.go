@@ -20,10 +20,12 @@ package handlers
 //     producer whose batches are in the log is listed.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/storage"
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(61, 0, 0, handleDescribeProducers) }
@@ -31,6 +33,7 @@ func init() { register(61, 0, 0, handleDescribeProducers) }
 func handleDescribeProducers(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.DescribeProducersRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeProducersResponse)
+	readable := filterAuthorized(b, rc, acl.OpRead, acl.ResourceTopic, req.Topics, func(t kmsg.DescribeProducersRequestTopic) string { return t.Topic })
 	return b.later(func() wire.Response {
 		ctx := reqCtx(rc)
 		for _, rt := range req.Topics {
@@ -40,6 +43,11 @@ func handleDescribeProducers(b *Broker, rc *wire.RequestContext, kreq kmsg.Reque
 				sp := kmsg.NewDescribeProducersResponseTopicPartition()
 				sp.Partition = p
 				tp := storage.TopicPartition{Topic: rt.Topic, Partition: p}
+				if !allowed(readable, rt.Topic) { // topic Read (Kafka's check)
+					sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+					st.Partitions = append(st.Partitions, sp)
+					continue
+				}
 				h, ok := b.Replicas.Get(tp)
 				if !ok {
 					sp.ErrorCode = notHosted(b, tp).Code

@@ -17,11 +17,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/wire"
+	"gregor/wire/security/acl"
 )
 
 func init() { register(66, 0, 1, handleListTransactions) }
 
-func handleListTransactions(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleListTransactions(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.ListTransactionsRequest)
 	resp := req.ResponseKind().(*kmsg.ListTransactionsResponse)
 	if b.Txns == nil {
@@ -33,6 +34,15 @@ func handleListTransactions(b *Broker, _ *wire.RequestContext, kreq kmsg.Request
 	}
 	ch := make(chan wire.Response, 1)
 	b.Txns.ListTransactions(req.StateFilters, req.ProducerIDFilters, duration, func(code int16, unknown []string, listed []kmsg.ListTransactionsResponseTransactionState) {
+		if b.Authorizer != nil { // only the ids the client may Describe (Kafka's filter)
+			kept := listed[:0]
+			for _, s := range listed {
+				if b.authorizeQuiet(rc, acl.OpDescribe, acl.ResourceTransactionalID, s.TransactionalID) {
+					kept = append(kept, s)
+				}
+			}
+			listed = kept
+		}
 		resp.ErrorCode, resp.UnknownStateFilters, resp.TransactionStates = code, unknown, listed
 		ch <- wire.Response{Msg: resp}
 	})

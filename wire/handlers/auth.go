@@ -54,22 +54,25 @@ func (b *Broker) authorizeCluster(rc *wire.RequestContext, op acl.Operation) boo
 	return b.authorize(rc, op, acl.ResourceCluster, acl.ClusterName)
 }
 
-// filterAuthorized is Kafka's filterByAuthorized: the set of names (each
-// asked once however often it appears) rc may do op on. Nil means every
-// name is authorized (no authorizer), so callers test with allowed(set, n).
-func (b *Broker) filterAuthorized(rc *wire.RequestContext, op acl.Operation, rt acl.ResourceType, names []string) map[string]bool {
+// filterAuthorized is Kafka's filterByAuthorized: the set of names of
+// items (each asked once however often it appears) rc may do op on. Nil
+// means every name is authorized (no authorizer; nothing is computed),
+// so callers test with allowed(set, n).
+func filterAuthorized[T any](b *Broker, rc *wire.RequestContext, op acl.Operation, rt acl.ResourceType, items []T, name func(T) string) map[string]bool {
 	if b.Authorizer == nil {
 		return nil
 	}
 	who := requester(rc)
-	out := make(map[string]bool, len(names))
-	for _, n := range names {
-		if _, done := out[n]; !done {
+	out := make(map[string]bool, len(items))
+	for _, it := range items {
+		if n := name(it); !hasKey(out, n) {
 			out[n] = b.Authorizer.Authorize(who, acl.Action{Op: op, Type: rt, Name: n, LogIfDenied: true})
 		}
 	}
 	return out
 }
+
+func hasKey(m map[string]bool, k string) bool { _, ok := m[k]; return ok }
 
 // allowed reads a filterAuthorized result (nil: everything allowed).
 func allowed(set map[string]bool, name string) bool { return set == nil || set[name] }
@@ -87,7 +90,3 @@ func (b *Broker) authorizedOperations(rc *wire.RequestContext, rt acl.ResourceTy
 	}
 	return b.Authorizer.AuthorizedOperations(requester(rc), rt, name)
 }
-
-// authOpsNotRequested is the authorized-operations value of a response
-// that did not ask for them (Integer.MIN_VALUE).
-const authOpsNotRequested = int32(-2147483648)

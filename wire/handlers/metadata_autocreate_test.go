@@ -24,7 +24,7 @@ func TestMetadataAutoCreateOfExistingTopicIsLeaderNotAvailable(t *testing.T) {
 	req.Topics = append(req.Topics, rt)
 	snap := &metadata.Snapshot{Topics: map[string]*metadata.Topic{}, TopicsByID: map[[16]byte]*metadata.Topic{}}
 	created := map[string]error{name: &controller.Error{Code: kerr.TopicAlreadyExists, Message: "exists"}}
-	resp := buildMetadata(req, "PLAINTEXT", snap, created)
+	resp := (&Broker{}).buildMetadata(req, "PLAINTEXT", snap, created, metadataAuth{})
 	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != kerr.LeaderNotAvailable.Code {
 		t.Fatalf("topics %+v, want one with LEADER_NOT_AVAILABLE", resp.Topics)
 	}
