@@ -67,10 +67,10 @@ type AuthObserver interface {
 type saslState int
 
 const (
-	saslInitial       saslState = iota // ApiVersions or SaslHandshake expected
-	saslHandshake                      // after ApiVersions: SaslHandshake expected
-	saslAuthenticate                   // tokens of the chosen mechanism expected
-	saslComplete                       // authenticated
+	saslInitial      saslState = iota // ApiVersions or SaslHandshake expected
+	saslHandshake                     // after ApiVersions: SaslHandshake expected
+	saslAuthenticate                  // tokens of the chosen mechanism expected
+	saslComplete                      // authenticated
 )
 
 // saslConn is one connection's SASL state; the reader goroutine owns it.
