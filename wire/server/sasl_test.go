@@ -25,7 +25,9 @@ type countingObserver struct {
 	ch chan [2]bool // reauth, ok
 }
 
-func (o *countingObserver) AuthenticationDone(_, _ string, reauth, ok bool) { o.ch <- [2]bool{reauth, ok} }
+func (o *countingObserver) AuthenticationDone(_, _ string, reauth, ok bool) {
+	o.ch <- [2]bool{reauth, ok}
+}
 
 // saslEnv is a server whose only listener is SASL_PLAINTEXT with PLAIN
 // (alice/alice-secret, bob/bob-secret) and SCRAM-SHA-256 (carol/carol-secret).
