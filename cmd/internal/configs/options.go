@@ -82,6 +82,14 @@ func (o *Options) resolve() error {
 	if o.EntityDefault && o.EntityName != "" {
 		return clientutil.Usage("--entity-name and --entity-default cannot be used together")
 	}
+	if o.EntityType == Users { // refused before connecting (users.go)
+		if err := checkUserOptions(*o); err != nil {
+			return err
+		}
+		if _, err := parseUserAlter(*o); err != nil && o.Alter {
+			return err
+		}
+	}
 	if o.EntityType == Brokers && o.EntityName != "" {
 		if _, err := strconv.ParseInt(o.EntityName, 10, 32); err != nil {
 			return clientutil.Usage("The entity name for brokers must be a valid integer broker id, but it is: %s", o.EntityName)

@@ -77,18 +77,18 @@ func parseUserAlter(o Options) (scramUpdate, error) {
 		m, _ := sasl.ScramByName(k)
 		g := scramCredentialRE.FindStringSubmatch(vals[k])
 		if g == nil {
-			return u, fmt.Errorf("Invalid credential property %s=%s", k, redactPassword(vals[k]))
+			return u, clientutil.Usage("Invalid credential property %s=%s", k, redactPassword(vals[k]))
 		}
 		it := defaultScramIterations
 		if g[1] != "" && g[1] != "-1" {
 			n, err := strconv.Atoi(g[1])
 			if err != nil {
-				return u, fmt.Errorf("Invalid credential property %s: iterations %q", k, g[1])
+				return u, clientutil.Usage("Invalid credential property %s: iterations %q", k, g[1])
 			}
 			it = n
 		}
 		if it < m.MinIterations {
-			return u, fmt.Errorf("Iterations %d is less than the minimum %d required for %s", it, m.MinIterations, m.Name)
+			return u, clientutil.Usage("Iterations %d is less than the minimum %d required for %s", it, m.MinIterations, m.Name)
 		}
 		u.set = append(u.set, scramSet{mech: m, iterations: it, password: g[2]})
 	}
