@@ -94,6 +94,8 @@ func TestSASLConfigErrors(t *testing.T) {
 		{map[string]string{"sasl.enabled.mechanisms": "SCRAM-SHA-256", "security.inter.broker.protocol": "SASL_PLAINTEXT"},
 			"sasl.mechanism.inter.broker.protocol", "must be included in sasl.enabled.mechanisms"},
 		{map[string]string{"sasl.enabled.mechanisms": "SCRAM-SHA-256", "connections.max.reauth.ms": "soon"}, "connections.max.reauth.ms", ""},
+		{map[string]string{"sasl.enabled.mechanisms": "SCRAM-SHA-256", "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256",
+			"security.inter.broker.protocol": "SASL_PLAINTEXT", "zookeeper.connect": "zk:2181"}, "inter.broker.listener.name", "not supported yet"},
 	} {
 		_, err := Parse(base(c.kv), nil)
 		ve, ok := err.(*ValueError)

@@ -311,3 +311,42 @@ func TestSASLFranzGo(t *testing.T) {
 		})
 	}
 }
+
+// TestSASLFranzGoReauthenticates: with a 2.5 s session lifetime franz-go
+// re-authenticates on its live connection (KIP-368) and keeps being
+// served past several lifetimes.
+func TestSASLFranzGoReauthenticates(t *testing.T) {
+	env, obs := startSASL(t, func(l *SASLListener) {
+		// franz-go re-authenticates 1 s before the end; Kafka allows one
+		// re-authentication a second: a lifetime above 2 s.
+		l.MaxReauth = map[string]time.Duration{sasl.ScramSHA256: 2500 * time.Millisecond}
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(env.addr), kgo.SASL(scram.Auth{User: "carol", Pass: "carol-secret"}.AsSha256Mechanism()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	reauths := 0
+	for reauths < 2 {
+		if _, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl); err != nil {
+			t.Fatalf("after %d re-authentications: %v", reauths, err)
+		}
+		select {
+		case v := <-obs.ch:
+			if !v[1] {
+				t.Fatalf("authentication failed (reauth=%v)", v[0])
+			}
+			if v[0] {
+				reauths++
+			}
+		case <-time.After(200 * time.Millisecond): // keep the connection busy between checks
+		case <-ctx.Done():
+			t.Fatalf("only %d re-authentications", reauths)
+		}
+	}
+	if env.logged("SASL session expired") {
+		t.Fatal("a session expired although the client re-authenticated")
+	}
+}
