@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -49,21 +48,6 @@ func gregorTool(t *testing.T, args ...string) string {
 	return run(t, time.Minute, "", harness.Binary(t), args...)
 }
 
-// metadataWith asks for metadata over the SASL listener with mech; the
-// error is the client's.
-func metadataWith(t *testing.T, addr string, mech sasl.Mechanism) error {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.SASL(mech), kgo.RequestRetries(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	_, err = kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
-	return err
-}
-
 func wantAuthFailed(t *testing.T, who string, err error) {
 	t.Helper()
 	if err == nil || !strings.Contains(err.Error(), "SASL_AUTHENTICATION_FAILED") {
@@ -91,13 +75,13 @@ func TestSASLFranzGo(t *testing.T) {
 		"produce": plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism(),
 	}
 	for name, m := range good {
-		if err := metadataWith(t, b.sasl, m); err != nil {
+		if err := harness.SASLLogin(b.sasl, m); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	wantAuthFailed(t, "plain wrong password", metadataWith(t, b.sasl, plain.Auth{User: "alice", Pass: "nope"}.AsMechanism()))
-	wantAuthFailed(t, "scram wrong password", metadataWith(t, b.sasl, scram.Auth{User: "carol", Pass: "nope"}.AsSha256Mechanism()))
-	wantAuthFailed(t, "scram unknown user", metadataWith(t, b.sasl, scram.Auth{User: "dave", Pass: "x"}.AsSha512Mechanism()))
+	wantAuthFailed(t, "plain wrong password", harness.SASLLogin(b.sasl, plain.Auth{User: "alice", Pass: "nope"}.AsMechanism()))
+	wantAuthFailed(t, "scram wrong password", harness.SASLLogin(b.sasl, scram.Auth{User: "carol", Pass: "nope"}.AsSha256Mechanism()))
+	wantAuthFailed(t, "scram unknown user", harness.SASLLogin(b.sasl, scram.Auth{User: "dave", Pass: "x"}.AsSha512Mechanism()))
 
 	// Produce and consume over SASL/SCRAM.
 	createTopic(t, b.Broker, "sasl", 1, nil)
@@ -114,9 +98,7 @@ func TestSASLFranzGo(t *testing.T) {
 
 	// A deleted credential stops working.
 	gregorTool(t, "configs", "--bootstrap-server", b.Addr(), "--entity-type", "users", "--entity-name", "carol", "--alter", "--delete-config", "SCRAM-SHA-256")
-	waitAuth(t, "deleted SCRAM-SHA-256 credential refused", func() error {
-		return metadataWith(t, b.sasl, good["sha256"])
-	}, false)
+	harness.WaitSASL(t, "deleted SCRAM-SHA-256 credential refused", []string{b.sasl}, good["sha256"], false)
 
 	hc := &http.Client{Timeout: 5 * time.Second}
 	if n, _, err := harness.MetricSum(hc, b.admin, "kafka_server_socket_server_metrics_failed_authentication_total"); err != nil || n < 4 {
@@ -127,24 +109,6 @@ func TestSASLFranzGo(t *testing.T) {
 	}
 	if strings.Contains(b.Log(), "nope") || strings.Contains(b.Log(), "carol-secret") {
 		t.Fatal("a password reached the broker log")
-	}
-}
-
-// waitAuth polls login until it succeeds (ok) or fails with an
-// authentication error (!ok): credential changes reach the broker's
-// cache asynchronously, from the change notification. Bounded.
-func waitAuth(t *testing.T, what string, login func() error, ok bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := login()
-		if ok && err == nil || !ok && err != nil && strings.Contains(err.Error(), "SASL_AUTHENTICATION_FAILED") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still %v after 20s", what, err)
-		}
-		time.Sleep(100 * time.Millisecond) // the notification is processed by the broker; no event to await from here
 	}
 }
 

@@ -104,6 +104,8 @@ func redactPassword(s string) string {
 	return s
 }
 
+// checkUserOptions refuses what users support only for quotas (resolve
+// calls it before connecting).
 func checkUserOptions(o Options) error {
 	if o.EntityDefault {
 		return clientutil.Usage("--entity-default for users sets default user quotas, which Gregor does not enforce yet")
@@ -116,9 +118,6 @@ func checkUserOptions(o Options) error {
 // writes /config/users/<u> plus a change notification; --describe prints
 // the znode's configs as stored.
 func runUsersZooKeeper(o Options, store metastore.Store, stdout io.Writer) error {
-	if err := checkUserOptions(o); err != nil {
-		return err
-	}
 	if o.Alter {
 		u, err := parseUserAlter(o)
 		if err != nil {
@@ -183,9 +182,6 @@ func runUsersZooKeeper(o Options, store metastore.Store, stdout io.Writer) error
 // AlterUserScramCredentials (the tool salts the password, as Kafka's
 // admin client does) and DescribeUserScramCredentials.
 func runUsers(ctx context.Context, o Options, adm *kadm.Client, stdout io.Writer) error {
-	if err := checkUserOptions(o); err != nil {
-		return err
-	}
 	if o.Alter {
 		u, err := parseUserAlter(o)
 		if err != nil {
