@@ -131,7 +131,7 @@ func TestSASLKcat(t *testing.T) {
 		t.Fatalf("kcat over SCRAM read %q", out)
 	}
 	for _, mech := range []string{"PLAIN", "SCRAM-SHA-256"} {
-		cmd := exec.Command("kcat", kcat(mech, "alice", "wrong", "-L", "-m", "5")...)
+		cmd := exec.Command("kcat", kcat(mech, "alice", "wrong", "-L", "-m", "1")...)
 		got, _ := cmd.CombinedOutput()
 		want := "Authentication failed: Invalid username or password"
 		if mech != "PLAIN" {
@@ -143,7 +143,8 @@ func TestSASLKcat(t *testing.T) {
 	}
 }
 
-// TestSASLPythonClients: kafka-python (PLAIN) and confluent-kafka-python
+// TestSASLPythonClients: kafka-python (PLAIN and SCRAM-SHA-512, both over
+// SaslHandshake v0 raw tokens) and confluent-kafka-python
 // (SCRAM-SHA-512) produce and consume; a wrong password raises the
 // client's authentication error.
 func TestSASLPythonClients(t *testing.T) {
@@ -172,6 +173,9 @@ if which.startswith("kafka-python"):
     pw = "alice-secret" if which == "kafka-python" else "wrong"
     kw = dict(bootstrap_servers=addr, security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
               sasl_plain_username="alice", sasl_plain_password=pw)
+    if which == "kafka-python-scram":  # SCRAM over SaslHandshake v0 raw tokens
+        pw = "carol-secret"
+        kw.update(sasl_mechanism="SCRAM-SHA-512", sasl_plain_username="carol", sasl_plain_password=pw)
     if pw == "wrong":
         kw["api_version_auto_timeout_ms"] = 3000
     try:
@@ -212,6 +216,9 @@ else:
 	}
 	if out := run(t, 2*time.Minute, "", py, f, b.sasl, "kafka-python"); strings.TrimSpace(out) != "ok ['from-confluent', 'from-kafka-python']" {
 		t.Fatalf("kafka-python over PLAIN: %q", out)
+	}
+	if out := run(t, 2*time.Minute, "", py, f, b.sasl, "kafka-python-scram"); strings.TrimSpace(out) != "ok ['from-confluent', 'from-kafka-python', 'from-kafka-python']" {
+		t.Fatalf("kafka-python over SCRAM-SHA-512: %q", out)
 	}
 	out := run(t, 2*time.Minute, "", py, f, b.sasl, "kafka-python-wrong")
 	if strings.TrimSpace(out) != "error NoBrokersAvailable plain-exchange-failed" {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -156,7 +157,16 @@ func (c *conn) authDone(ok bool) {
 // hand the frame to the dispatcher as usual. keep: read the next frame
 // (false: stop reading; the writer sends what is queued, then the
 // connection closes; a connection closed at once was aborted here).
+// A panic in a mechanism is recovered here and closes only this
+// connection, as handleFrame does for handlers.
 func (c *conn) saslGate(frame []byte) (dispatch, keep bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.log.Error("panic during SASL authentication; closing connection", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
+			c.abort()
+			dispatch, keep = false, false
+		}
+	}()
 	sc := c.sasl
 	if sc.raw && sc.state == saslAuthenticate {
 		return false, c.saslRawToken(frame)
@@ -185,7 +195,12 @@ func (c *conn) saslGate(frame []byte) (dispatch, keep bool) {
 	case saslInitial:
 		switch h.key {
 		case 18:
-			sc.state = saslHandshake
+			// Answered by the dispatcher (or, at a version we do not serve,
+			// with UNSUPPORTED_VERSION: the client may then ask again at
+			// another version, as Kafka allows).
+			if c.s.supports(h.key, h.version) {
+				sc.state = saslHandshake
+			}
 			return true, true
 		case 17:
 			return false, c.saslHandshake(h, rest)

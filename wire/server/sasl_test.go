@@ -92,6 +92,15 @@ func (o *countingObserver) next(t *testing.T) (reauth, ok bool) {
 func TestSASLPlainV1(t *testing.T) {
 	env, obs := startSASL(t, nil)
 	r := dialRaw(t, env.addr)
+	// An ApiVersions version we do not serve is answered UNSUPPORTED_VERSION
+	// (v0) and the client may ask again.
+	high := kmsg.NewPtrApiVersionsRequest()
+	high.Version = 9
+	r.send(high)
+	v0 := kmsg.NewPtrApiVersionsRequest()
+	if _, resp, err := r.recv(v0); err != nil || resp.(*kmsg.ApiVersionsResponse).ErrorCode != kerr.UnsupportedVersion.Code {
+		t.Fatalf("ApiVersions v9: %v %v", resp, err)
+	}
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.Version = 3
 	if resp := r.roundTrip(av).(*kmsg.ApiVersionsResponse); resp.ErrorCode != 0 || len(resp.ApiKeys) == 0 {
