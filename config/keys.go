@@ -231,6 +231,7 @@ var brokerKeys = map[string]brokerKey{
 	"sasl.mechanism.inter.broker.protocol": checkKey(acceptAny, kmsg.ConfigTypeString, "GSSAPI"),
 	"sasl.jaas.config":                     nullKey(acceptAny, kmsg.ConfigTypePassword),
 	"connections.max.reauth.ms":            msKey(func(b *Broker) *time.Duration { return &b.SASL.ConnectionsMaxReauth }, 64, noMin),
+	"sasl.server.max.receive.size":         checkKey(intSetter(func(b *Broker) *int32 { return &b.SASL.ServerMaxReceiveSize }, 32, 1), kmsg.ConfigTypeInt, "524288"),
 
 	"admin.listener": checkKey(setAdminListener, kmsg.ConfigTypeString, ""),
 	"pid.file":       checkKey(func(b *Broker, _, v string) error { b.PidFile = v; return nil }, kmsg.ConfigTypeString, ""),

@@ -24,6 +24,10 @@ type SASLConfig struct {
 	// ConnectionsMaxReauth is connections.max.reauth.ms (default 0: a
 	// session never expires).
 	ConnectionsMaxReauth time.Duration
+	// ServerMaxReceiveSize is sasl.server.max.receive.size (default
+	// 524288): the largest frame a connection may send before and during
+	// its initial authentication.
+	ServerMaxReceiveSize int32
 	// Listeners are the SASL listeners' settings by listener name
 	// (upper-case, as in listeners); listeners of other protocols have none.
 	Listeners map[string]SASLListenerConfig
@@ -50,6 +54,9 @@ type SASLListenerConfig struct {
 	// (inter-broker clients). Absent when the JAAS entry has none.
 	Own map[string]SASLCredentials
 }
+
+// DefaultSASLServerMaxReceiveSize is sasl.server.max.receive.size's default.
+const DefaultSASLServerMaxReceiveSize = 524288
 
 // SASLCredentials are a SASL client's username and password.
 type SASLCredentials struct{ Username, Password string }
@@ -106,6 +113,9 @@ func resolveSASL(b *Broker, protocols map[string]string) error {
 	s.EnabledMechanisms = []string{sasl.GSSAPI}
 	if v, ok := raw("sasl.enabled.mechanisms"); ok {
 		s.EnabledMechanisms = splitList(v)
+	}
+	if s.ServerMaxReceiveSize == 0 {
+		s.ServerMaxReceiveSize = DefaultSASLServerMaxReceiveSize
 	}
 	s.InterBrokerMechanism = sasl.GSSAPI
 	if v, ok := raw("sasl.mechanism.inter.broker.protocol"); ok && v != "" {

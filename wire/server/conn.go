@@ -120,8 +120,8 @@ func (c *conn) readLoop() {
 			return
 		}
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
-		if size < 0 || size > c.s.cfg.SocketRequestMaxBytes {
-			c.closeWithReason(fmt.Sprintf("request size %d outside [0, socket.request.max.bytes=%d]", size, c.s.cfg.SocketRequestMaxBytes))
+		if limit, key := c.maxFrame(); size < 0 || size > limit {
+			c.closeWithReason(fmt.Sprintf("request size %d outside [0, %s=%d]", size, key, limit))
 			return
 		}
 		// Decoded requests (Produce's RecordBatches in particular) alias the

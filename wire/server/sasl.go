@@ -55,6 +55,10 @@ type SASLListener struct {
 	MaxReauth map[string]time.Duration
 	// HandshakeTimeout bounds authentication (0 = DefaultSASLHandshakeTimeout).
 	HandshakeTimeout time.Duration
+	// MaxReceiveSize is sasl.server.max.receive.size: the largest frame
+	// before and during the initial authentication (a bigger one closes
+	// the connection). 0 = 524288.
+	MaxReceiveSize int32
 }
 
 // AuthObserver hears of every completed or failed SASL authentication
@@ -125,6 +129,20 @@ func (c *conn) setReadDeadline(idle time.Duration) {
 	if !d.IsZero() {
 		c.nc.SetReadDeadline(d)
 	}
+}
+
+// maxFrame is the largest frame the connection may send now, and the
+// config key that sets it: sasl.server.max.receive.size until the
+// connection first authenticated, else socket.request.max.bytes.
+func (c *conn) maxFrame() (int32, string) {
+	if sc := c.sasl; sc != nil && sc.state != saslComplete && !sc.reauth {
+		n := sc.cfg.MaxReceiveSize
+		if n <= 0 {
+			n = 524288
+		}
+		return min(n, c.s.cfg.SocketRequestMaxBytes), "sasl.server.max.receive.size"
+	}
+	return c.s.cfg.SocketRequestMaxBytes, "socket.request.max.bytes"
 }
 
 // saslStalled reports (after a read deadline passed) whether the reason

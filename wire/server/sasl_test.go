@@ -359,3 +359,19 @@ func TestSASLFranzGoReauthenticates(t *testing.T) {
 		t.Fatal("a session expired although the client re-authenticated")
 	}
 }
+
+// TestSASLMaxReceiveSize: before authentication a frame above
+// sasl.server.max.receive.size closes the connection.
+func TestSASLMaxReceiveSize(t *testing.T) {
+	env, _ := startSASL(t, func(l *SASLListener) { l.MaxReceiveSize = 1024 })
+	r := dialRaw(t, env.addr)
+	var sz [4]byte
+	binary.BigEndian.PutUint32(sz[:], 4096)
+	if _, err := r.c.Write(sz[:]); err != nil {
+		t.Fatal(err)
+	}
+	r.expectClosed()
+	if !env.logged("request size 4096 outside [0, sasl.server.max.receive.size=1024]") {
+		t.Fatal("reason not logged")
+	}
+}

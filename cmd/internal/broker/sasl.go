@@ -36,8 +36,9 @@ func (b *Broker) saslSecurity(sc *server.Config) {
 			ls.Protocol = security.Protocol(lc.Protocol)
 		}
 		ls.SASL = &server.SASLListener{
-			Auth:      &sasl.Authenticator{Mechanisms: lc.Mechanisms, PlainUsers: lc.PlainUsers, Credentials: b.creds},
-			MaxReauth: lc.MaxReauth,
+			Auth:           &sasl.Authenticator{Mechanisms: lc.Mechanisms, PlainUsers: lc.PlainUsers, Credentials: b.creds},
+			MaxReauth:      lc.MaxReauth,
+			MaxReceiveSize: b.cfg.SASL.ServerMaxReceiveSize,
 		}
 		sc.Security[name] = ls
 	}
