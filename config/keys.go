@@ -226,6 +226,12 @@ var brokerKeys = map[string]brokerKey{
 	"replica.lag.time.max.ms": msKey(func(b *Broker) *time.Duration { return &b.ReplicaLagTimeMax }, 64, 0),
 	"num.replica.fetchers":    intKey(func(b *Broker) *int { return &b.NumReplicaFetchers }, 32, 1),
 
+	// SASL (sasl.go resolves them with their listener-prefixed forms).
+	"sasl.enabled.mechanisms":              checkKey(acceptAny, kmsg.ConfigTypeList, "GSSAPI"),
+	"sasl.mechanism.inter.broker.protocol": checkKey(acceptAny, kmsg.ConfigTypeString, "GSSAPI"),
+	"sasl.jaas.config":                     nullKey(acceptAny, kmsg.ConfigTypePassword),
+	"connections.max.reauth.ms":            msKey(func(b *Broker) *time.Duration { return &b.SASL.ConnectionsMaxReauth }, 64, noMin),
+
 	"admin.listener": checkKey(setAdminListener, kmsg.ConfigTypeString, ""),
 	"pid.file":       checkKey(func(b *Broker, _, v string) error { b.PidFile = v; return nil }, kmsg.ConfigTypeString, ""),
 	"log.format": checkKey(func(b *Broker, key, v string) error {
@@ -288,7 +294,7 @@ var ignoredKeys = map[string]bool{
 	"listener.security.protocol.map": true, "inter.broker.listener.name": true, "security.inter.broker.protocol": true,
 	"control.plane.listener.name": true, "ssl.keystore.location": true, "ssl.keystore.password": true, "ssl.key.password": true,
 	"ssl.truststore.location": true, "ssl.truststore.password": true, "ssl.client.auth": true, "ssl.endpoint.identification.algorithm": true,
-	"sasl.enabled.mechanisms": true, "sasl.mechanism.inter.broker.protocol": true, "authorizer.class.name": true,
+	"authorizer.class.name":          true,
 	"allow.everyone.if.no.acl.found": true, "super.users": true, "principal.builder.class": true,
 	// Broker identity and placement.
 	"broker.rack": true, "broker.id.generation.enable": true, "reserved.broker.max.id": true,

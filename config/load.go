@@ -66,7 +66,7 @@ func Parse(kv map[string]string, log *zap.Logger) (*Broker, error) {
 			}
 			continue
 		}
-		if ignoredKeys[k] {
+		if ignoredKeys[k] || isSASLListenerKey(k) {
 			continue
 		}
 		log.Warn("unknown configuration key, ignored (it is not a Kafka broker config Gregor knows)", zap.String("key", k))
@@ -198,5 +198,8 @@ func resolveListeners(b *Broker, raw func(string) (string, bool), num func(strin
 	default:
 		b.AdvertisedListeners = advertise(b.Listeners)
 	}
-	return checkPlaintext("advertised.listeners", b.AdvertisedListeners, protocols)
+	if err := checkPlaintext("advertised.listeners", b.AdvertisedListeners, protocols); err != nil {
+		return err
+	}
+	return resolveSASL(b, protocols)
 }

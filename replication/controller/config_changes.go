@@ -119,7 +119,10 @@ func (c *Controller) onConfigChanges() error {
 					pending[name] = true
 					topics = append(topics, name)
 				}
-			default: // brokers, clients, users: no dynamic configs of those here
+			case typ == "users" && name != "" && !strings.Contains(name, "/") && c.onUserChange != nil:
+				// SCRAM credentials: the broker's watcher re-reads them off this goroutine.
+				c.onUserChange(name)
+			default: // brokers, clients, user/client quotas: no dynamic configs of those here
 				c.log.Debug("config change of an entity type without dynamic configs", zap.String("entity", entity))
 			}
 			c.cfgChanges.last = n.seq

@@ -118,7 +118,8 @@ type Controller struct {
 	reassigning map[partition.TopicPartition]*ongoing
 
 	// cfgChanges: the /config/changes listener of every broker (config_changes.go).
-	cfgChanges configChangeState
+	cfgChanges   configChangeState
+	onUserChange func(string) // Options.OnUserConfigChange
 
 	// offline: replicas reported offline (offline.go), active controller only.
 	offline map[partition.TopicPartition]offlineMark
@@ -202,6 +203,11 @@ type Options struct {
 	// that what reads it (the replica fetchers' Endpoints) can exist
 	// before the controller. nil = one of the controller's own.
 	Cache *metadata.Cache
+	// OnUserConfigChange is called, on the controller's goroutine, with
+	// the sanitized user name of every "users/<u>" config change
+	// notification (SCRAM credentials, replication/usercreds); it must not
+	// block. nil = user changes are only logged.
+	OnUserConfigChange func(sanitizedUser string)
 }
 
 // New builds a controller over store for the broker configured by cfg
@@ -212,7 +218,8 @@ type Options struct {
 func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Options) *Controller {
 	c := &Controller{store: store, rm: rm, cfg: cfg, log: opts.Log, now: opts.Now, peers: opts.Peers,
 		topics: map[string]*topicState{}, liveInfo: map[int32]zkmeta.BrokerInfo{}, shuttingDown: map[int32]bool{},
-		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), local: newLocalQueue(), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval}
+		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), local: newLocalQueue(), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval,
+		onUserChange: opts.OnUserConfigChange}
 	c.meta = eventStore{c: c, s: store}
 	if c.log == nil {
 		c.log = zap.NewNop()

@@ -9,6 +9,10 @@ import "gregor/wire/security"
 type ListenerSecurity struct {
 	// Protocol is the listener's security protocol.
 	Protocol security.Protocol
+	// SASL configures authentication on SASL_PLAINTEXT and SASL_SSL
+	// listeners (sasl.go); on a SASL listener without it every mechanism
+	// is unsupported, so no connection authenticates (fails closed).
+	SASL *SASLListener
 }
 
 // listenerSecurity returns the security of the named listener (PLAINTEXT

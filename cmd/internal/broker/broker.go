@@ -27,9 +27,11 @@ import (
 	"gregor/replication/fetcher"
 	"gregor/replication/metadata"
 	"gregor/replication/metastore"
+	"gregor/replication/usercreds"
 	"gregor/replication/zkclient"
 	"gregor/storage"
 	"gregor/wire/handlers"
+	"gregor/wire/security/sasl"
 	"gregor/wire/server"
 )
 
@@ -48,10 +50,12 @@ type Broker struct {
 	groups        *coordinator.Coordinator
 	txns          *txncoordinator.Coordinator
 	server        *server.Server
-	zk            *zkclient.Client // the broker's own ZooKeeper reads and writes (ISR, producer ids, configs, epoch fence)
-	admin         *admin.Server    // nil unless admin.listener is set
-	closers       []func() error   // in start order; Close runs them in reverse
-	started       bool             // Start completed: Close first does a controlled shutdown (cluster mode)
+	zk            *zkclient.Client      // the broker's own ZooKeeper reads and writes (ISR, producer ids, configs, epoch fence)
+	admin         *admin.Server         // nil unless admin.listener is set
+	creds         *sasl.CredentialCache // SCRAM credentials of /config/users (sasl.go)
+	credWatcher   *usercreds.Watcher    // keeps creds current
+	closers       []func() error        // in start order; Close runs them in reverse
+	started       bool                  // Start completed: Close first does a controlled shutdown (cluster mode)
 }
 
 // Start brings a broker up: it opens (and, after an unclean shutdown,
@@ -101,6 +105,9 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	// The replica manager writes ISR changes and reserves producer ids
 	// through the broker's ZooKeeper client; the controller shares it.
 	b.zk = zkclient.New(store, cfg.BrokerID, log.Named("zk"))
+	if err := b.startCredentials(); err != nil { // sasl.go
+		return nil, fmt.Errorf("loading SCRAM credentials: %w", err)
+	}
 
 	pids, err := partition.OpenProducerIDs(onlineDir)
 	if err != nil {
@@ -190,7 +197,8 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		b.closers = append(b.closers, func() error { fm.Close(); return nil })
 	}
 
-	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk, Cache: cache})
+	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk, Cache: cache,
+		OnUserConfigChange: b.credWatcher.Changed})
 	topic.topics = b.ctrl
 	txnTopic.topics = b.ctrl
 	// Deleted topics' offsets leave the groups coordinated here.
@@ -222,8 +230,11 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	if err != nil {
 		return nil, err
 	}
-	b.server = server.New(server.ConfigFromBroker(cfg), d, log.Named("server"))
+	scfg := server.ConfigFromBroker(cfg)
+	b.saslSecurity(&scfg)
+	b.server = server.New(scfg, d, log.Named("server"))
 	b.attachAdmin(b.server)
+	b.observeAuth(b.server)
 	closeServer := sync.OnceValue(b.server.Close)
 	b.closers = append(b.closers, closeServer)
 	if err := b.server.Listen(); err != nil {
