@@ -252,10 +252,20 @@ func checkInterBrokerSASL(b *Broker, protocols map[string]string) error {
 	if !ok {
 		return nil
 	}
+	enabled := false
 	for _, m := range lc.Mechanisms {
-		if m == b.SASL.InterBrokerMechanism {
-			return nil
-		}
+		enabled = enabled || m == b.SASL.InterBrokerMechanism
+	}
+	if enabled && b.Raw["zookeeper.connect"] != "" {
+		// The broker's own clients (replica fetchers, controller channel)
+		// do not authenticate yet: refused rather than a cluster whose
+		// brokers cannot reach each other. (Lifted when the inter-broker
+		// clients use SASLListenerConfig.Own.)
+		return invalid("inter.broker.listener.name", ib,
+			"inter-broker connections over SASL are not supported yet; use a PLAINTEXT inter-broker listener (inter.broker.listener.name / security.inter.broker.protocol)")
+	}
+	if enabled {
+		return nil
 	}
 	return invalid("sasl.mechanism.inter.broker.protocol", b.SASL.InterBrokerMechanism,
 		"sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms when SASL is used for inter-broker communication (listener %s enables %s)",

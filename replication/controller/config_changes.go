@@ -22,7 +22,9 @@ import (
 // the controller's state (so its next LeaderAndIsr carries it) and, when
 // unclean.leader.election.enable is now true, an unclean election for the
 // topic's leaderless partitions (Kafka's TopicConfigHandler →
-// KafkaController.enableTopicUncleanLeaderElection). Notifications older
+// KafkaController.enableTopicUncleanLeaderElection). For a user
+// ("users/<u>", SCRAM credentials) it is Options.OnUserConfigChange,
+// which re-reads the user off this goroutine (replication/usercreds). Notifications older
 // than ConfigChangeExpiry are deleted by whichever broker sees them
 // expire, as Kafka's listener purges them.
 

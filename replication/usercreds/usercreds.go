@@ -110,8 +110,9 @@ const maxCASAttempts = 10
 
 // Update changes a user's config with edit (which may modify the map it
 // gets, and returns an error to abort) under compare-and-set, writes the
-// znode (deleting it when the config is empty, as Kafka leaves an empty
-// config) and writes the change notification every broker reacts to.
+// znode (an empty config stays, {"version":1,"config":{}}, as Kafka's
+// changeConfigs leaves it) and writes the change notification every
+// broker reacts to.
 func Update(store metastore.Store, name string, edit func(cfg map[string]string) error) error {
 	path := UserPath(name)
 	for range maxCASAttempts {

@@ -55,6 +55,14 @@ func startCluster(t *testing.T, n int, extra map[string]string, proxied []int32)
 // startClusterZK is startCluster with ZooKeeper started with zkOpts.
 func startClusterZK(t *testing.T, zkOpts zkharness.Options, n int, extra map[string]string, proxied []int32) *cluster {
 	t.Helper()
+	return startClusterEach(t, zkOpts, n, extra, proxied, nil)
+}
+
+// startClusterEach is startClusterZK with each broker's properties
+// further overlaid with perBroker(id) (nil = none), e.g. a listener on a
+// port of its own.
+func startClusterEach(t *testing.T, zkOpts zkharness.Options, n int, extra map[string]string, proxied []int32, perBroker func(id int32) map[string]string) *cluster {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("cluster tests start ZooKeeper and broker processes")
 	}
@@ -85,6 +93,11 @@ func startClusterZK(t *testing.T, zkOpts zkharness.Options, n int, extra map[str
 		}
 		for k, v := range extra {
 			props[k] = v
+		}
+		if perBroker != nil {
+			for k, v := range perBroker(id) {
+				props[k] = v
+			}
 		}
 		c.brokers[id] = harness.StartBroker(t, props)
 	}

@@ -47,7 +47,9 @@ func FreePort(t testing.TB) int {
 
 // StartBroker writes a server.properties (single node, embedded metadata,
 // data in a temp dir) overlaid with props, starts `gregor server`, waits until
-// it answers, and registers a cleanup that stops it.
+// it answers, and registers a cleanup that stops it. The first listener is
+// always PLAINTEXT on Port; a "listeners" entry in props adds listeners
+// after it (e.g. a SASL_PLAINTEXT one on another FreePort).
 func StartBroker(t testing.TB, props map[string]string) *Broker {
 	t.Helper()
 	dir := t.TempDir()
@@ -66,6 +68,9 @@ func StartBroker(t testing.TB, props map[string]string) *Broker {
 		b.Props[k] = v
 	}
 	b.Props["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", b.Port)
+	if extra := props["listeners"]; extra != "" {
+		b.Props["listeners"] += "," + extra
+	}
 	b.Start()
 	t.Cleanup(func() { b.Stop() })
 	return b

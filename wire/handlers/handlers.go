@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"gregor/config"
+	"gregor/replication/metastore"
 	"gregor/wire"
 )
 
@@ -53,6 +54,10 @@ type Broker struct {
 	// nil = not verified, as Kafka before 3.6.
 	TxnVerifier TxnVerifier
 	Cluster     ClusterSource // controller protocol (deps_cluster.go); nil = inter-broker APIs refused
+	// Users is where SCRAM credentials live (/config/users in the
+	// metadata store, deps_users.go); nil = DescribeUserScramCredentials
+	// and AlterUserScramCredentials answer UNKNOWN_SERVER_ERROR.
+	Users metastore.Store
 	// Metrics counts per-topic fetch traffic (cmd/internal/admin); nil = none.
 	Metrics interface{ FetchBytesOut(topic string, n int64) }
 

@@ -306,7 +306,7 @@ func (c *conn) saslAuthenticate(h requestHeader, rest []byte) bool {
 		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
 		msg := sasl.ClientMessage(err, sc.mech, sc.reauth)
 		resp.ErrorMessage = &msg
-		c.saslFailed(msg)
+		c.saslFailed(msg, err)
 		return c.saslAnswer(h, req.IsFlexible(), resp, true)
 	}
 	resp.SASLAuthBytes = challenge
@@ -351,10 +351,13 @@ func (c *conn) saslComplete() error {
 // lifetime is the session lifetime of the chosen mechanism (0 = none).
 func (sc *saslConn) lifetime() time.Duration { return max(sc.cfg.MaxReauth[sc.mech], 0) }
 
-func (c *conn) saslFailed(msg string) {
+func (c *conn) saslFailed(msg string, cause error) {
 	c.authDone(false)
-	// The message names no user and carries no token or password.
+	// The message names no user and carries no token or password; the
+	// mechanism's own error (which may say whether a user exists, so the
+	// client never sees it) only at debug level.
 	c.log.Info("closing connection: failed SASL "+c.sasl.what(), zap.String("mechanism", c.sasl.mech), zap.String("reason", msg))
+	c.log.Debug("SASL failure cause", zap.String("mechanism", c.sasl.mech), zap.Error(cause))
 }
 
 // saslUnexpected answers a request other than SaslAuthenticate during a
@@ -390,7 +393,7 @@ func (c *conn) saslRawToken(token []byte) bool {
 		err = c.saslComplete()
 	}
 	if err != nil {
-		c.saslFailed(sasl.ClientMessage(err, sc.mech, sc.reauth))
+		c.saslFailed(sasl.ClientMessage(err, sc.mech, sc.reauth), err)
 		c.abort()
 		return false
 	}

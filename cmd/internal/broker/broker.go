@@ -221,7 +221,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		b.closers = append(b.closers, func() error { v.Close(); return nil })
 		verifier = v
 	}
-	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl}
+	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl}
 	// After the server (closed first, its connections' contexts cancelled)
 	// and before what the handlers' goroutines call into.
 	closeHandlers := sync.OnceValue(func() error { h.Close(); return nil })

@@ -157,14 +157,25 @@ func ParseScramCredential(s string) (ScramCredential, error) {
 	return c, nil
 }
 
-// scramSession is the server side of SCRAM (RFC 5802) with xdg-go/scram,
-// users from the credential cache, as Kafka's ScramSaslServer: an unknown
-// user or a credential below the mechanism's minimum iterations fails
-// with the generic message; an authorization id other than the user name
-// fails with Kafka's message.
+// scramSession is the server side of SCRAM (RFC 5802) as Kafka's
+// ScramSaslServer serves it, users from the credential cache. xdg-go/scram
+// parses the client-first message (GS2 header, SASLname decoding, the
+// user lookup) and builds the server-first message; the final step is
+// checked here with Kafka's rules, which are laxer than xdg-go's: the
+// final nonce must end with the server's nonce (librdkafka sends its own
+// nonce in front of the combined one, and Kafka accepts that), and the
+// channel-binding attribute is not compared. An unknown user or a
+// credential below the mechanism's minimum iterations fails with the
+// generic message; an authorization id other than the user name fails
+// with Kafka's message.
 type scramSession struct {
 	mech  ScramMechanism
 	conv  *scram.ServerConversation
+	cred  ScramCredential // found by the lookup
+	c1b   string          // client-first-message-bare
+	s1    string          // server-first-message
+	nonce string          // the combined nonce of s1
+	step  int
 	authz string
 }
 
@@ -174,6 +185,7 @@ func newScramSession(name string, cache *CredentialCache) (Session, error) {
 	if name == ScramSHA512 {
 		hg = scram.SHA512
 	}
+	s := &scramSession{mech: m}
 	srv, err := hg.NewServer(func(user string) (scram.StoredCredentials, error) {
 		c, ok := cache.Get(name, user)
 		if !ok {
@@ -182,31 +194,94 @@ func newScramSession(name string, cache *CredentialCache) (Session, error) {
 		if c.Iterations < m.MinIterations {
 			return scram.StoredCredentials{}, fmt.Errorf("Iterations %d is less than the minimum %d for %s", c.Iterations, m.MinIterations, name)
 		}
+		s.cred = c
 		return scram.StoredCredentials{KeyFactors: scram.KeyFactors{Salt: string(c.Salt), Iters: c.Iterations},
 			StoredKey: c.StoredKey, ServerKey: c.ServerKey}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &scramSession{mech: m, conv: srv.NewConversation()}, nil
+	// Server nonces as Kafka's ScramFormatter.secureRandomString makes them
+	// (base 36, printable and comma-free).
+	srv = srv.WithNonceGenerator(func() string {
+		n, err := NewSalt()
+		if err != nil {
+			return ""
+		}
+		return string(n)
+	})
+	s.conv = srv.NewConversation()
+	return s, nil
 }
 
 func (s *scramSession) Step(token []byte) ([]byte, bool, error) {
-	out, err := s.conv.Step(string(token))
-	if err != nil {
-		return nil, false, err
-	}
-	if !s.conv.Done() {
+	switch s.step {
+	case 0:
+		s.step++
+		out, err := s.conv.Step(string(token))
+		if err != nil {
+			return nil, false, err
+		}
+		if a := s.conv.AuthzID(); a != "" && a != s.conv.Username() {
+			return nil, false, &AuthError{"Authentication failed: Client requested an authorization id that is different from username"}
+		}
+		// The bare message follows the GS2 header "flag,[a=authzid],".
+		_, rest, _ := strings.Cut(string(token), ",")
+		_, s.c1b, _ = strings.Cut(rest, ",")
+		s.s1 = out
+		s.nonce = strings.TrimPrefix(strings.SplitN(out, ",", 2)[0], "r=")
 		return []byte(out), false, nil
+	case 1:
+		s.step++
+		return s.final(string(token))
 	}
-	if !s.conv.Valid() {
-		return nil, false, errors.New("Authentication failed: Invalid user credentials")
+	return nil, false, fmt.Errorf("Unexpected challenge in Sasl server state COMPLETE")
+}
+
+// final verifies the client-final-message "c=…,r=…[,ext…],p=…" and
+// answers the server-final-message "v=<ServerSignature>".
+func (s *scramSession) final(msg string) ([]byte, bool, error) {
+	i := strings.LastIndex(msg, ",p=")
+	if i < 0 || !strings.HasPrefix(msg, "c=") {
+		return nil, false, errors.New("Authentication failed: Invalid client final message")
 	}
-	if a := s.conv.AuthzID(); a != "" && a != s.conv.Username() {
-		return nil, false, &AuthError{"Authentication failed: Client requested an authorization id that is different from username"}
+	withoutProof := msg[:i]
+	proof, err := base64.StdEncoding.DecodeString(msg[i+3:])
+	if err != nil {
+		return nil, false, errors.New("Authentication failed: Invalid client final message")
+	}
+	var nonce string
+	for _, attr := range strings.Split(withoutProof, ",") {
+		if v, ok := strings.CutPrefix(attr, "r="); ok {
+			nonce = v
+		}
+	}
+	if s.nonce == "" || !strings.HasSuffix(nonce, s.nonce) {
+		return nil, false, errors.New("Invalid client nonce in the final client message.")
+	}
+	mac := func(key []byte, data string) []byte {
+		h := hmac.New(s.mech.Hash, key)
+		h.Write([]byte(data))
+		return h.Sum(nil)
+	}
+	authMsg := s.c1b + "," + s.s1 + "," + withoutProof
+	sig := mac(s.cred.StoredKey, authMsg)
+	if len(proof) != len(sig) {
+		return nil, false, errors.New("Invalid client credentials")
+	}
+	clientKey := make([]byte, len(sig))
+	for j := range sig {
+		clientKey[j] = proof[j] ^ sig[j]
+	}
+	h := s.mech.Hash()
+	h.Write(clientKey)
+	if !hmac.Equal(h.Sum(nil), s.cred.StoredKey) {
+		return nil, false, errors.New("Invalid client credentials")
 	}
 	s.authz = s.conv.Username()
-	return []byte(out), true, nil
+	v := "v=" + base64.StdEncoding.EncodeToString(mac(s.cred.ServerKey, authMsg))
+	s.cred = ScramCredential{} // not kept past the exchange
+	return []byte(v), true, nil
 }
 
 func (s *scramSession) AuthorizationID() string { return s.authz }
