@@ -584,6 +584,13 @@ func txnCoordinatorKilled(t *testing.T, c *cluster) {
 		return err == nil && n == coord, fmt.Sprint(n, err)
 	})
 	step(fmt.Sprintf("broker %d coordinates fo-live again", coord))
+	// The old leader answers for fo-live until its own LeaderAndIsr
+	// (follower) arrives, a moment after the new leader's: wait for
+	// DescribeTransactions to come from the returned coordinator too.
+	c.waitFor(fmt.Sprintf("DescribeTransactions answered by broker %d", coord), 30*time.Second, func() (bool, string) {
+		d := c.describeTxn("fo-live")
+		return d.Coordinator == coord, fmt.Sprint(d.Coordinator)
+	})
 	if d := c.describeTxn("fo-live"); d.Coordinator != coord || d.State != before.State || d.ProducerID != before.ProducerID || d.ProducerEpoch != before.ProducerEpoch {
 		t.Fatalf("fo-live on the returned coordinator: %+v, want %s with producer %d epoch %d", d, before.State, before.ProducerID, before.ProducerEpoch)
 	}
