@@ -130,6 +130,11 @@ type Broker struct {
 	// partition looks for expired producer ids.
 	ProducerIDExpirationCheck time.Duration
 
+	// SASL is sasl.enabled.mechanisms, sasl.mechanism.inter.broker.protocol,
+	// connections.max.reauth.ms, sasl.jaas.config and their
+	// listener.name.<l>[.<mech>] forms, per SASL listener (sasl.go).
+	SASL SASLConfig
+
 	ReplicaLagTimeMax  time.Duration // replica.lag.time.max.ms, default 30000
 	NumReplicaFetchers int           // num.replica.fetchers, default 1
 

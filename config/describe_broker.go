@@ -44,7 +44,7 @@ func (b *Broker) DescribeBrokerConfigs() []ConfigEntry {
 	for _, name := range names {
 		bk, known := brokerKeys[name]
 		e := ConfigEntry{Name: name, Source: kmsg.ConfigSourceDefaultConfig, ReadOnly: true,
-			Sensitive: strings.Contains(name, "password") || strings.Contains(name, "secret")}
+			Sensitive: strings.Contains(name, "password") || strings.Contains(name, "secret") || strings.HasSuffix(name, "sasl.jaas.config")}
 		if known {
 			e.Type = bk.typ
 		}

@@ -226,6 +226,13 @@ var brokerKeys = map[string]brokerKey{
 	"replica.lag.time.max.ms": msKey(func(b *Broker) *time.Duration { return &b.ReplicaLagTimeMax }, 64, 0),
 	"num.replica.fetchers":    intKey(func(b *Broker) *int { return &b.NumReplicaFetchers }, 32, 1),
 
+	// SASL (sasl.go resolves them with their listener-prefixed forms).
+	"sasl.enabled.mechanisms":              checkKey(acceptAny, kmsg.ConfigTypeList, "GSSAPI"),
+	"sasl.mechanism.inter.broker.protocol": checkKey(acceptAny, kmsg.ConfigTypeString, "GSSAPI"),
+	"sasl.jaas.config":                     nullKey(acceptAny, kmsg.ConfigTypePassword),
+	"connections.max.reauth.ms":            msKey(func(b *Broker) *time.Duration { return &b.SASL.ConnectionsMaxReauth }, 64, noMin),
+	"sasl.server.max.receive.size":         checkKey(intSetter(func(b *Broker) *int32 { return &b.SASL.ServerMaxReceiveSize }, 32, 1), kmsg.ConfigTypeInt, "524288"),
+
 	"admin.listener": checkKey(setAdminListener, kmsg.ConfigTypeString, ""),
 	"pid.file":       checkKey(func(b *Broker, _, v string) error { b.PidFile = v; return nil }, kmsg.ConfigTypeString, ""),
 	"log.format": checkKey(func(b *Broker, key, v string) error {
@@ -284,8 +291,7 @@ var ignoredKeys = map[string]bool{
 	"queued.max.request.bytes": true, "connections.max.idle.ms": true, "max.connections": true,
 	"max.connections.per.ip": true, "max.connections.per.ip.overrides": true, "max.connection.creation.rate": true,
 	"socket.listen.backlog.size": true, "socket.connection.setup.timeout.ms": true, "socket.connection.setup.timeout.max.ms": true,
-	// Security not built yet (listeners and ssl.* are applied: security.go).
-	"sasl.enabled.mechanisms": true, "sasl.mechanism.inter.broker.protocol": true,
+	// Security (listeners and ssl.* are applied: security.go; SASL: sasl.go).
 	"principal.builder.class": true,
 	// Broker identity and placement.
 	"broker.rack": true, "broker.id.generation.enable": true, "reserved.broker.max.id": true,

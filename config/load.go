@@ -66,7 +66,7 @@ func Parse(kv map[string]string, log *zap.Logger) (*Broker, error) {
 			}
 			continue
 		}
-		if ignoredKeys[k] || isListenerSSLKey(k) {
+		if ignoredKeys[k] || isListenerSSLKey(k) || isSASLListenerKey(k) {
 			continue
 		}
 		log.Warn("unknown configuration key, ignored (it is not a Kafka broker config Gregor knows)", zap.String("key", k))
@@ -190,5 +190,12 @@ func resolveListeners(b *Broker, raw func(string) (string, bool), num func(strin
 	default:
 		b.AdvertisedListeners = advertise(b.Listeners)
 	}
-	return resolveSecurity(b, raw) // security.go
+	if err := resolveSecurity(b, raw); err != nil { // security.go
+		return err
+	}
+	protocols := make(map[string]string, len(b.Security.Protocols))
+	for name, p := range b.Security.Protocols {
+		protocols[name] = string(p)
+	}
+	return resolveSASL(b, protocols) // sasl.go
 }

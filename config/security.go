@@ -138,48 +138,32 @@ func (b *Broker) InterBrokerProtocol() security.Protocol {
 	return b.ListenerProtocol(b.Security.InterBrokerListener)
 }
 
-// InterBrokerSASL returns the SASL mechanism the broker's own
-// inter-broker connections use (sasl.mechanism.inter.broker.protocol,
-// default GSSAPI as Kafka's) and the broker's credentials: the username and
-// password options of the inter-broker listener's JAAS config
-// (listener.name.<listener>.<mechanism>.sasl.jaas.config, else
-// sasl.jaas.config). Errors: no JAAS config, or one without both options.
-//
-// This is a minimal reading of the JAAS text (username="…" password="…");
-// the SASL work replaces it with its full JAAS parser.
+// InterBrokerSASL is ListenerClientSASL of the inter-broker listener
+// (inter.broker.listener.name / security.inter.broker.protocol).
 func (b *Broker) InterBrokerSASL() (mechanism, username, password string, err error) {
-	mechanism = strings.TrimSpace(b.Raw["sasl.mechanism.inter.broker.protocol"])
-	if mechanism == "" {
-		mechanism = "GSSAPI"
-	}
-	ln := strings.ToLower(b.Security.InterBrokerListener)
-	keys := []string{"listener.name." + ln + "." + strings.ToLower(mechanism) + ".sasl.jaas.config", "sasl.jaas.config"}
-	for _, k := range keys {
-		jaas, ok := b.Raw[k]
-		if !ok {
-			continue
-		}
-		username, uok := jaasOption(jaas, "username")
-		password, pok := jaasOption(jaas, "password")
-		if !uok || !pok {
-			return "", "", "", fmt.Errorf("%s: the inter-broker listener's JAAS config needs username and password options", k)
-		}
-		return mechanism, username, password, nil
-	}
-	return "", "", "", fmt.Errorf("the inter-broker listener %s is %s: set %s with username and password", b.Security.InterBrokerListener, b.InterBrokerProtocol(), keys[0])
+	return b.ListenerClientSASL(b.Security.InterBrokerListener)
 }
 
-// jaasOption finds name="value" (or name=value) in a JAAS config entry.
-func jaasOption(jaas, name string) (string, bool) {
-	re := regexp.MustCompile(`(?:^|\s)` + regexp.QuoteMeta(name) + `\s*=\s*(?:"((?:\\.|[^"\\])*)"|([^\s;]+))`)
-	m := re.FindStringSubmatch(jaas)
-	if m == nil {
-		return "", false
+// ListenerClientSASL returns the SASL mechanism the broker's own
+// connections to a peer's listener use (sasl.mechanism.inter.broker.protocol,
+// default GSSAPI as Kafka's) and the broker's credentials: the username and
+// password options of that listener's JAAS entry for the mechanism
+// (listener.name.<listener>.<mechanism>.sasl.jaas.config, else
+// sasl.jaas.config; config.SASLListenerConfig.Own). Errors: the listener
+// is not a SASL listener of this broker, or its JAAS entry lacks username
+// or password.
+func (b *Broker) ListenerClientSASL(listener string) (mechanism, username, password string, err error) {
+	mechanism = b.SASL.InterBrokerMechanism
+	lc, ok := b.SASL.Listeners[listener]
+	if !ok {
+		return "", "", "", fmt.Errorf("listener %s is %s but not one of this broker's SASL listeners", listener, b.ListenerProtocol(listener))
 	}
-	if m[2] != "" {
-		return m[2], true
+	own, ok := lc.Own[mechanism]
+	if !ok || own.Username == "" || own.Password == "" {
+		return "", "", "", fmt.Errorf("listener %s is %s: set listener.name.%s.%s.sasl.jaas.config (or sasl.jaas.config) with username and password options, the broker's own credentials",
+			listener, b.ListenerProtocol(listener), strings.ToLower(listener), strings.ToLower(mechanism))
 	}
-	return strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(m[1]), true
+	return mechanism, own.Username, own.Password, nil
 }
 
 // resolveSecurity applies Kafka's listener rules (KafkaConfig.validateValues

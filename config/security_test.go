@@ -81,6 +81,7 @@ func TestListenerSecurity(t *testing.T) {
 		"listener.name.internal.ssl.keystore.location": "/internal.jks",
 		"listener.name.internal.ssl.client.auth":       "required",
 		"ssl.principal.mapping.rules":                  "RULE:^CN=([^,]*).*$/$1/L,DEFAULT",
+		"sasl.enabled.mechanisms":                      "SCRAM-SHA-512",
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -115,12 +116,14 @@ func TestListenerSecurity(t *testing.T) {
 }
 
 func TestInterBrokerSASL(t *testing.T) {
-	b, err := Parse(map[string]string{
+	props := map[string]string{
 		"listeners":                                             "SASL_SSL://:9093",
 		"security.inter.broker.protocol":                        "SASL_SSL",
+		"sasl.enabled.mechanisms":                               "SCRAM-SHA-256",
 		"sasl.mechanism.inter.broker.protocol":                  "SCRAM-SHA-256",
 		"listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="a \"secret\"";`,
-	}, nil)
+	}
+	b, err := Parse(props, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +131,17 @@ func TestInterBrokerSASL(t *testing.T) {
 	if err != nil || m != "SCRAM-SHA-256" || u != "admin" || p != `a "secret"` {
 		t.Errorf("InterBrokerSASL = %q %q %q %v", m, u, p, err)
 	}
-	delete(b.Raw, "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config")
-	if _, _, _, err := b.InterBrokerSASL(); err == nil {
-		t.Error("no JAAS config: no error")
+	delete(props, "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config")
+	if b, err = Parse(props, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := b.InterBrokerSASL(); err == nil || !strings.Contains(err.Error(), "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config") {
+		t.Errorf("no JAAS config: %v, want an error naming the key", err)
+	}
+	// Not enabled on the inter-broker listener: Kafka's validation.
+	props["sasl.enabled.mechanisms"] = "PLAIN"
+	props["listener.name.sasl_ssl.plain.sasl.jaas.config"] = `org.apache.kafka.common.security.plain.PlainLoginModule required user_a="b";`
+	if _, err := Parse(props, nil); err == nil || !strings.Contains(err.Error(), "sasl.mechanism.inter.broker.protocol must be included") {
+		t.Errorf("inter-broker mechanism not enabled: %v", err)
 	}
 }

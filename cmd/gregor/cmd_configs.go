@@ -32,7 +32,7 @@ func init() {
 	f.StringVar(&o.BootstrapServer, "bootstrap-server", "", "REQUIRED: the Kafka server(s) to connect to, host:port[,host:port]")
 	f.StringVar(&o.ZooKeeper, "zookeeper", "", "DEPRECATED (Kafka 2.x): the ZooKeeper connection string host:port[,host:port][/chroot]; topic configs are read and written there directly")
 	f.StringVar(&commandConfig, "command-config", "", "property file with client configs")
-	f.StringVar(&o.EntityType, "entity-type", "", "type of entity: topics or brokers")
+	f.StringVar(&o.EntityType, "entity-type", "", "type of entity: topics, brokers or users")
 	f.StringVar(&o.EntityName, "entity-name", "", "name of entity (topic name or broker id)")
 	f.BoolVar(&o.EntityDefault, "entity-default", false, "the cluster-wide default of the entity type (brokers)")
 	f.StringVar(&o.Topic, "topic", "", "the topic's configs (= --entity-type topics --entity-name)")

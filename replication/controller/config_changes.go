@@ -22,7 +22,9 @@ import (
 // the controller's state (so its next LeaderAndIsr carries it) and, when
 // unclean.leader.election.enable is now true, an unclean election for the
 // topic's leaderless partitions (Kafka's TopicConfigHandler →
-// KafkaController.enableTopicUncleanLeaderElection). Notifications older
+// KafkaController.enableTopicUncleanLeaderElection). For a user
+// ("users/<u>", SCRAM credentials) it is Options.OnUserConfigChange,
+// which re-reads the user off this goroutine (replication/usercreds). Notifications older
 // than ConfigChangeExpiry are deleted by whichever broker sees them
 // expire, as Kafka's listener purges them.
 
@@ -119,7 +121,10 @@ func (c *Controller) onConfigChanges() error {
 					pending[name] = true
 					topics = append(topics, name)
 				}
-			default: // brokers, clients, users: no dynamic configs of those here
+			case typ == "users" && name != "" && !strings.Contains(name, "/") && c.onUserChange != nil:
+				// SCRAM credentials: the broker's watcher re-reads them off this goroutine.
+				c.onUserChange(name)
+			default: // brokers, clients, user/client quotas: no dynamic configs of those here
 				c.log.Debug("config change of an entity type without dynamic configs", zap.String("entity", entity))
 			}
 			c.cfgChanges.last = n.seq

@@ -122,7 +122,8 @@ type Controller struct {
 	reassigning map[partition.TopicPartition]*ongoing
 
 	// cfgChanges: the /config/changes listener of every broker (config_changes.go).
-	cfgChanges configChangeState
+	cfgChanges   configChangeState
+	onUserChange func(string) // Options.OnUserConfigChange
 
 	// offline: replicas reported offline (offline.go), active controller only.
 	offline map[partition.TopicPartition]offlineMark
@@ -213,6 +214,11 @@ type Options struct {
 	// ControlPlaneSecurity is the security of the controller channel's
 	// connections when control.plane.listener.name is set (nil = Security).
 	ControlPlaneSecurity *clientsec.Client
+	// OnUserConfigChange is called, on the controller's goroutine, with
+	// the sanitized user name of every "users/<u>" config change
+	// notification (SCRAM credentials, replication/usercreds); it must not
+	// block. nil = user changes are only logged.
+	OnUserConfigChange func(sanitizedUser string)
 }
 
 // New builds a controller over store for the broker configured by cfg
@@ -223,7 +229,8 @@ type Options struct {
 func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Options) *Controller {
 	c := &Controller{store: store, rm: rm, cfg: cfg, log: opts.Log, now: opts.Now, peers: opts.Peers,
 		topics: map[string]*topicState{}, liveInfo: map[int32]zkmeta.BrokerInfo{}, shuttingDown: map[int32]bool{},
-		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), local: newLocalQueue(), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval}
+		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), local: newLocalQueue(), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval,
+		onUserChange: opts.OnUserConfigChange}
 	c.meta = eventStore{c: c, s: store}
 	c.security, c.controlPlane = opts.Security, opts.Security
 	if opts.ControlPlaneSecurity != nil {

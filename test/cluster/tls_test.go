@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,16 +32,13 @@ func TestInterBrokerSSL(t *testing.T) {
 	ca := keystoretest.NewCA(t, "cluster-ca")
 	dir := t.TempDir()
 	trust := ca.WritePKCS12Trust(t, dir, "trust.p12", "trust-pass")
-	var mu sync.Mutex
-	realPort := map[string]string{} // advertised (unreachable) PLAINTEXT address → the real one
-	bogus := map[int32]int{}
+	hidden := newHiddenPlaintext()
 	each := func(id int32) map[string]string {
 		ks := ca.Server(t, fmt.Sprintf("broker-%d", id)).WritePKCS12(t, dir, fmt.Sprintf("broker-%d.p12", id), "ks-pass")
 		ssl := harness.FreePort(t)
-		bogus[id] = harness.FreePort(t)
 		return map[string]string{
 			"listeners":                  fmt.Sprintf("SSL://127.0.0.1:%d", ssl),
-			"advertised.listeners":       fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,SSL://127.0.0.1:%d", bogus[id], ssl),
+			"advertised.listeners":       fmt.Sprintf("%s,SSL://127.0.0.1:%d", hidden.advertise(t, id), ssl),
 			"inter.broker.listener.name": "SSL",
 			"ssl.keystore.type":          "PKCS12",
 			"ssl.keystore.location":      ks,
@@ -58,18 +53,7 @@ func TestInterBrokerSSL(t *testing.T) {
 		}
 	}
 	c := startClusterEach(t, zkharness.Options{}, 3, nil, nil, each)
-	for id, b := range c.brokers {
-		realPort[fmt.Sprintf("127.0.0.1:%d", bogus[id])] = b.Addr()
-	}
-	d := &net.Dialer{Timeout: 5 * time.Second}
-	c.clientOpts = []kgo.Opt{kgo.Dialer(func(ctx context.Context, network, host string) (net.Conn, error) {
-		mu.Lock()
-		if real, ok := realPort[host]; ok {
-			host = real
-		}
-		mu.Unlock()
-		return d.DialContext(ctx, network, host)
-	})}
+	hidden.install(c)
 
 	// The registration, as Kafka writes it.
 	for id := range c.brokers {
@@ -87,7 +71,7 @@ func TestInterBrokerSSL(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(j.Endpoints) != 2 || !strings.HasPrefix(j.Endpoints[0], "PLAINTEXT://127.0.0.1:") || !strings.HasPrefix(j.Endpoints[1], "SSL://127.0.0.1:") ||
-			j.Map["PLAINTEXT"] != "PLAINTEXT" || j.Map["SSL"] != "SSL" || len(j.Map) != 2 || j.Port != int32(bogus[id]) {
+			j.Map["PLAINTEXT"] != "PLAINTEXT" || j.Map["SSL"] != "SSL" || len(j.Map) != 2 || j.Port != int32(hidden.bogus[id]) {
 			t.Errorf("/brokers/ids/%d = %s", id, data)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"gregor/config"
+	"gregor/replication/metastore"
 	"gregor/wire"
 	"gregor/wire/security/acl"
 )
@@ -61,6 +62,10 @@ type Broker struct {
 	// ACLs writes and reads the ACLs of CreateAcls/DeleteAcls/DescribeAcls
 	// (set with Authorizer).
 	ACLs *acl.Admin
+	// Users is where SCRAM credentials live (/config/users in the
+	// metadata store, deps_users.go); nil = DescribeUserScramCredentials
+	// and AlterUserScramCredentials answer UNKNOWN_SERVER_ERROR.
+	Users metastore.Store
 	// Metrics counts per-topic fetch traffic (cmd/internal/admin); nil = none.
 	Metrics interface{ FetchBytesOut(topic string, n int64) }
 

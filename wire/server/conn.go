@@ -31,6 +31,9 @@ type pending struct {
 	flexibleHeader bool
 	reply          wire.Reply
 	timing         *RequestTiming // only with a Server.Observer
+	// raw: a SASL token after SaslHandshake v0, sent with its size prefix
+	// only, no response header (sasl.go).
+	raw bool
 	// frame is the request's buffer, recycled by the writer once the
 	// response was written (Produce only, see framepool.go); nil = leave it
 	// to the GC.
@@ -49,6 +52,7 @@ type conn struct {
 	// are read and written by the reader goroutine only.
 	protocol  security.Protocol
 	principal security.Principal
+	sasl      *saslConn // SASL state on SASL listeners, else nil (sasl.go)
 
 	ctx    context.Context // cancelled by abort; RequestContext.Ctx
 	cancel context.CancelFunc
@@ -69,6 +73,7 @@ func newConn(s *Server, nc net.Conn, listener string) *conn {
 		log:       s.log.With(zap.String("listener", listener), zap.Stringer("remote", nc.RemoteAddr())),
 		queue:     make(chan *pending, s.cfg.MaxInFlightPerConn),
 	}
+	c.sasl = newSASLConn(s.listenerSecurity(listener))
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	return c
 }
@@ -101,12 +106,11 @@ func (c *conn) readLoop() {
 	var sizeBuf [4]byte
 	idle := c.s.cfg.ConnectionsMaxIdle
 	for {
-		if idle > 0 {
-			c.nc.SetReadDeadline(time.Now().Add(idle))
-		}
+		c.setReadDeadline(idle)
 		if n, err := io.ReadFull(br, sizeBuf[:]); err != nil {
 			switch {
 			case c.ctx.Err() != nil:
+			case errors.Is(err, os.ErrDeadlineExceeded) && c.saslStalled():
 			case n == 0 && errors.Is(err, os.ErrDeadlineExceeded):
 				if c.outstanding.Load() > 0 {
 					continue // waiting on our answers is not idle
@@ -120,11 +124,11 @@ func (c *conn) readLoop() {
 			return
 		}
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
-		if size < 0 || size > c.s.cfg.SocketRequestMaxBytes {
+		if limit, key := c.maxFrame(); size < 0 || size > limit {
 			if c.plaintextGotTLS(sizeBuf) { // tls.go
 				return
 			}
-			c.closeWithReason(fmt.Sprintf("request size %d outside [0, socket.request.max.bytes=%d]", size, c.s.cfg.SocketRequestMaxBytes))
+			c.closeWithReason(fmt.Sprintf("request size %d outside [0, %s=%d]", size, key, limit))
 			return
 		}
 		// Decoded requests (Produce's RecordBatches in particular) alias the
@@ -147,6 +151,15 @@ func (c *conn) readLoop() {
 		}
 		c.s.Stats.BytesIn.Add(4 + int64(size))
 		c.s.Stats.Requests.Add(1)
+		if c.sasl != nil {
+			if dispatch, keep := c.saslGate(frame); !dispatch {
+				putFrame(handle)
+				if !keep {
+					return
+				}
+				continue
+			}
+		}
 		if !c.handleFrame(frame, handle, c.s.Observer != nil) {
 			c.abort()
 			return

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -22,6 +23,7 @@ import (
 	"gregor/storage"
 	"gregor/wire"
 	"gregor/wire/fetchresp"
+	"gregor/wire/security"
 )
 
 // fakeDispatcher serves a handful of APIs the way real handlers would shape
@@ -48,6 +50,8 @@ type fakeDispatcher struct {
 
 	released sync.WaitGroup // one Add per Fetch body, Done in Release
 	fetches  int64
+
+	principals []security.Principal // of every Metadata request, in order (under mu)
 }
 
 func (d *fakeDispatcher) Supported() []wire.ApiRange {
@@ -57,13 +61,18 @@ func (d *fakeDispatcher) Supported() []wire.ApiRange {
 		{Key: 3, MinVersion: 0, MaxVersion: 12},
 		{Key: 10, MinVersion: 0, MaxVersion: 2},
 		{Key: 12, MinVersion: 0, MaxVersion: 4},
+		{Key: 17, MinVersion: 0, MaxVersion: 1},
 		{Key: 18, MinVersion: 0, MaxVersion: 4},
+		{Key: 36, MinVersion: 0, MaxVersion: 2},
 	}
 }
 
 func (d *fakeDispatcher) Handle(rc *wire.RequestContext, req kmsg.Request) wire.Reply {
 	switch r := req.(type) {
 	case *kmsg.MetadataRequest:
+		d.mu.Lock()
+		d.principals = append(d.principals, rc.Principal)
+		d.mu.Unlock()
 		if len(r.Topics) == 1 && r.Topics[0].Topic != nil && *r.Topics[0].Topic == "panic-encode" {
 			return wire.Now(wire.Response{Msg: panicOnEncode{r.ResponseKind().(*kmsg.MetadataResponse)}})
 		}
@@ -152,6 +161,10 @@ func (d *fakeDispatcher) Handle(rc *wire.RequestContext, req kmsg.Request) wire.
 		resp.NodeID, resp.Host, resp.Port = 1, d.host, d.port
 		// "close": answer, then close the connection (Response.CloseConn).
 		return wire.Now(wire.Response{Msg: resp, CloseConn: r.CoordinatorKey == "close"})
+	case *kmsg.SASLHandshakeRequest: // after authentication, as the handlers answer
+		resp := r.ResponseKind().(*kmsg.SASLHandshakeResponse)
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		return wire.Now(wire.Response{Msg: resp})
 	}
 	panic(fmt.Sprintf("fake dispatcher: unexpected %T", req))
 }

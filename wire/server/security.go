@@ -22,6 +22,10 @@ type ListenerSecurity struct {
 	// to the principal name (ssl.principal.mapping.rules); nil = DEFAULT
 	// (the DN itself).
 	PrincipalMapper *sslprincipal.Mapper
+	// SASL configures authentication on SASL_PLAINTEXT and SASL_SSL
+	// listeners (sasl.go); on a SASL listener without it every mechanism
+	// is unsupported, so no connection authenticates (fails closed).
+	SASL *SASLListener
 }
 
 // listenerSecurity returns the security of the named listener (PLAINTEXT

@@ -109,6 +109,8 @@ type Server struct {
 	// Observer, if set before Start, sees every answered request with its
 	// timings (observe.go); nil costs nothing.
 	Observer RequestObserver
+	// Auth, if set before Start, hears of every SASL authentication (sasl.go).
+	Auth AuthObserver
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc

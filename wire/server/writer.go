@@ -159,6 +159,9 @@ func (w *respWriter) send(p *pending, resp wire.Response) (err error) {
 // correlation id; v1 (flexible responses) adds an empty tagged-field section.
 func (w *respWriter) header(p *pending) {
 	w.buf = append(w.buf, 0, 0, 0, 0)
+	if p.raw {
+		return
+	}
 	w.buf = binary.BigEndian.AppendUint32(w.buf, uint32(p.correlationID))
 	if p.flexibleHeader {
 		w.buf = append(w.buf, 0)
@@ -179,7 +182,9 @@ func (w *respWriter) body(p *pending, b *wire.Body) error {
 		}
 	}
 	hdr := int64(4)
-	if p.flexibleHeader {
+	if p.raw {
+		hdr = 0
+	} else if p.flexibleHeader {
 		hdr++
 	}
 	if n+hdr > 1<<31-1 {

@@ -80,6 +80,7 @@ type Server struct {
 	traceMu sync.Mutex // serialises filter changes by /trace readers
 
 	txnVerify txnVerifyMetrics // TxnVerificationMetrics (txnverify_metrics.go)
+	auth      authMetrics      // AuthMetrics (auth_metrics.go)
 }
 
 // Start binds o.Addr and serves the admin endpoints until Close.

@@ -27,9 +27,11 @@ import (
 	"gregor/replication/fetcher"
 	"gregor/replication/metadata"
 	"gregor/replication/metastore"
+	"gregor/replication/usercreds"
 	"gregor/replication/zkclient"
 	"gregor/storage"
 	"gregor/wire/handlers"
+	"gregor/wire/security/sasl"
 	"gregor/wire/server"
 )
 
@@ -48,10 +50,12 @@ type Broker struct {
 	groups        *coordinator.Coordinator
 	txns          *txncoordinator.Coordinator
 	server        *server.Server
-	zk            *zkclient.Client // the broker's own ZooKeeper reads and writes (ISR, producer ids, configs, epoch fence)
-	admin         *admin.Server    // nil unless admin.listener is set
-	closers       []func() error   // in start order; Close runs them in reverse
-	started       bool             // Start completed: Close first does a controlled shutdown (cluster mode)
+	zk            *zkclient.Client      // the broker's own ZooKeeper reads and writes (ISR, producer ids, configs, epoch fence)
+	admin         *admin.Server         // nil unless admin.listener is set
+	creds         *sasl.CredentialCache // SCRAM credentials of /config/users (sasl.go)
+	credWatcher   *usercreds.Watcher    // keeps creds current
+	closers       []func() error        // in start order; Close runs them in reverse
+	started       bool                  // Start completed: Close first does a controlled shutdown (cluster mode)
 }
 
 // Start brings a broker up: it opens (and, after an unclean shutdown,
@@ -110,6 +114,9 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	// The replica manager writes ISR changes and reserves producer ids
 	// through the broker's ZooKeeper client; the controller shares it.
 	b.zk = zkclient.New(store, cfg.BrokerID, log.Named("zk"))
+	if err := b.startCredentials(); err != nil { // sasl.go
+		return nil, fmt.Errorf("loading SCRAM credentials: %w", err)
+	}
 
 	pids, err := partition.OpenProducerIDs(onlineDir)
 	if err != nil {
@@ -201,7 +208,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	}
 
 	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk, Cache: cache,
-		Security: peers.inter, ControlPlaneSecurity: peers.control})
+		Security: peers.inter, ControlPlaneSecurity: peers.control, OnUserConfigChange: b.credWatcher.Changed})
 	topic.topics = b.ctrl
 	txnTopic.topics = b.ctrl
 	// Deleted topics' offsets leave the groups coordinated here.
@@ -224,7 +231,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		b.closers = append(b.closers, func() error { v.Close(); return nil })
 		verifier = v
 	}
-	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl}
+	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl}
 	if err := b.startAuthorizer(h, store); err != nil { // authorizer.class.name (authorizer.go)
 		return nil, err
 	}
@@ -238,8 +245,10 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	}
 	sc := server.ConfigFromBroker(cfg)
 	sc.Security = listenerSec
+	b.saslSecurity(&sc)
 	b.server = server.New(sc, d, log.Named("server"))
 	b.attachAdmin(b.server)
+	b.observeAuth(b.server)
 	closeServer := sync.OnceValue(b.server.Close)
 	b.closers = append(b.closers, closeServer)
 	if err := b.server.Listen(); err != nil {

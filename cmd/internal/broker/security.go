@@ -38,7 +38,7 @@ func newPeerSecurity(cfg *config.Broker) (peerSecurity, error) {
 // that verifies the peer, the keystore that is this broker's client
 // certificate, and ssl.endpoint.identification.algorithm; on SASL_*
 // listeners sasl.mechanism.inter.broker.protocol with the broker's own
-// credentials (config.Broker.InterBrokerSASL). Errors name the listener.
+// credentials (config.Broker.ListenerClientSASL). Errors name the listener.
 func listenerClient(cfg *config.Broker, listener string) (clientsec.Client, error) {
 	c := clientsec.Client{Protocol: cfg.ListenerProtocol(listener)}
 	if c.Protocol.UsesTLS() {
@@ -51,7 +51,7 @@ func listenerClient(cfg *config.Broker, listener string) (clientsec.Client, erro
 		}
 	}
 	if c.Protocol.UsesSASL() {
-		mech, user, pass, err := cfg.InterBrokerSASL()
+		mech, user, pass, err := cfg.ListenerClientSASL(listener)
 		if err != nil {
 			return c, fmt.Errorf("inter-broker listener %s: %w", listener, err)
 		}

@@ -4,7 +4,10 @@
 // --delete-config through IncrementalAlterConfigs (KIP-339), with
 // ConfigCommand's flags and output; with --zookeeper, topic configs are
 // read and written in ZooKeeper directly, as Kafka 2.x's ConfigCommand did
-// (zk.go).
+// (zk.go). Users' SCRAM credentials (--entity-type users,
+// SCRAM-SHA-256=[iterations=N,password=P]) go through
+// Describe/AlterUserScramCredentials or, with --zookeeper, straight to
+// /config/users (users.go).
 package configs
 
 import (
@@ -67,17 +70,25 @@ func (o *Options) resolve() error {
 		return clientutil.Usage("At least one --entity-type must be specified")
 	}
 	switch o.EntityType {
-	case Topics, Brokers:
-	case "clients", "users", "broker-loggers", "ips":
-		return clientutil.Usage("--entity-type %s is not supported yet; only topics and brokers", o.EntityType)
+	case Topics, Brokers, Users:
+	case "clients", "broker-loggers", "ips":
+		return clientutil.Usage("--entity-type %s is not supported yet; only topics, brokers and users", o.EntityType)
 	default:
 		return clientutil.Usage("Invalid entity type %s, the entity type must be one of topics, clients, users, brokers, broker-loggers, ips", o.EntityType)
 	}
-	if o.EntityDefault && o.EntityType != Brokers {
+	if o.EntityDefault && o.EntityType != Brokers && o.EntityType != Users {
 		return clientutil.Usage("--entity-default is only valid with --entity-type brokers here")
 	}
 	if o.EntityDefault && o.EntityName != "" {
 		return clientutil.Usage("--entity-name and --entity-default cannot be used together")
+	}
+	if o.EntityType == Users { // refused before connecting (users.go)
+		if err := checkUserOptions(*o); err != nil {
+			return err
+		}
+		if _, err := parseUserAlter(*o); err != nil && o.Alter {
+			return err
+		}
 	}
 	if o.EntityType == Brokers && o.EntityName != "" {
 		if _, err := strconv.ParseInt(o.EntityName, 10, 32); err != nil {
