@@ -42,13 +42,13 @@ func TestSASLSSLWithACLs(t *testing.T) {
 	hidden := newHiddenPlaintext()
 	external := map[int32]string{}
 	c := startClusterEach(t, zkharness.Options{}, 2, map[string]string{
-		"listener.security.protocol.map":        "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_SSL,EXTERNAL:SASL_SSL",
-		"inter.broker.listener.name":            "INTERNAL",
-		"sasl.mechanism.inter.broker.protocol":  "PLAIN",
-		"ssl.truststore.type":                   "PKCS12",
-		"ssl.truststore.location":               trust,
-		"ssl.truststore.password":               "trust-pass",
-		"ssl.endpoint.identification.algorithm": "https",
+		"listener.security.protocol.map":                 "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_SSL,EXTERNAL:SASL_SSL",
+		"inter.broker.listener.name":                     "INTERNAL",
+		"sasl.mechanism.inter.broker.protocol":           "PLAIN",
+		"ssl.truststore.type":                            "PKCS12",
+		"ssl.truststore.location":                        trust,
+		"ssl.truststore.password":                        "trust-pass",
+		"ssl.endpoint.identification.algorithm":          "https",
 		"listener.name.internal.sasl.enabled.mechanisms": "PLAIN",
 		"listener.name.internal.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required ` +
 			`username="broker" password="broker-secret" user_broker="broker-secret";`,
