@@ -2,6 +2,7 @@ package clientutil
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -10,7 +11,8 @@ import (
 // AdminClient is the client of the admin tools (kafka-topics.sh,
 // kafka-configs.sh, kafka-consumer-groups.sh): bootstrap is the
 // --bootstrap-server value, props the --command-config client properties
-// (may be nil; mapped as ConsumerOptions). A bad bootstrap list is a Usage
+// (may be nil; mapped as ConsumerOptions, security included; ignored
+// and unused keys are warned about on stderr). A bad bootstrap list is a Usage
 // error; bad properties are returned as ConsumerOptions reports them. The
 // caller closes the client (kadm.Client.Close closes the kgo client too).
 func AdminClient(bootstrap string, props map[string]string) (*kadm.Client, error) {
@@ -35,6 +37,8 @@ func AdminKgoClient(bootstrap string, props map[string]string) (*kgo.Client, err
 	if err != nil {
 		return nil, err
 	}
+	// Kafka's AdminClient warns about unknown and unused keys too.
+	co.Warn(os.Stderr)
 	cl, err := kgo.NewClient(append(co.Opts, kgo.SeedBrokers(seeds...))...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", bootstrap, err)

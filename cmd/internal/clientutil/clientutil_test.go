@@ -80,7 +80,7 @@ func TestProducerOptions(t *testing.T) {
 		cl.Close()
 	}
 	for _, bad := range []map[string]string{{"acks": "2"}, {"linger.ms": "x"}, {"compression.type": "brotli"},
-		{"acks": "0", "enable.idempotence": "true"}, {"security.protocol": "SSL"}, {"retries": "-1"}} {
+		{"acks": "0", "enable.idempotence": "true"}, {"security.protocol": "SSH"}, {"retries": "-1"}} {
 		if _, err := ProducerOptions(bad); err == nil {
 			t.Errorf("%v accepted", bad)
 		}

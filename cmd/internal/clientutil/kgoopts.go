@@ -2,6 +2,7 @@ package clientutil
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"gregor/wire/security/clientsec"
 )
 
 // Options is the result of mapping Kafka client properties to kgo options.
@@ -28,6 +31,36 @@ type Options struct {
 	// tools print a warning for each, as Kafka's clients log "supplied but
 	// isn't a known config".
 	Ignored []string
+	// Unused lists security keys that were given but that
+	// security.protocol does not use (ssl.* on PLAINTEXT, sasl.* without
+	// SASL), sorted; the tools warn as Kafka logs "supplied but are not
+	// used yet".
+	Unused []string
+	// Security is the client's security (security.protocol, sasl.*,
+	// ssl.*), already in Opts; a tool that makes further clients (or raw
+	// connections) from the same properties adds Security.Opts() to them.
+	Security clientsec.Client
+}
+
+// newOptions starts Options with the security properties applied: bad
+// security values fail here, before any connection.
+func newOptions(props map[string]string, opts ...kgo.Opt) (Options, error) {
+	sec, unused, err := Security(props)
+	if err != nil {
+		return Options{}, err
+	}
+	return Options{Opts: append(opts, sec.Opts()...), Security: sec, Unused: unused}, nil
+}
+
+// Warn prints one warning line on w per ignored or unused property, as
+// Kafka's clients log them (names only, never values).
+func (o Options) Warn(w io.Writer) {
+	for _, k := range o.Ignored {
+		fmt.Fprintf(w, "WARN The configuration '%s' was supplied but isn't a known config.\n", k)
+	}
+	for _, k := range o.Unused {
+		fmt.Fprintf(w, "WARN The configuration '%s' was supplied but isn't used with this security.protocol.\n", k)
+	}
 }
 
 func propInt(k, v string, min int64) (int64, error) {
@@ -78,10 +111,6 @@ func common(o *Options, k, v string) (bool, error) {
 		o.Opts = append(o.Opts, kgo.ClientID(v))
 	case "bootstrap.servers":
 		// The --bootstrap-server flag decides; Kafka's tools do the same.
-	case "security.protocol":
-		if !strings.EqualFold(v, "PLAINTEXT") {
-			return true, fmt.Errorf("security.protocol %s is not supported; only PLAINTEXT", v)
-		}
 	case "request.timeout.ms":
 		n, err := propInt(k, v, 0)
 		if err != nil {
@@ -107,7 +136,8 @@ func common(o *Options, k, v string) (bool, error) {
 		}
 		o.Opts = append(o.Opts, kgo.DialTimeout(msDur(n)))
 	default:
-		return false, nil
+		// The security keys were applied by newOptions.
+		return isSecurityKey(k), nil
 	}
 	return true, nil
 }
@@ -120,12 +150,16 @@ func common(o *Options, k, v string) (bool, error) {
 // buffer.memory, retry.backoff.ms, metadata.max.age.ms, transactional.id
 // (returned in Options.TransactionalID), transaction.timeout.ms. As in Kafka ≥ 3,
 // idempotence is on by default and turned off when acks is not all, unless
-// enable.idempotence=true was asked for, which is then an error.
+// enable.idempotence=true was asked for, which is then an error. The
+// security keys (security.protocol, sasl.*, ssl.*) are applied by Security.
 func ProducerOptions(props map[string]string) (Options, error) {
 	// compression.type defaults to none in Kafka's producer; kgo's own
 	// default is snappy. A compression.type property appends its codec
 	// after this one, and kgo keeps the last.
-	o := Options{Opts: []kgo.Opt{kgo.ProducerBatchCompression(kgo.NoCompression())}}
+	o, err := newOptions(props, kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if err != nil {
+		return o, err
+	}
 	acks := "-1"
 	idem, idemSet := true, false
 	for _, k := range slices.Sorted(maps.Keys(props)) {
@@ -254,9 +288,12 @@ func ProducerOptions(props map[string]string) (Options, error) {
 // isolation.level, session.timeout.ms, heartbeat.interval.ms,
 // max.poll.interval.ms (rebalance timeout), enable.auto.commit,
 // auto.commit.interval.ms, partition.assignment.strategy, client.id and the
-// common ones.
+// common ones, and the security keys (Security).
 func ConsumerOptions(props map[string]string) (Options, error) {
-	var o Options
+	o, err := newOptions(props)
+	if err != nil {
+		return o, err
+	}
 	for _, k := range slices.Sorted(maps.Keys(props)) {
 		v := strings.TrimSpace(props[k])
 		if ok, err := common(&o, k, v); err != nil {

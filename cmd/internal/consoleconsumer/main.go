@@ -182,11 +182,14 @@ func setup(o Options, stderr io.Writer) (*kgo.Client, *Formatter, string, *connW
 	if err != nil {
 		return nil, nil, "", nil, clientutil.Usage("%v", err)
 	}
+	warn := co
+	warn.Ignored = nil
 	for _, k := range append(unknownF, co.Ignored...) {
 		if !strings.HasSuffix(k, ".deserializer") {
-			fmt.Fprintf(stderr, "WARN The configuration '%s' was supplied but isn't a known config.\n", k)
+			warn.Ignored = append(warn.Ignored, k)
 		}
 	}
+	warn.Warn(stderr)
 	if co.Group != "" && o.Partition >= 0 {
 		return nil, nil, "", nil, clientutil.Usage("Options group and partition cannot be specified together.")
 	}

@@ -87,9 +87,8 @@ func run(ctx context.Context, o Options, stdin io.Reader, stderr io.Writer) erro
 		return clientutil.Usage("%v", err)
 	}
 	sort.Strings(unknownReader)
-	for _, k := range append(unknownReader, po.Ignored...) {
-		fmt.Fprintf(stderr, "WARN The configuration '%s' was supplied but isn't a known config.\n", k)
-	}
+	po.Ignored = append(unknownReader, po.Ignored...)
+	po.Warn(stderr)
 	opts := append(po.Opts, kgo.SeedBrokers(seeds...), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic(o.Topic))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

@@ -141,22 +141,10 @@ func ReadElectionFile(path string) ([]partition.TopicPartition, error) {
 }
 
 func client(bootstrap string, props map[string]string, id string) (*kgo.Client, error) {
-	seeds, err := clientutil.ParseBootstrap("--bootstrap-server", bootstrap)
-	if err != nil {
-		return nil, clientutil.Usage("%v", err)
-	}
 	if _, ok := props["client.id"]; !ok {
 		props = clientutil.Merge(props, map[string]string{"client.id": id})
 	}
-	co, err := clientutil.ConsumerOptions(props)
-	if err != nil {
-		return nil, err
-	}
-	cl, err := kgo.NewClient(append(co.Opts, kgo.SeedBrokers(seeds...))...)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", bootstrap, err)
-	}
-	return cl, nil
+	return clientutil.AdminKgoClient(bootstrap, props)
 }
 
 // Elect sends ElectLeaders (to the controller; nil tps = all partitions)

@@ -117,9 +117,7 @@ func Consume(ctx context.Context, o ConsumerOptions, stdout, stderr io.Writer) (
 	if err != nil {
 		return ConsumerResult{}, clientutil.Usage("%v", err)
 	}
-	for _, k := range kopts.Ignored {
-		fmt.Fprintf(stderr, "WARN The configuration '%s' was supplied but isn't a known config.\n", k)
-	}
+	kopts.Warn(stderr)
 	fetchSize := o.FetchSize
 	if fetchSize <= 0 {
 		fetchSize = 1 << 20

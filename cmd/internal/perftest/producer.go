@@ -105,9 +105,7 @@ func Produce(ctx context.Context, o ProducerOptions, stdout, stderr io.Writer) (
 	if err != nil {
 		return Summary{}, clientutil.Usage("%v", err)
 	}
-	for _, k := range kopts.Ignored {
-		fmt.Fprintf(stderr, "WARN The configuration '%s' was supplied but isn't a known config.\n", k)
-	}
+	kopts.Warn(stderr)
 	payloads, err := loadPayloads(o)
 	if err != nil {
 		return Summary{}, err

@@ -27,17 +27,9 @@ func openAdmin(bootstrap string, props map[string]string) (*adminCluster, error)
 	if _, ok := props["client.id"]; !ok {
 		props = clientutil.Merge(props, map[string]string{"client.id": "reassign-partitions-tool"})
 	}
-	seeds, err := clientutil.ParseBootstrap("--bootstrap-server", bootstrap)
-	if err != nil {
-		return nil, clientutil.Usage("%v", err)
-	}
-	co, err := clientutil.ConsumerOptions(props)
+	cl, err := clientutil.AdminKgoClient(bootstrap, props)
 	if err != nil {
 		return nil, err
-	}
-	cl, err := kgo.NewClient(append(co.Opts, kgo.SeedBrokers(seeds...))...)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", bootstrap, err)
 	}
 	return &adminCluster{cl: cl, adm: kadm.NewClient(cl)}, nil
 }

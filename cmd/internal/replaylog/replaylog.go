@@ -83,12 +83,10 @@ func Run(ctx context.Context, o Options, stderr io.Writer) (int64, error) {
 	if err != nil {
 		return 0, clientutil.Usage("%v", err)
 	}
-	for _, k := range po.Ignored {
-		fmt.Fprintf(stderr, "WARN The configuration '%s' was supplied but isn't a known config.\n", k)
-	}
+	po.Warn(stderr)
 
 	// Where the input ends now: the replay stops there.
-	admCl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	admCl, err := kgo.NewClient(append(po.Security.Opts(), kgo.SeedBrokers(seeds...))...)
 	if err != nil {
 		return 0, err
 	}
@@ -120,8 +118,8 @@ func Run(ctx context.Context, o Options, stderr io.Writer) (int64, error) {
 		return 0, nil
 	}
 
-	cons, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ClientID("replay-log-producer"),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{o.InputTopic: assign}))
+	cons, err := kgo.NewClient(append(po.Security.Opts(), kgo.SeedBrokers(seeds...), kgo.ClientID("replay-log-producer"),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{o.InputTopic: assign}))...)
 	if err != nil {
 		return 0, err
 	}
