@@ -143,6 +143,9 @@ type Broker struct {
 	Authorizer Authorizer
 
 	AdminListener string // admin.listener (Gregor): host:port of the HTTP admin listener; "" = off
+	// AdminListenerSecurity is admin.listener.ssl.* and
+	// admin.listener.auth.token.file (Gregor; admin_listener.go).
+	AdminListenerSecurity AdminListenerSecurity
 	PidFile       string // pid.file (Gregor): the server writes its process id here while it runs; "" = none
 	LogFormat     string // log.format (Gregor): "console" (default, human-readable lines) or "json" (one JSON object per line)
 

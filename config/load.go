@@ -129,6 +129,9 @@ func resolve(b *Broker) error {
 		b.ZookeeperConnectionTimeout = b.ZookeeperSessionTimeout
 	}
 
+	if err := resolveAdminListener(b); err != nil {
+		return err
+	}
 	return resolveListeners(b, raw, num)
 }
 

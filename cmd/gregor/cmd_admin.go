@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -26,12 +27,26 @@ func init() {
 	}
 	cmd.PersistentFlags().StringSliceVar(&adminURLs, "admin-url", []string{"http://127.0.0.1:9644"},
 		"the broker's admin listener (admin.listener); trace takes several (comma-separated or repeated) and merges them")
+	var commandConfig string
+	cmd.PersistentFlags().StringVar(&commandConfig, "command-config", "",
+		"properties file for a protected admin listener: ssl.truststore.*, ssl.keystore.* (https:// URLs, client certificates) and auth.token.file (bearer token)")
+	httpClient := func() (*http.Client, error) {
+		props, err := commandConfigProps(commandConfig, "")
+		if err != nil {
+			return nil, err
+		}
+		return admin.HTTPClient(props)
+	}
 	// client is the one listener fault and actors talk to.
 	client := func() (*admin.Client, error) {
 		if len(adminURLs) != 1 {
 			return nil, fmt.Errorf("this command takes exactly one --admin-url, got %d", len(adminURLs))
 		}
-		return &admin.Client{URL: adminURLs[0]}, nil
+		hc, err := httpClient()
+		if err != nil {
+			return nil, err
+		}
+		return &admin.Client{URL: adminURLs[0], HC: hc}, nil
 	}
 
 	var (
@@ -106,6 +121,11 @@ for the first produce seen.`,
 				return fmt.Errorf("--format %q: want json or text", tro.Format)
 			}
 			tro.URLs, tro.Query, tro.Warn = adminURLs, q, cmd.ErrOrStderr()
+			hc, err := httpClient()
+			if err != nil {
+				return err
+			}
+			tro.Client = &admin.Client{HC: hc}
 			if replayF != "" {
 				r := io.Reader(cmd.InOrStdin())
 				if replayF != "-" {

@@ -5,14 +5,16 @@
 // (/trace) and Go's pprof (/debug/pprof/). It also wraps the broker's
 // request dispatcher (request faults, trace events) and observes every
 // answered request (request metrics). It binds only the configured
-// address. It has no authentication: anyone who reaches it can kill
-// actors and fail requests, so Start warns once when the bound address is
-// not loopback (it does not refuse: a deployment may put it behind its
-// own network policy).
+// address. Anyone who reaches it can kill actors and fail requests, so it
+// can serve HTTPS (Options.TLS, admin.listener.ssl.*) with client
+// certificates required and require a bearer token
+// (admin.listener.auth.token.file), and Start refuses to bind beyond
+// loopback without one of the two (protect.go).
 package admin
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,7 +63,16 @@ type Options struct {
 	// (txncoordinator.Coordinator.Stats, asked of its actors); ok false
 	// when they could not answer. nil = no transaction gauges.
 	Transactions func() (s txncoordinator.Stats, ok bool)
-	Log          *zap.Logger
+	// TLS makes the listener HTTPS (admin.listener.ssl.*, built by
+	// tlsconf's Server); nil = plain HTTP. With ClientAuth
+	// RequireAndVerifyClientCert (admin.listener.ssl.client.auth=required)
+	// it may bind beyond loopback.
+	TLS *tls.Config
+	// TokenFile is admin.listener.auth.token.file: every request must
+	// carry "Authorization: Bearer <the file's content, trimmed>"; "" =
+	// no token. Read once by Start.
+	TokenFile string
+	Log       *zap.Logger
 }
 
 // Server is a running admin listener. Create with Start, stop with Close.
@@ -92,6 +103,14 @@ func Start(o Options) (*Server, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	var token string
+	if o.TokenFile != "" {
+		t, err := readToken("admin.listener.auth.token.file", o.TokenFile)
+		if err != nil {
+			return nil, err
+		}
+		token = t
+	}
 	s := &Server{brokerID: o.BrokerID, inst: actors.InstrumentsOf(o.System), log: log, done: make(chan struct{})}
 	s.metrics = newMetrics(&stateCollector{brokerID: o.BrokerID, parts: o.Partitions, snapshot: o.Metadata, active: o.ActiveController, eventQueue: o.ControllerEventQueue, txns: o.Transactions, inst: s.inst})
 	if s.inst != nil {
@@ -104,6 +123,16 @@ func Start(o Options) (*Server, error) {
 			s.inst.OnEvent(nil)
 		}
 		return nil, fmt.Errorf("admin.listener %s: %w", o.Addr, err)
+	}
+	if err := checkExposure(ln.Addr(), o.TLS, token); err != nil {
+		ln.Close()
+		if s.inst != nil {
+			s.inst.OnEvent(nil)
+		}
+		return nil, err
+	}
+	if o.TLS != nil {
+		ln = tls.NewListener(ln, o.TLS)
 	}
 	s.ln = ln
 	mux := http.NewServeMux()
@@ -118,7 +147,11 @@ func Start(o Options) (*Server, error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(log)}
+	var handler http.Handler = mux
+	if token != "" {
+		handler = newTokenAuth(token, mux, s.metrics.reg, log)
+	}
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(log)}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -126,11 +159,8 @@ func Start(o Options) (*Server, error) {
 			log.Error("admin listener stopped", zap.Error(err))
 		}
 	}()
-	log.Info("admin listener started", zap.Stringer("addr", ln.Addr()))
-	if !loopback(ln.Addr()) {
-		log.Warn("admin listener is reachable beyond loopback and has no authentication: anyone who can connect can kill actors, inject request faults, trace and profile the broker; bind admin.listener to 127.0.0.1 or restrict access to it",
-			zap.Stringer("addr", ln.Addr()))
-	}
+	log.Info("admin listener started", zap.Stringer("addr", ln.Addr()), zap.Bool("tls", o.TLS != nil),
+		zap.Bool("client_certs_required", requiresClientCerts(o.TLS)), zap.Bool("token", token != ""))
 	return s, nil
 }
 

@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
+	"fmt"
 	"time"
 
 	"gregor/actors/txncoordinator"
@@ -21,7 +23,17 @@ func (b *Broker) startAdmin(h *handlers.Broker) (wire.Dispatcher, error) {
 	if b.cfg.AdminListener == "" {
 		return h, nil
 	}
+	sec := b.cfg.AdminListenerSecurity
+	var tlsCfg *tls.Config
+	if sec.TLS != nil {
+		c, err := sec.TLS.Server()
+		if err != nil {
+			return nil, fmt.Errorf("admin.listener.ssl.*: %w", err)
+		}
+		tlsCfg = c
+	}
 	a, err := admin.Start(admin.Options{Addr: b.cfg.AdminListener, BrokerID: b.cfg.BrokerID, System: b.system,
+		TLS: tlsCfg, TokenFile: sec.TokenFile,
 		Partitions: b.replicas, Metadata: b.ctrl.Snapshot, Log: b.log.Named("admin"),
 		ActiveController: func() bool { return b.ctrl.ActiveEpoch() > 0 },
 		ControllerEventQueue: func() (int, bool) {
