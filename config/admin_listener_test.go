@@ -8,7 +8,7 @@ import (
 
 func TestAdminListenerSecurity(t *testing.T) {
 	b, err := Parse(map[string]string{"log.dirs": "/tmp/x", "admin.listener": "0.0.0.0:9644",
-		"admin.listener.auth.token.file": "/etc/gregor/admin.token",
+		"admin.listener.auth.token.file":       "/etc/gregor/admin.token",
 		"admin.listener.ssl.keystore.location": "/etc/gregor/admin.p12", "admin.listener.ssl.keystore.password": "pw",
 		"admin.listener.ssl.keystore.type": "PKCS12", "admin.listener.ssl.client.auth": "required",
 		"admin.listener.ssl.truststore.location": "/etc/gregor/ca.p12"}, nil)

@@ -146,8 +146,8 @@ type Broker struct {
 	// AdminListenerSecurity is admin.listener.ssl.* and
 	// admin.listener.auth.token.file (Gregor; admin_listener.go).
 	AdminListenerSecurity AdminListenerSecurity
-	PidFile       string // pid.file (Gregor): the server writes its process id here while it runs; "" = none
-	LogFormat     string // log.format (Gregor): "console" (default, human-readable lines) or "json" (one JSON object per line)
+	PidFile               string // pid.file (Gregor): the server writes its process id here while it runs; "" = none
+	LogFormat             string // log.format (Gregor): "console" (default, human-readable lines) or "json" (one JSON object per line)
 
 	// Raw holds every key as read (values trimmed), for DescribeConfigs and
 	// topic defaults. Unknown keys are kept too.
