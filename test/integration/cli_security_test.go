@@ -56,9 +56,9 @@ func startSecureCluster(t *testing.T) *secureCluster {
 	t.Cleanup(c.Close)
 	client := ca.Client(t, pkix.Name{CommonName: "alice", Organization: []string{"Gregor tests"}})
 	return &secureCluster{addr: c.ListenAddrs()[0], dir: dir, props: map[string]string{
-		"security.protocol": "SASL_SSL",
-		"sasl.mechanism":    "SCRAM-SHA-512",
-		"sasl.jaas.config":  `org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice \"secret\"";`,
+		"security.protocol":   "SASL_SSL",
+		"sasl.mechanism":      "SCRAM-SHA-512",
+		"sasl.jaas.config":    `org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice \"secret\"";`,
 		"ssl.truststore.type": "JKS", "ssl.truststore.location": ca.WriteJKSTrust(t, dir, "truststore.jks", "trust-pw"), "ssl.truststore.password": "trust-pw",
 		"ssl.keystore.type": "PKCS12", "ssl.keystore.location": client.WritePKCS12(t, dir, "alice.p12", "key-pw"), "ssl.keystore.password": "key-pw",
 	}}
