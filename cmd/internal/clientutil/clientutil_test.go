@@ -178,19 +178,3 @@ func TestFetchError(t *testing.T) {
 		t.Fatalf("context errors only: got %v, want nil", err)
 	}
 }
-
-func TestSASLFromJAAS(t *testing.T) {
-	if _, err := SASLFromJAAS("SCRAM-SHA-512", `org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";`); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct{ mech, jaas, msg string }{
-		{"PLAIN", `x.Y required username="u";`, "needs username and password"},
-		{"GSSAPI", `x.Y required username="u" password="secret";`, "not supported"},
-		{"PLAIN", `x.Y required username="u" password="secret"`, "not terminated by semi-colon"},
-	} {
-		_, err := SASLFromJAAS(c.mech, c.jaas)
-		if err == nil || !strings.Contains(err.Error(), c.msg) || strings.Contains(err.Error(), "secret") {
-			t.Errorf("%s %s: %v", c.mech, c.jaas, err)
-		}
-	}
-}
