@@ -23,7 +23,7 @@ import (
 	"gregor/wire/security/keystore/keystoretest"
 )
 
-// TestSASLSSLWithACLs: two brokers on ZooKeeper, each with two SASL_SSL
+// TestSASLSSLWithACLs: three brokers on ZooKeeper, each with two SASL_SSL
 // listeners of custom names — INTERNAL (inter-broker: PLAIN with the
 // broker's own username/password from its JAAS entry) and EXTERNAL
 // (clients: SCRAM-SHA-512 from /config/users and PLAIN) — and the ACL
@@ -31,8 +31,8 @@ import (
 // ports (hiddenPlaintext), so replication and the controller channel can
 // only go over INTERNAL, authenticated as User:broker (a super user).
 // On EXTERNAL, alice (SCRAM) has --producer/--consumer ACLs made with
-// kafka-acls: her acks=all produce (min.insync.replicas=2, so the
-// follower must fetch over SASL_SSL) and her group consume work, with
+// kafka-acls: her acks=all produce (min.insync.replicas=3, so both
+// followers must fetch over SASL_SSL) and her group consume work, with
 // franz-go and with kcat; bob (PLAIN, no ACL) gets
 // TOPIC_AUTHORIZATION_FAILED and does not see the topic.
 func TestSASLSSLWithACLs(t *testing.T) {
@@ -41,7 +41,7 @@ func TestSASLSSLWithACLs(t *testing.T) {
 	trust := ca.WritePKCS12Trust(t, dir, "trust.p12", "trust-pass")
 	hidden := newHiddenPlaintext()
 	external := map[int32]string{}
-	c := startClusterEach(t, zkharness.Options{}, 2, map[string]string{
+	c := startClusterEach(t, zkharness.Options{}, 3, map[string]string{
 		"listener.security.protocol.map":                 "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_SSL,EXTERNAL:SASL_SSL",
 		"inter.broker.listener.name":                     "INTERNAL",
 		"sasl.mechanism.inter.broker.protocol":           "PLAIN",
@@ -72,7 +72,10 @@ func TestSASLSSLWithACLs(t *testing.T) {
 		}
 	})
 	hidden.install(c)
-	ext := []string{external[1], external[2]}
+	var ext []string
+	for id := int32(1); id <= 3; id++ {
+		ext = append(ext, external[id])
+	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM([]byte(ca.CertPEM()))
 	tlsOpt := kgo.DialTLSConfig(&tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12})
@@ -83,8 +86,8 @@ func TestSASLSSLWithACLs(t *testing.T) {
 	bob := plain.Auth{User: "bob", Pass: "bob-secret"}.AsMechanism()
 	harness.WaitSASL(t, "alice (SCRAM-SHA-512 over SASL_SSL)", ext, alice, true, tlsOpt)
 
-	const topic, group = "sasl-ssl-acl", "alice-group"
-	c.createTopic(topic, 2, 2, map[string]*string{"min.insync.replicas": ptr("2")})
+	const topic, group, parts = "sasl-ssl-acl", "alice-group", 3
+	c.createTopic(topic, parts, 3, map[string]*string{"min.insync.replicas": ptr("3")})
 	aclsOut := gregorTool(t, "acls", "--bootstrap-server", c.brokers[1].Addr(), "--add", "--allow-principal", "User:alice",
 		"--producer", "--consumer", "--topic", topic, "--group", group)
 	if !strings.Contains(aclsOut, "User:alice") {
@@ -101,10 +104,10 @@ func TestSASLSSLWithACLs(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	const n = 200
+	const n = 300
 	var recs []*kgo.Record
 	for i := 0; i < n; i++ {
-		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i % 2), Value: []byte(strconv.Itoa(i))})
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i % parts), Value: []byte(strconv.Itoa(i))})
 	}
 	// The ACLs reach each broker from the change notification: retry the
 	// authorization error until both have them, bounded.
@@ -131,8 +134,8 @@ func TestSASLSSLWithACLs(t *testing.T) {
 	if err := consumer.CommitUncommittedOffsets(ctx); err != nil {
 		t.Fatalf("alice's commit in group %s: %v", group, err)
 	}
-	for p := int32(0); p < 2; p++ {
-		if s, _ := c.partitionState(topic, p); len(s.ISR) != 2 {
+	for p := int32(0); p < parts; p++ {
+		if s, _ := c.partitionState(topic, p); len(s.ISR) != 3 {
 			t.Errorf("p%d ISR %v: a follower is not fetching over INTERNAL", p, s.ISR)
 		}
 	}
@@ -144,7 +147,7 @@ func TestSASLSSLWithACLs(t *testing.T) {
 		t.Fatalf("bob's produce: %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
 	_, hw := c.offsets(topic)
-	if hw[0]+hw[1] != n {
+	if hw[0]+hw[1]+hw[2] != n {
 		t.Fatalf("after bob's refused produce the topic's high watermarks are %v, want %d records in all", hw, n)
 	}
 
@@ -156,7 +159,7 @@ func TestSASLSSLWithACLs(t *testing.T) {
 		out, err := exec.CommandContext(kctx, "kcat", "-C", "-b", ext[0], "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q",
 			"-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanisms=SCRAM-SHA-512",
 			"-X", "sasl.username=alice", "-X", "sasl.password=alice-secret", "-X", "ssl.ca.location="+caFile).CombinedOutput()
-		if err != nil || len(strings.Fields(string(out))) != n/2 {
+		if err != nil || len(strings.Fields(string(out))) != n/parts {
 			t.Fatalf("kcat as alice over SASL_SSL: %v, %d records:\n%s", err, len(strings.Fields(string(out))), out)
 		}
 	} else {
