@@ -3,13 +3,14 @@
 #   make test   installs what the tests need if it is missing, then runs every test with -race
 #   make bench  benchmarks (loopback only, bounded)
 #   make bench-compare  Gregor vs kfake, throughput, CPU per GB and end-to-end p99
+#   make bench-security produce/consume over SASL_SSL vs PLAINTEXT on one node, ratios
 #   make chaos DURATION=10m  faults against a 3-broker cluster, then a loss check
 
 GO        ?= go
 BIN       ?= gregor
 TESTFLAGS ?= -race -count=1 -timeout 40m
 
-.PHONY: build run test test-deps bench bench-compare vet clean
+.PHONY: build run test test-deps bench bench-compare bench-security vet clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/gregor
@@ -36,6 +37,16 @@ bench: build
 bench-compare: build
 	$(GO) build -o $${TMPDIR:-/tmp}/gregor-bench-kfakeserver ./test/bench/kfakeserver
 	$(GO) run ./test/bench/compare -gregor ./$(BIN) -kfake $${TMPDIR:-/tmp}/gregor-bench-kfakeserver $(BENCHFLAGS)
+
+# bench-security: one Gregor single node with a PLAINTEXT and a SASL_SSL
+# listener (SCRAM-SHA-512 user made with `gregor configs`, PKCS12 keystore
+# made on the fly), a fresh topic per run, A B A B after a warm-up round;
+# medians of produce/consume records/s, MB/s and broker CPU s/GB per
+# listener and the SASL_SSL/PLAINTEXT ratios (test/bench/compare -mode
+# security). About a minute on 2 cores; BENCHFLAGS='-records 300000
+# -rounds 3' for less.
+bench-security: build
+	$(GO) run ./test/bench/compare -mode security -gregor ./$(BIN) $(BENCHFLAGS)
 
 # chaos: TestChaos (test/chaos) with faults for DURATION (default 2m):
 # actor kills through the admin listeners (transaction coordinators

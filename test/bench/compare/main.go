@@ -17,7 +17,12 @@
 // PollFetches returned it) minus that send time. Both use the same
 // monotonic clock.
 //
+// With -mode security it is `make bench-security` instead: one Gregor
+// single node with a PLAINTEXT and a SASL_SSL listener, produce and
+// consume over each, A B A B (security.go).
+//
 //	go run ./test/bench/compare -gregor ./gregor -kfake /tmp/kfakeserver
+//	go run ./test/bench/compare -mode security -gregor ./gregor
 package main
 
 import (
@@ -46,6 +51,7 @@ import (
 )
 
 type opts struct {
+	mode           string
 	gregor, kfake  string
 	rounds         int
 	records        int64
@@ -74,19 +80,49 @@ func verdict(ok bool) string {
 func main() {
 	var o opts
 	var props string
+	flag.StringVar(&o.mode, "mode", "compare", "compare: Gregor vs kfake; security: Gregor's SASL_SSL vs PLAINTEXT listener")
 	flag.StringVar(&o.gregor, "gregor", "./gregor", "gregor binary")
 	flag.StringVar(&o.kfake, "kfake", "", "kfakeserver binary (test/bench/kfakeserver)")
-	flag.IntVar(&o.rounds, "rounds", 3, "A/B rounds of the throughput runs (0: latency only)")
-	flag.Int64Var(&o.records, "records", 300000, "records per throughput run")
+	flag.IntVar(&o.rounds, "rounds", 3, fmt.Sprintf("A/B rounds of the throughput runs (0: latency only; -mode security: default %d)", securityRoundsDefault))
+	flag.Int64Var(&o.records, "records", 300000, fmt.Sprintf("records per throughput run (-mode security: default %d)", securityRecordsDefault))
 	flag.IntVar(&o.size, "record-size", 1024, "record size in bytes")
 	flag.Int64Var(&o.latencyRecords, "latency-records", 50000, "records measured in each acks=all latency run")
 	flag.Float64Var(&o.latencyRate, "latency-rate", 10000, "records/s in the latency run")
 	flag.IntVar(&o.latencyRounds, "latency-rounds", 3, "A/B rounds of the latency run (0: none)")
 	flag.StringVar(&props, "producer-props", "acks=1 linger.ms=5 batch.size=262144 compression.type=none", "producer properties for the throughput runs")
 	flag.Parse()
+	if o.mode == "security" {
+		// Bigger runs than the kfake comparison's: one run of 300,000
+		// records over loopback lasts well under a second here, too short
+		// for CPU ticks (10 ms) and the rates to settle.
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["records"] {
+			o.records = securityRecordsDefault
+		}
+		if !set["rounds"] {
+			o.rounds = securityRoundsDefault
+		}
+		for _, f := range []string{"kfake", "latency-records", "latency-rate", "latency-rounds"} {
+			if set[f] {
+				fmt.Fprintf(os.Stderr, "compare: -%s has no effect with -mode security (no kfake, no latency runs)\n", f)
+				os.Exit(2)
+			}
+		}
+	}
 	o.props = strings.Fields(props)
-	if o.kfake == "" {
+	switch {
+	case o.mode != "compare" && o.mode != "security":
+		fmt.Fprintf(os.Stderr, "compare: -mode %q: want compare or security\n", o.mode)
+		os.Exit(2)
+	case o.mode == "compare" && o.kfake == "":
 		fmt.Fprintln(os.Stderr, "compare: -kfake is required")
+		os.Exit(2)
+	case o.records < 1:
+		fmt.Fprintln(os.Stderr, "compare: -records must be at least 1")
+		os.Exit(2)
+	case o.mode == "security" && o.rounds < 1:
+		fmt.Fprintln(os.Stderr, "compare: -mode security needs -rounds of at least 1")
 		os.Exit(2)
 	}
 	if o.size < stampSize {
@@ -102,6 +138,10 @@ func main() {
 		// dominate what it measures.
 		debug.SetGCPercent(1000)
 	}
+	run := run
+	if o.mode == "security" {
+		run = securityRounds
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
@@ -112,9 +152,12 @@ type result struct {
 	produceRate, produceMB, consumeRate, cpuPerGB float64
 }
 
+// side is one broker under test: how to start it on a port in dir, and
+// whether the "perf" topic must be created once it is up.
 type side struct {
-	name  string
-	start func(port int, dir string) (*exec.Cmd, error)
+	name       string
+	start      func(port int, dir string) (*exec.Cmd, error)
+	createPerf bool
 }
 
 func run(o opts) error {
@@ -131,10 +174,10 @@ func run(o opts) error {
 				return nil, err
 			}
 			return exec.Command(o.gregor, "server", cfg), nil
-		}},
+		}, true},
 		{"kfake", func(port int, dir string) (*exec.Cmd, error) {
 			return exec.Command(o.kfake, "-port", strconv.Itoa(port), "-topics", "perf", "-partitions", "3"), nil
-		}},
+		}, false},
 	}
 	if o.rounds > 0 {
 		if err := throughputRounds(o, sides, tmp); err != nil {
@@ -263,8 +306,8 @@ func start(s side, dir string) (*broker, error) {
 		b.stop()
 		return nil, err
 	}
-	if s.name == "gregor" {
-		if err := createTopic(b.addr); err != nil {
+	if s.createPerf {
+		if err := createTopic(b.addr, "perf"); err != nil {
 			b.stop()
 			return nil, err
 		}
@@ -305,7 +348,8 @@ func (b *broker) stop() {
 	}
 }
 
-func createTopic(addr string) error {
+// createTopic creates topic with 3 partitions, replication factor 1.
+func createTopic(addr, topic string) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		return err
@@ -313,7 +357,7 @@ func createTopic(addr string) error {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	resp, err := kadm.NewClient(cl).CreateTopics(ctx, 3, 1, nil, "perf")
+	resp, err := kadm.NewClient(cl).CreateTopics(ctx, 3, 1, nil, topic)
 	if err != nil {
 		return err
 	}
@@ -364,10 +408,10 @@ type produced struct {
 	rate, mb, p99Mic float64
 }
 
-// produce runs producer-perf-test and parses Kafka's final line and the
-// µs percentile line.
-func produce(ctx context.Context, o opts, args ...string) (produced, error) {
-	out, err := tool(ctx, o, append([]string{"producer-perf-test", "--topic", "perf", "--record-size", strconv.Itoa(o.size),
+// produce runs producer-perf-test on topic and parses Kafka's final line
+// and the µs percentile line.
+func produce(ctx context.Context, o opts, topic string, args ...string) (produced, error) {
+	out, err := tool(ctx, o, append([]string{"producer-perf-test", "--topic", topic, "--record-size", strconv.Itoa(o.size),
 		"--print-latency-us", "--reporting-interval", "3600000"}, args...)...)
 	if err != nil {
 		return produced{}, err
@@ -404,7 +448,7 @@ func throughput(o opts, s side, dir string) (result, error) {
 		return result{}, err
 	}
 	n := strconv.FormatInt(o.records, 10)
-	p, err := produce(ctx, o, append([]string{"--num-records", n, "--throughput", "-1", "--producer-props", "bootstrap.servers=" + b.addr}, o.props...)...)
+	p, err := produce(ctx, o, "perf", append([]string{"--num-records", n, "--throughput", "-1", "--producer-props", "bootstrap.servers=" + b.addr}, o.props...)...)
 	if err != nil {
 		return result{}, err
 	}
@@ -415,20 +459,38 @@ func throughput(o opts, s side, dir string) (result, error) {
 	if p.records != o.records {
 		return result{}, fmt.Errorf("only %d of %d records acknowledged", p.records, o.records)
 	}
-	out, err := tool(ctx, o, "consumer-perf-test", "--bootstrap-server", b.addr, "--topic", "perf", "--messages", n, "--hide-header", "--timeout", "10000")
-	if err != nil {
-		return result{}, err
-	}
-	f := strings.Split(strings.TrimSpace(out), ", ")
-	if len(f) != 10 || f[4] != n {
-		return result{}, fmt.Errorf("consumer-perf-test printed %q", out)
-	}
-	rate, err := strconv.ParseFloat(f[5], 64)
+	c, err := consume(ctx, o, "perf", "--bootstrap-server", b.addr)
 	if err != nil {
 		return result{}, err
 	}
 	gb := float64(o.records) * float64(o.size) / 1e9
-	return result{produceRate: p.rate, produceMB: p.mb, consumeRate: rate, cpuPerGB: (cpu1 - cpu0) / gb}, nil
+	return result{produceRate: p.rate, produceMB: p.mb, consumeRate: c.rate, cpuPerGB: (cpu1 - cpu0) / gb}, nil
+}
+
+// consumed is what the consumer-perf-test's line says.
+type consumed struct {
+	rate, mb float64 // nMsg.sec and MB.sec
+}
+
+// consume runs consumer-perf-test for o.records records of topic (args
+// name the broker and any --consumer.config) and parses its one line.
+func consume(ctx context.Context, o opts, topic string, args ...string) (consumed, error) {
+	n := strconv.FormatInt(o.records, 10)
+	out, err := tool(ctx, o, append([]string{"consumer-perf-test", "--topic", topic, "--messages", n, "--hide-header", "--timeout", "10000"}, args...)...)
+	if err != nil {
+		return consumed{}, err
+	}
+	// start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, …
+	f := strings.Split(strings.TrimSpace(out), ", ")
+	if len(f) != 10 || f[4] != n {
+		return consumed{}, fmt.Errorf("consumer-perf-test printed %q", out)
+	}
+	mb, err1 := strconv.ParseFloat(f[3], 64)
+	rate, err2 := strconv.ParseFloat(f[5], 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return consumed{}, fmt.Errorf("consumer-perf-test printed %q: %w", out, err)
+	}
+	return consumed{rate: rate, mb: mb}, nil
 }
 
 // latencies is one end-to-end latency run: percentiles over n records and

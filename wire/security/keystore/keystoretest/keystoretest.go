@@ -3,6 +3,11 @@
 // PKCS12, JKS or PEM files (or returned as inline PEM) with passwords the
 // test chooses. Nothing it makes is committed; everything lives in the
 // test's temporary directory.
+//
+// The functions taking a testing.TB fail the test on error. Programs that
+// are not tests (test/bench/compare's security mode) use the
+// error-returning core they wrap: GenerateCA, CA.IssueServer, Leaf.PKCS12
+// and CA.PKCS12Trust.
 package keystoretest
 
 import (
@@ -17,6 +22,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,16 +43,35 @@ type Leaf struct {
 	CA   *CA
 }
 
-var serial int64 = time.Now().UnixNano()
+// serial numbers every certificate differently (parallel tests share it).
+var serial atomic.Int64
 
-func next() *big.Int { serial++; return big.NewInt(serial) }
+func init() { serial.Store(time.Now().UnixNano()) }
+
+func next() *big.Int { return big.NewInt(serial.Add(1)) }
+
+// fatalIf fails t with err, if any.
+func fatalIf(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
 
 // NewCA makes a self-signed CA valid for a day.
 func NewCA(t testing.TB, cn string) *CA {
 	t.Helper()
+	ca, err := GenerateCA(cn)
+	fatalIf(t, err)
+	return ca
+}
+
+// GenerateCA is NewCA returning its error: a self-signed ECDSA P-256 CA
+// (subject CN=cn,O=Gregor tests) valid from an hour ago for a day.
+func GenerateCA(cn string) (*CA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: next(), Subject: pkix.Name{CommonName: cn, Organization: []string{"Gregor tests"}},
@@ -55,16 +80,27 @@ func NewCA(t testing.TB, cn string) *CA {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	c, _ := x509.ParseCertificate(der)
-	return &CA{Cert: c, key: key}
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &CA{Cert: c, key: key}, nil
 }
 
 // Server makes a server certificate for 127.0.0.1, ::1 and localhost (plus
 // extra DNS names) whose subject is CN=cn,OU=…,O=Gregor tests.
 func (ca *CA) Server(t testing.TB, cn string, dnsNames ...string) *Leaf {
-	return ca.leaf(t, pkix.Name{CommonName: cn, OrganizationalUnit: []string{"brokers"}, Organization: []string{"Gregor tests"}},
+	t.Helper()
+	l, err := ca.IssueServer(cn, dnsNames...)
+	fatalIf(t, err)
+	return l
+}
+
+// IssueServer is Server returning its error.
+func (ca *CA) IssueServer(cn string, dnsNames ...string) (*Leaf, error) {
+	return ca.issue(pkix.Name{CommonName: cn, OrganizationalUnit: []string{"brokers"}, Organization: []string{"Gregor tests"}},
 		append([]string{"localhost"}, dnsNames...), []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
 		[]x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth})
 }
@@ -72,14 +108,16 @@ func (ca *CA) Server(t testing.TB, cn string, dnsNames ...string) *Leaf {
 // Client makes a client certificate with the given subject (its RFC 2253
 // form is what the broker's principal builder sees).
 func (ca *CA) Client(t testing.TB, subject pkix.Name) *Leaf {
-	return ca.leaf(t, subject, nil, nil, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth})
+	t.Helper()
+	l, err := ca.issue(subject, nil, nil, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth})
+	fatalIf(t, err)
+	return l
 }
 
-func (ca *CA) leaf(t testing.TB, subject pkix.Name, dns []string, ips []net.IP, usage []x509.ExtKeyUsage) *Leaf {
-	t.Helper()
+func (ca *CA) issue(subject pkix.Name, dns []string, ips []net.IP, usage []x509.ExtKeyUsage) (*Leaf, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: next(), Subject: subject, DNSNames: dns, IPAddresses: ips,
@@ -88,10 +126,13 @@ func (ca *CA) leaf(t testing.TB, subject pkix.Name, dns []string, ips []net.IP, 
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.key)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	c, _ := x509.ParseCertificate(der)
-	return &Leaf{Cert: c, Key: key, CA: ca}
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &Leaf{Cert: c, Key: key, CA: ca}, nil
 }
 
 // CertPEM is the leaf's certificate chain (leaf, then CA) as PEM.
@@ -120,11 +161,15 @@ func (ca *CA) CertPEM() string {
 // and returns its path.
 func (l *Leaf) WritePKCS12(t testing.TB, dir, name, password string) string {
 	t.Helper()
-	data, err := pkcs12.Modern.Encode(l.Key, l.Cert, []*x509.Certificate{l.CA.Cert}, password)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, err := l.PKCS12(password)
+	fatalIf(t, err)
 	return write(t, dir, name, data)
+}
+
+// PKCS12 is the leaf's key and chain (leaf, then CA) as a PKCS12 keystore
+// protected by password (go-pkcs12's Modern encoding).
+func (l *Leaf) PKCS12(password string) ([]byte, error) {
+	return pkcs12.Modern.Encode(l.Key, l.Cert, []*x509.Certificate{l.CA.Cert}, password)
 }
 
 // WriteJKS writes the leaf's key (with keyPassword) and chain as a JKS
@@ -159,11 +204,15 @@ func (l *Leaf) WritePEM(t testing.TB, dir, name string) string {
 // WritePKCS12Trust writes the CA as a PKCS12 truststore.
 func (ca *CA) WritePKCS12Trust(t testing.TB, dir, name, password string) string {
 	t.Helper()
-	data, err := pkcs12.Modern.EncodeTrustStore([]*x509.Certificate{ca.Cert}, password)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, err := ca.PKCS12Trust(password)
+	fatalIf(t, err)
 	return write(t, dir, name, data)
+}
+
+// PKCS12Trust is the CA certificate as a PKCS12 truststore protected by
+// password.
+func (ca *CA) PKCS12Trust(password string) ([]byte, error) {
+	return pkcs12.Modern.EncodeTrustStore([]*x509.Certificate{ca.Cert}, password)
 }
 
 // WriteJKSTrust writes the CA as a JKS truststore.
