@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -50,14 +51,7 @@ func startTLSBroker(t *testing.T) *tlsBroker {
 		b.ports[l] = harness.FreePort(t)
 	}
 	b.caFile = ca.WritePEMTrust(t, dir, "ca.pem")
-	b.certFile = filepath.Join(dir, "client.crt")
-	b.keyFile = filepath.Join(dir, "client.key")
-	if err := os.WriteFile(b.certFile, []byte(cli.CertPEM()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(b.keyFile, []byte(cli.KeyPEM()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	b.certFile, b.keyFile = cli.WriteCertAndKey(t, dir, "client")
 	// Inline PEM in a properties file: newlines written as \n escapes.
 	inline := func(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", `\n`) }
 	props := map[string]string{
@@ -217,16 +211,10 @@ func TestTLSKcat(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		fmt.Fprintf(&in, "k%d:%s\n", i, strings.Repeat("v", i*50))
 	}
-	run(t, time.Minute, in.String(), "kcat", append([]string{"-P", "-b", b.addr("PEM"), "-t", "kcat-tls", "-K:"}, ssl...)...)
-	for _, c := range []struct {
-		listener string
-		args     []string
-	}{{"SSL", ssl}, {"JKS", mtls}} {
-		out := run(t, time.Minute, "", "kcat", append([]string{"-C", "-b", b.addr(c.listener), "-t", "kcat-tls", "-o", "beginning", "-e", "-f", "%k:%s\n"}, c.args...)...)
-		if out != in.String() {
-			t.Errorf("kcat over %s read back a different log:\n%s", c.listener, head(out))
-		}
+	at := func(listener string, args []string) []string {
+		return append([]string{"-b", b.addr(listener)}, args...)
 	}
+	kcatRoundTrip(t, "kcat-tls", in.String(), at("PEM", ssl), at("SSL", ssl), at("JKS", mtls))
 	// Metadata over SSL lists the SSL port.
 	out := run(t, time.Minute, "", "kcat", append([]string{"-L", "-b", b.addr("SSL")}, ssl...)...)
 	if !strings.Contains(out, b.addr("SSL")) {
@@ -236,38 +224,53 @@ func TestTLSKcat(t *testing.T) {
 
 // kafka-python and confluent-kafka-python over SSL.
 func TestTLSPythonClients(t *testing.T) {
-	py := "/usr/bin/python3"
 	b := startTLSBroker(t)
 	createTopic(t, b.Broker, "py-tls", 1, nil)
-	scripts := map[string]string{
-		"kafka": `
-import sys
+	for mod, conf := range map[string]map[string]string{
+		"kafka":           {"security_protocol": "SSL", "ssl_cafile": b.caFile},
+		"confluent_kafka": {"security.protocol": "SSL", "ssl.ca.location": b.caFile},
+	} {
+		t.Run(mod, func(t *testing.T) { pythonRoundTrip(t, mod, b.addr("SSL"), "py-tls", 100, conf) })
+	}
+}
+
+// pythonRoundTripScripts, by python module: produce n values (acks=all)
+// to a topic, then consume it from the beginning and check exactly those
+// values came back, in order; the connection's settings (security) are
+// a JSON object in the client's own configuration names.
+var pythonRoundTripScripts = map[string]string{
+	"kafka": `
+import json, sys
 from kafka import KafkaProducer, KafkaConsumer
-addr, topic, ca, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-kw = dict(bootstrap_servers=addr, security_protocol='SSL', ssl_cafile=ca)
+addr, topic, n, kw = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
+kw['bootstrap_servers'] = addr
 p = KafkaProducer(acks='all', **kw)
 for f in [p.send(topic, key=b'kp', value=('v%d' % i).encode()) for i in range(n)]:
     f.get(timeout=30)
 p.close()
 c = KafkaConsumer(topic, auto_offset_reset='earliest', consumer_timeout_ms=10000, **kw)
-got = [int(m.value[1:]) for m in c if m.key == b'kp']
+got = []
+for m in c:  # stops at n, or after 10 s without a record
+    if m.key == b'kp':
+        got.append(int(m.value[1:]))
+        if len(got) == n:
+            break
 c.close()
 assert got == list(range(n)), got[:20]
 print("ok", len(got))
 `,
-		"confluent_kafka": `
-import sys
+	"confluent_kafka": `
+import json, sys, time
 from confluent_kafka import Producer, Consumer
-addr, topic, ca, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-kw = {'bootstrap.servers': addr, 'security.protocol': 'SSL', 'ssl.ca.location': ca}
+addr, topic, n, kw = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
+kw['bootstrap.servers'] = addr
 p = Producer(dict(kw, acks='all'))
 for i in range(n):
     p.produce(topic, key=b'ck', value=('v%d' % i).encode())
 assert p.flush(30) == 0
-c = Consumer(dict(kw, **{'group.id': 'ck', 'auto.offset.reset': 'earliest'}))
+c = Consumer(dict(kw, **{'group.id': 'ck-' + topic, 'auto.offset.reset': 'earliest'}))
 c.subscribe([topic])
 got = []
-import time
 deadline = time.time() + 30
 while len(got) < n and time.time() < deadline:
     m = c.poll(1.0)
@@ -279,17 +282,23 @@ c.close()
 assert got == list(range(n)), got[:20]
 print("ok", len(got))
 `,
+}
+
+// pythonRoundTrip runs mod's pythonRoundTripScripts against addr with
+// the client settings conf (skipping when mod is not installed).
+func pythonRoundTrip(t *testing.T, mod, addr, topic string, n int, conf map[string]string) {
+	t.Helper()
+	py := "/usr/bin/python3"
+	harness.NeedTool(t, exec.Command(py, "-c", "import "+mod).Run() == nil, mod)
+	f := filepath.Join(t.TempDir(), "roundtrip_"+mod+".py") // not mod.py: it would shadow the module
+	if err := os.WriteFile(f, []byte(pythonRoundTripScripts[mod]), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	for mod, script := range scripts {
-		t.Run(mod, func(t *testing.T) {
-			harness.NeedTool(t, exec.Command(py, "-c", "import "+mod).Run() == nil, mod)
-			f := filepath.Join(t.TempDir(), "tls_"+mod+".py") // not mod.py: it would shadow the module
-			if err := os.WriteFile(f, []byte(script), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if out := run(t, 2*time.Minute, "", py, f, b.addr("SSL"), "py-tls", b.caFile, "100"); strings.TrimSpace(out) != "ok 100" {
-				t.Fatalf("%s said %q", mod, out)
-			}
-		})
+	js, err := json.Marshal(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := run(t, 2*time.Minute, "", py, f, addr, topic, fmt.Sprint(n), string(js)); strings.TrimSpace(out) != fmt.Sprintf("ok %d", n) {
+		t.Fatalf("%s said %q", mod, out)
 	}
 }

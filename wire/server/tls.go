@@ -114,8 +114,21 @@ func handshakeReason(err error) string {
 		return "handshake not finished in time"
 	case errors.Is(err, io.EOF):
 		return "the client closed the connection during the handshake"
+	case errors.As(err, new(*tls.CertificateVerificationError)):
+		return "the client certificate failed verification (expired, or not signed by a CA in ssl.truststore)"
+	case isRemoteAlert(err):
+		// A client that does not trust the broker's certificate (its CA
+		// unknown to the client, or the certificate expired) says so with
+		// an alert; crypto/tls reports it as a "remote error".
+		return "the client refused the handshake (does it trust the broker's certificate, and is that certificate valid?)"
 	}
 	return "TLS error"
+}
+
+// isRemoteAlert reports whether err is a TLS alert the peer sent.
+func isRemoteAlert(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "remote error"
 }
 
 // plaintextGotTLS closes a plaintext listener's connection whose first

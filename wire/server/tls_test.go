@@ -1,9 +1,13 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -157,6 +161,27 @@ func TestTLSClientAuthRequired(t *testing.T) {
 	good := e.ca.Client(t, pkix.Name{CommonName: "carol"})
 	if got := who(t, e.dialTLS(t, good)); got != "User:CN=carol SSL" {
 		t.Errorf("principal %q", got)
+	}
+}
+
+// The logged reason names the side that refused: a client certificate
+// that fails verification, a client that sends an alert (it does not
+// trust the broker's certificate), a non-TLS client, a timeout.
+func TestHandshakeReason(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("x: %w", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), "the client certificate failed verification"},
+		{&net.OpError{Op: "remote error", Err: errors.New("tls: bad certificate")}, "the client refused the handshake"},
+		{tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, "the client does not speak TLS"},
+		{context.DeadlineExceeded, "handshake not finished in time"},
+		{io.EOF, "the client closed the connection"},
+		{&net.OpError{Op: "local error", Err: errors.New("tls: bad record MAC")}, "TLS error"},
+	} {
+		if got := handshakeReason(c.err); !strings.HasPrefix(got, c.want) {
+			t.Errorf("handshakeReason(%v) = %q, want %q…", c.err, got, c.want)
+		}
 	}
 }
 

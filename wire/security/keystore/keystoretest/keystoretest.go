@@ -34,6 +34,9 @@ import (
 type CA struct {
 	Cert *x509.Certificate
 	key  *ecdsa.PrivateKey
+	// notBefore/notAfter, when set (ValidBetween), replace the leaves'
+	// default validity of an hour ago to a day from now.
+	notBefore, notAfter time.Time
 }
 
 // Leaf is a certificate signed by a CA, with its key.
@@ -89,6 +92,16 @@ func GenerateCA(cn string) (*CA, error) {
 	return &CA{Cert: c, key: key}, nil
 }
 
+// ValidBetween returns the same CA (same key and certificate) signing
+// leaves valid from notBefore to notAfter only: a notAfter in the past makes
+// expired certificates, which a peer that verifies them refuses. ca itself
+// is unchanged.
+func (ca *CA) ValidBetween(notBefore, notAfter time.Time) *CA {
+	c := *ca
+	c.notBefore, c.notAfter = notBefore, notAfter
+	return &c
+}
+
 // Server makes a server certificate for 127.0.0.1, ::1 and localhost (plus
 // extra DNS names) whose subject is CN=cn,OU=…,O=Gregor tests.
 func (ca *CA) Server(t testing.TB, cn string, dnsNames ...string) *Leaf {
@@ -119,9 +132,13 @@ func (ca *CA) issue(subject pkix.Name, dns []string, ips []net.IP, usage []x509.
 	if err != nil {
 		return nil, err
 	}
+	notBefore, notAfter := time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
+	if !ca.notAfter.IsZero() {
+		notBefore, notAfter = ca.notBefore, ca.notAfter
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber: next(), Subject: subject, DNSNames: dns, IPAddresses: ips,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		NotBefore: notBefore, NotAfter: notAfter,
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usage,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.key)
@@ -199,6 +216,13 @@ func (l *Leaf) WriteJKS(t testing.TB, dir, name, storePassword, keyPassword stri
 // PEM keystore file).
 func (l *Leaf) WritePEM(t testing.TB, dir, name string) string {
 	return write(t, dir, name, []byte(l.KeyPEM()+l.CertPEM()))
+}
+
+// WriteCertAndKey writes the leaf's chain to dir/name.crt and its key to
+// dir/name.key, both PEM, as openssl-based clients (kcat's
+// ssl.certificate.location and ssl.key.location) take them.
+func (l *Leaf) WriteCertAndKey(t testing.TB, dir, name string) (certFile, keyFile string) {
+	return write(t, dir, name+".crt", []byte(l.CertPEM())), write(t, dir, name+".key", []byte(l.KeyPEM()))
 }
 
 // WritePKCS12Trust writes the CA as a PKCS12 truststore.
