@@ -86,6 +86,10 @@ func acceptAny(*Broker, string, string) error { return nil }
 
 const noMin = math.MinInt64
 
+// DefaultPrincipalBuilder is principal.builder.class's default, Kafka's
+// DefaultKafkaPrincipalBuilder, the one builder Gregor has.
+const DefaultPrincipalBuilder = "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"
+
 // brokerKey is one server.properties key Gregor applies (or validates for
 // resolve): its setter, its Kafka type and its default, which
 // DescribeConfigs shows (source DEFAULT_CONFIG) when server.properties
@@ -231,7 +235,16 @@ var brokerKeys = map[string]brokerKey{
 	"sasl.mechanism.inter.broker.protocol": checkKey(acceptAny, kmsg.ConfigTypeString, "GSSAPI"),
 	"sasl.jaas.config":                     nullKey(acceptAny, kmsg.ConfigTypePassword),
 	"connections.max.reauth.ms":            msKey(func(b *Broker) *time.Duration { return &b.SASL.ConnectionsMaxReauth }, 64, noMin),
-	"sasl.server.max.receive.size":         checkKey(intSetter(func(b *Broker) *int32 { return &b.SASL.ServerMaxReceiveSize }, 32, 1), kmsg.ConfigTypeInt, "524288"),
+	// principal.builder.class: only Kafka's default builder (User:<SASL
+	// authorization id>, User:<mapped certificate DN>, else ANONYMOUS) is
+	// built in; a custom class cannot run here, so it is refused.
+	"principal.builder.class": checkKey(func(_ *Broker, key, v string) error {
+		if v != "" && v != DefaultPrincipalBuilder {
+			return invalid(key, v, "only %s (Kafka's default) is supported: Gregor cannot run a custom principal builder", DefaultPrincipalBuilder)
+		}
+		return nil
+	}, kmsg.ConfigTypeClass, DefaultPrincipalBuilder),
+	"sasl.server.max.receive.size": checkKey(intSetter(func(b *Broker) *int32 { return &b.SASL.ServerMaxReceiveSize }, 32, 1), kmsg.ConfigTypeInt, "524288"),
 
 	"admin.listener": checkKey(setAdminListener, kmsg.ConfigTypeString, ""),
 	"pid.file":       checkKey(func(b *Broker, _, v string) error { b.PidFile = v; return nil }, kmsg.ConfigTypeString, ""),
@@ -291,8 +304,6 @@ var ignoredKeys = map[string]bool{
 	"queued.max.request.bytes": true, "connections.max.idle.ms": true, "max.connections": true,
 	"max.connections.per.ip": true, "max.connections.per.ip.overrides": true, "max.connection.creation.rate": true,
 	"socket.listen.backlog.size": true, "socket.connection.setup.timeout.ms": true, "socket.connection.setup.timeout.max.ms": true,
-	// Security (listeners and ssl.* are applied: security.go; SASL: sasl.go).
-	"principal.builder.class": true,
 	// Broker identity and placement.
 	"broker.rack": true, "broker.id.generation.enable": true, "reserved.broker.max.id": true,
 	"inter.broker.protocol.version": true, "log.message.format.version": true, "zookeeper.set.acl": true,

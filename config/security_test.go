@@ -47,6 +47,8 @@ func TestListenerValidation(t *testing.T) {
 			"control.plane.listener.name", "control.plane.listener.name must be a listener name defined in advertised.listeners. The valid options based on currently configured listeners are PLAINTEXT"},
 		{map[string]string{"listeners": "PLAINTEXT://:9092", "control.plane.listener.name": "PLAINTEXT"}, "control.plane.listener.name",
 			"control.plane.listener.name, when defined, should have a different value from the inter broker listener name. Currently they both have the value PLAINTEXT"},
+		{map[string]string{"principal.builder.class": "com.example.MyBuilder"}, "principal.builder.class",
+			"only org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder (Kafka's default) is supported"},
 		{map[string]string{"listeners": "PLAINTEXT://:9092", "ssl.principal.mapping.rules": "RULE:^CN=(.*)$/$1/LU"}, "ssl.principal.mapping.rules",
 			"invalid rule"},
 		{map[string]string{"listeners": "PLAINTEXT://:9092,SSL://:9093", "listener.name.ssl.ssl.client.auth": "always"}, "",
