@@ -34,8 +34,11 @@ func handleCreateTopics(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 	req := kreq.(*kmsg.CreateTopicsRequest)
 	// Create on the cluster, or else on each topic (Kafka's check):
 	// TOPIC_AUTHORIZATION_FAILED for the others.
-	// The created topics' configs are shown only with DescribeConfigs on
-	// the topic (else ConfigErrorCode TOPIC_AUTHORIZATION_FAILED, v5+).
+	// A topic's configs, partition count, replication factor and id are
+	// shown only with DescribeConfigs on it (ZkAdminManager fills them
+	// for those alone); without it ConfigErrorCode is
+	// TOPIC_AUTHORIZATION_FAILED (v5+), unless its creation was tried
+	// and failed, which resets it to NONE (KafkaApis).
 	topicName := func(t kmsg.CreateTopicsRequestTopic) string { return t.Topic }
 	var creatable, configsVisible map[string]bool
 	if b.Authorizer != nil {
@@ -49,9 +52,19 @@ func handleCreateTopics(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 	}
 	return b.async(func() kmsg.Response {
 		resp := createTopics(b, req, creatable)
+		count := map[string]int{}
+		for _, t := range req.Topics {
+			count[t.Topic]++
+		}
 		for i := range resp.Topics {
-			if rt := &resp.Topics[i]; !allowed(configsVisible, rt.Topic) {
-				rt.ConfigErrorCode, rt.Configs = kerr.TopicAuthorizationFailed.Code, nil
+			rt := &resp.Topics[i]
+			if allowed(configsVisible, rt.Topic) {
+				continue
+			}
+			rt.Configs, rt.NumPartitions, rt.ReplicationFactor, rt.TopicID = nil, -1, -1, [16]byte{}
+			tried := count[rt.Topic] == 1 && allowed(creatable, rt.Topic)
+			if rt.ErrorCode == 0 || !tried {
+				rt.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
 			}
 		}
 		return resp
