@@ -64,7 +64,9 @@ func TestNoHighWatermarkTruncationWhileFollowerRestarts(t *testing.T) {
 	}
 
 	h.Crash("test: restart while the fetcher starts")
-	deadline := time.Now().Add(5 * time.Second)
+	// A generous bound: under a loaded -race run the crash and the
+	// backoff (400–800 ms) have taken over 5 s; a passing run is quick.
+	deadline := time.Now().Add(20 * time.Second)
 	for h.View().Log != nil { // polling: the restart gives no event
 		if time.Now().After(deadline) {
 			t.Fatal("partition actor did not restart")

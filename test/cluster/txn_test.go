@@ -152,11 +152,18 @@ func txnBelowMinISR(t *testing.T, c *cluster) {
 	req.TransactionalID, req.TransactionTimeoutMillis, req.ProducerID, req.ProducerEpoch = &tid, 10000, -1, -1
 	// To the broker itself: kgo's routed requests retry a retriable
 	// error for their retry timeout.
-	kresp, err := cl.SeedBrokers()[0].Request(ctx, req)
-	if err != nil {
-		t.Fatalf("InitProducerId: %v", err)
-	}
-	resp := kresp.(*kmsg.InitProducerIDResponse)
+	// The state above is the controller's; the survivor leads those
+	// partitions once their LeaderAndIsr has reached it, and answers
+	// NOT_COORDINATOR (or COORDINATOR_LOAD_IN_PROGRESS) until then.
+	var resp *kmsg.InitProducerIDResponse
+	c.waitFor("the survivor answering as the coordinator", 30*time.Second, func() (bool, string) {
+		kresp, err := cl.SeedBrokers()[0].Request(ctx, req)
+		if err != nil {
+			t.Fatalf("InitProducerId: %v", err)
+		}
+		resp = kresp.(*kmsg.InitProducerIDResponse)
+		return resp.ErrorCode != kerr.NotCoordinator.Code && resp.ErrorCode != kerr.CoordinatorLoadInProgress.Code, codeName(resp.ErrorCode)
+	})
 	if resp.ErrorCode != kerr.CoordinatorNotAvailable.Code {
 		t.Fatalf("InitProducerId with the state log's ISR below min.isr: %s producer %d, want COORDINATOR_NOT_AVAILABLE", codeName(resp.ErrorCode), resp.ProducerID)
 	}
