@@ -9,7 +9,7 @@ import (
 	"gregor/storage/record"
 )
 
-func batchAt(t *testing.T, base int64, n int, ts int64) ([]byte, record.Header) {
+func batchAt(t testing.TB, base int64, n int, ts int64) ([]byte, record.Header) {
 	t.Helper()
 	recs := make([]record.BatchRecord, n)
 	for i := range recs {
@@ -86,7 +86,7 @@ func TestAppendFindReadTruncate(t *testing.T) {
 	if ts, off := s.MaxTimestamp(); ts != 1192 || off != 159 {
 		t.Fatalf("max ts %d at %d", ts, off)
 	}
-	if o := s.TimeLookupOffset(1100); o < 100 || o > 130 {
+	if o, err := s.TimeLookupOffset(1100); err != nil || o < 100 || o > 130 {
 		t.Fatalf("time lookup %d", o)
 	}
 	removed, err := s.TruncateTo(131) // inside [130..132]
@@ -135,19 +135,27 @@ func TestRefCountKeepsDeletedFileReadable(t *testing.T) {
 	if !s.Acquire() {
 		t.Fatal("acquire")
 	}
+	f, err := s.Pin() // the reader's pin keeps the descriptor open
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.RenameWithSuffix(DeletedSuffix)
 	s.DeleteFiles()
-	s.Release() // the owner's reference; the reader's keeps the file open
+	s.Release() // the owner's reference
 	got := make([]byte, len(b))
-	if _, err := s.File().ReadAt(got, 0); err != nil || !bytes.Equal(got, b) {
+	if _, err := f.ReadAt(got, 0); err != nil || !bytes.Equal(got, b) {
 		t.Fatalf("read after unlink: %v", err)
+	}
+	s.Unpin()
+	if _, err := f.ReadAt(got, 0); err == nil {
+		t.Fatal("file still open after the last unpin of a deleted segment")
+	}
+	if _, err := s.Pin(); !errors.Is(err, ErrSegmentClosed) {
+		t.Fatalf("pin after delete: %v, want ErrSegmentClosed", err)
 	}
 	s.Release()
 	if s.Acquire() {
 		t.Fatal("acquired a closed segment")
-	}
-	if _, err := s.File().ReadAt(got, 0); err == nil {
-		t.Fatal("file still open after the last release")
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Fatalf("files left: %v", ents)
