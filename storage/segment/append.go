@@ -50,8 +50,11 @@ func (s *Segment) indexBatch(pos int64, h record.Header) error {
 	var err error
 	if s.bytesSinceIndex > int64(s.cfg.IndexIntervalBytes) {
 		if err = s.index.Append(h.LastOffset(), int32(pos), int32(h.Size())); err == nil {
-			ts, off := s.MaxTimestamp()
-			err = s.tindex.MaybeAppend(ts, off, false)
+			var ti *TimeIndex
+			if ti, err = s.timeIndex(); err == nil {
+				ts, off := s.MaxTimestamp()
+				err = ti.MaybeAppend(ts, off, false)
+			}
 		}
 		s.bytesSinceIndex = 0
 	}

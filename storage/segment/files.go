@@ -30,7 +30,7 @@ type FileCache struct {
 	limit int
 
 	mu       sync.Mutex
-	lru      list.List // *Segment: open, unpinned, not deleted; most recently used at the front
+	lru      list.List // *Segment: open, unpinned, not retired; most recently used at the front
 	open     int       // open segments (pinned, in lru, or being evicted)
 	evicting int       // of open: taken off the lru to be closed
 
@@ -198,7 +198,7 @@ func (s *Segment) Unpin() {
 		c.mu.Unlock()
 		return
 	}
-	if !s.deleted {
+	if !s.retired {
 		s.elem = c.lru.PushFront(s)
 		victims := c.overflowLocked()
 		c.mu.Unlock()
@@ -253,8 +253,8 @@ func (s *Segment) closeIfIdleLocked() bool {
 	return true
 }
 
-// openFilesLocked (s.fmu held, not open) opens the .log and maps both
-// indexes: read-write and preallocated to segment.index.bytes while the
+// openFilesLocked (s.fmu held, not open) opens the .log and maps the
+// offset index: read-write and preallocated to segment.index.bytes while the
 // segment takes appends, read-only and exactly as long as their entries
 // once sealed.
 func (s *Segment) openFilesLocked() error {
@@ -269,13 +269,21 @@ func (s *Segment) openFilesLocked() error {
 		f.Close()
 		return err
 	}
-	if err := s.tindex.mapFile(s.writable); err != nil {
-		s.index.unmap()
-		f.Close()
-		return err
-	}
+	// The time index is mapped on first use (timeIndex): fetches never
+	// need it, so a cold read costs one mapping, not two.
 	s.f = f
 	return nil
+}
+
+// timeIndex (pinned) returns the time index, mapping it first if this
+// opening of the segment has not yet.
+func (s *Segment) timeIndex() (*TimeIndex, error) {
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	if err := s.tindex.mapFile(s.writable); err != nil { // no-op once mapped
+		return nil, err
+	}
+	return s.tindex, nil
 }
 
 // closeFilesLocked (s.fmu held, no pins) closes the .log and unmaps the

@@ -144,7 +144,17 @@ func (x *mappedIndex) trimLocked() error {
 	if x.data != nil {
 		return fmt.Errorf("trim %s: still mapped", x.path)
 	}
-	if err := os.Truncate(x.path, int64(x.n*x.entrySize)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// Created if missing: every segment has both index files, as Kafka's
+	// (the time index is mapped, and so created, only on first use).
+	f, err := os.OpenFile(x.path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("trim %s: %w", x.path, err)
+	}
+	err = f.Truncate(int64(x.n * x.entrySize))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("trim %s: %w", x.path, err)
 	}
 	return nil

@@ -91,13 +91,20 @@ func (x *OffsetIndex) Full() bool { return x.Len() >= x.maxEntries }
 
 // Append adds an entry for a batch whose last offset is lastOffset, at
 // byte position pos, size bytes long. Offsets and positions must increase.
-// The segment must be pinned and writable.
+// The segment must be pinned and writable. A full index (the mapping holds
+// segment.index.bytes) takes no more entries: the log rolls before that
+// when appending, but recovery or the cleaner may index a segment written
+// under a larger segment.index.bytes; lookups past the last entry then
+// scan more headers, which is slower but correct.
 func (x *OffsetIndex) Append(lastOffset int64, pos, size int32) error {
 	rel := lastOffset - x.base
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if !x.mapped() {
 		return fmt.Errorf("offset index %s: not mapped", x.path)
+	}
+	if x.writable && len(x.data) < (x.n+1)*OffsetIndexEntrySize {
+		return nil
 	}
 	if n := x.n; n > 0 {
 		if last := x.at(n - 1); int32(rel) <= last.rel || pos <= last.pos {
@@ -132,6 +139,49 @@ func (x *OffsetIndex) search(n int, f func(e offsetEntry) bool) int {
 	return sort.Search(n, func(i int) bool { return f(x.at(i)) })
 }
 
+// posAt and relAt decode one field of entry i straight from the mapping
+// (mu held, mapped, i < n): the lookups' binary searches probe only one.
+func (x *OffsetIndex) posAt(i int) int64 {
+	return int64(int32(binary.BigEndian.Uint32(x.data[i*OffsetIndexEntrySize+4:])))
+}
+
+func (x *OffsetIndex) relAt(i int) int64 {
+	return int64(int32(binary.BigEndian.Uint32(x.data[i*OffsetIndexEntrySize:])))
+}
+
+// firstPosAtLeast is the index of the first of the first n entries whose
+// position is >= limit (n when none); positions increase.
+func (x *OffsetIndex) firstPosAtLeast(n int, limit int64) int {
+	if n == 0 || x.posAt(n-1) < limit {
+		return n // the common case: every entry is below the committed size
+	}
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if x.posAt(m) >= limit {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
+
+// firstRelAbove is the index of the first of the first n entries whose
+// relative offset is > rel (n when none); offsets increase.
+func (x *OffsetIndex) firstRelAbove(n int, rel int64) int {
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if x.relAt(m) > rel {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
+
 // lookupBelow is Lookup among the entries whose position is below limit
 // (a committed .log size the caller snapshotted: the writer indexes a
 // batch just before publishing the size that covers it). When the entry's
@@ -147,8 +197,7 @@ func (x *OffsetIndex) lookupBelow(target, limit int64) (start int64, unknownEnd 
 	if !x.mapped() {
 		return 0, false
 	}
-	n := x.search(x.n, func(e offsetEntry) bool { return int64(e.pos) >= limit })
-	i := x.search(n, func(e offsetEntry) bool { return int64(e.rel) > rel })
+	i := x.firstRelAbove(x.firstPosAtLeast(x.n, limit), rel)
 	if i == 0 {
 		return 0, false
 	}

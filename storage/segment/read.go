@@ -186,8 +186,11 @@ func (s *Segment) WalkFrom(offset int64, fn func(pos int64, h record.Header) boo
 func (s *Segment) TimeLookupOffset(ts int64) (int64, error) {
 	var off int64
 	err := s.withPin(func(*os.File) error {
-		off = s.tindex.Lookup(ts)
-		return nil
+		ti, err := s.timeIndex()
+		if err == nil {
+			off = ti.Lookup(ts)
+		}
+		return err
 	})
 	return off, err
 }

@@ -68,9 +68,10 @@ type Segment struct {
 	closeErr error
 
 	// Guarded by cache.mu.
+	retired  bool // deleted or closed for good: closed at the last Unpin, never cached
 	open     bool
 	pins     int
-	elem     *list.Element // in cache.lru while open, unpinned and not deleted
+	elem     *list.Element // in cache.lru while open, unpinned and not retired
 	evicting bool
 
 	// size is the committed byte length of the .log file: bytes below it
@@ -113,10 +114,17 @@ func create(dir string, base int64, cfg Config, suffix string) (*Segment, error)
 		return nil, fmt.Errorf("create segment: %w", err)
 	}
 	f.Close()
-	for _, p := range []string{s.index.path, s.tindex.path, s.txn.path} {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(s.txn.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("create segment: %w", err)
+	}
+	// Both index files exist from the start (empty; the offset index is
+	// preallocated when mapped below, the time index on first use).
+	for _, p := range []string{s.index.path, s.tindex.path} {
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
 			return nil, fmt.Errorf("create segment: %w", err)
 		}
+		f.Close()
 	}
 	if err := s.withPin(func(*os.File) error { return nil }); err != nil {
 		return nil, fmt.Errorf("create segment: %w", err)
@@ -220,6 +228,7 @@ func (s *Segment) closeForGood() {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
 	s.gone = true
+	s.retire()
 	s.closeIfIdleLocked()
 	if s.writable && !s.deleted {
 		s.writable = false
@@ -230,6 +239,13 @@ func (s *Segment) closeForGood() {
 			s.closeErr = err
 		}
 	}
+}
+
+// retire marks the segment as never to be cached again.
+func (s *Segment) retire() {
+	s.cache.mu.Lock()
+	s.retired = true
+	s.cache.mu.Unlock()
 }
 
 // Activate makes a sealed segment take appends again (it became the
@@ -304,7 +320,13 @@ func (s *Segment) OnBecomeInactive() error {
 		return nil // already sealed
 	}
 	if ts, off := s.MaxTimestamp(); ts >= 0 {
-		err := s.withPin(func(*os.File) error { return s.tindex.MaybeAppend(ts, off, true) })
+		err := s.withPin(func(*os.File) error {
+			ti, err := s.timeIndex()
+			if err != nil {
+				return err
+			}
+			return ti.MaybeAppend(ts, off, true)
+		})
 		if err != nil {
 			return err
 		}
@@ -348,6 +370,7 @@ func (s *Segment) DeleteFiles() error {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
 	s.gone, s.deleted = true, true
+	s.retire()
 	var first error
 	for _, p := range []string{s.logPath, s.index.path, s.tindex.path, s.txn.path} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {

@@ -161,3 +161,46 @@ func TestRefCountKeepsDeletedFileReadable(t *testing.T) {
 		t.Fatalf("files left: %v", ents)
 	}
 }
+
+// Recovering a segment written under a larger segment.index.bytes than
+// its config now allows: the index keeps what fits, reads stay correct.
+func TestRecoverWithSmallerIndexBound(t *testing.T) {
+	dir := t.TempDir()
+	big := Config{IndexIntervalBytes: 1, MaxIndexBytes: 1 << 10}
+	s, err := Create(dir, 0, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pos []int64
+	for i := int64(0); i < 40; i++ {
+		b, h := batchAt(t, i*2, 2, 5000+i)
+		pos = append(pos, s.Size())
+		if err := s.Append(b, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.OnBecomeInactive()
+	s.Release()
+	small := Config{IndexIntervalBytes: 1, MaxIndexBytes: 10 * OffsetIndexEntrySize}
+	os.Remove(Path(dir, 0, IndexSuffix)) // rebuilt from the .log under the small bound
+	s, err = Open(dir, 0, small)
+	if !errors.Is(err, ErrNeedsRecovery) {
+		t.Fatalf("open without .index: %v", err)
+	}
+	defer s.Release()
+	if _, err := s.Recover(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	if s.index.Len() != 10 || s.NextOffset() != 80 {
+		t.Fatalf("%d index entries, next %d; want 10, 80", s.index.Len(), s.NextOffset())
+	}
+	for off := int64(0); off < 80; off++ {
+		p, h, found, err := s.Find(off, s.Size())
+		if err != nil || !found || p != pos[off/2] || h.BaseOffset != off/2*2 {
+			t.Fatalf("Find(%d) = %d, %+v, %v, %v", off, p, h.BaseOffset, found, err)
+		}
+	}
+	if fi, _ := os.Stat(Path(dir, 0, IndexSuffix)); fi.Size() != 10*OffsetIndexEntrySize {
+		t.Fatalf(".index %d bytes after recovery of a sealed segment, want trimmed to 80", fi.Size())
+	}
+}

@@ -45,7 +45,11 @@ func (s *Segment) TruncateTo(offset int64) (removed int64, err error) {
 	if err := s.index.TruncateToPos(pos); err != nil {
 		return 0, err
 	}
-	if err := s.tindex.TruncateToOffset(h.BaseOffset); err != nil {
+	ti, err := s.timeIndex()
+	if err != nil {
+		return 0, err
+	}
+	if err := ti.TruncateToOffset(h.BaseOffset); err != nil {
 		return 0, err
 	}
 	if err := s.txn.TruncateTo(h.BaseOffset); err != nil {
