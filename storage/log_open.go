@@ -167,6 +167,15 @@ func (l *Log) load(cfg *LogConfig, opts OpenOptions) error {
 		if swaps[base] {
 			needRecover = true
 		}
+		if needRecover && i == len(bases)-1 {
+			// The last segment takes the appends: made writable before the
+			// rebuild, so its index files are preallocated once, not
+			// trimmed by the recovery and extended again below.
+			if err := s.Activate(); err != nil {
+				s.Release()
+				return fail(err)
+			}
+		}
 		if needRecover {
 			res, err := s.Recover(maxRecoverBatch(cfg))
 			if err != nil {

@@ -107,6 +107,9 @@ func (x *mappedIndex) mapLocked(writable bool) error {
 	if err != nil {
 		return fmt.Errorf("mmap %s (%d bytes): %w", x.path, size, err)
 	}
+	// Lookups are binary searches: read-ahead on a fault would only read
+	// (or, in a preallocated file's holes, zero-fill) pages never used.
+	_ = unix.Madvise(data, unix.MADV_RANDOM)
 	x.data = data
 	return nil
 }
@@ -210,16 +213,40 @@ func (x *mappedIndex) sync() error {
 	return nil
 }
 
-// readIndexFile returns an existing index file's content for the load-time
-// sanity check (an error wrapping fs.ErrNotExist when missing, one wrapping
-// errIndexCorrupt when its size is not whole entries).
-func readIndexFile(path string, entrySize int) ([]byte, error) {
-	data, err := os.ReadFile(path)
+// checkIndexFile reads an existing index file in chunks and hands each to
+// check (whole entries; first is the index of the chunk's first entry),
+// stopping at the first error: a preallocated file's zero tail costs one
+// chunk, not its whole length (and no mapping, whose first fault would read
+// ahead and zero-fill megabytes of holes). A missing file is an error
+// wrapping fs.ErrNotExist; a size that is not whole entries one wrapping
+// errIndexCorrupt.
+func checkIndexFile(path string, entrySize int, check func(first int, data []byte) error) (entries int, err error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return 0, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	if len(data)%entrySize != 0 {
-		return nil, fmt.Errorf("%w: %s: size %d not a multiple of %d", errIndexCorrupt, path, len(data), entrySize)
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, fmt.Errorf("stat %s: %w", path, err)
 	}
-	return data, nil
+	if st.Size%int64(entrySize) != 0 {
+		return 0, fmt.Errorf("%w: %s: size %d not a multiple of %d", errIndexCorrupt, path, st.Size, entrySize)
+	}
+	buf := make([]byte, min(int64(indexCheckChunk/entrySize*entrySize), st.Size))
+	for off := int64(0); off < st.Size; {
+		n := min(int64(len(buf)), st.Size-off)
+		m, err := unix.Pread(fd, buf[:n], off)
+		if err != nil || int64(m) != n {
+			return 0, fmt.Errorf("read %s at %d: %d of %d bytes, %v", path, off, m, n, err)
+		}
+		if err := check(int(off)/entrySize, buf[:n]); err != nil {
+			return 0, err
+		}
+		off += n
+	}
+	return int(st.Size) / entrySize, nil
 }
+
+// indexCheckChunk is how much of an index file checkIndexFile reads at once.
+const indexCheckChunk = 64 << 10

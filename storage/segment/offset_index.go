@@ -44,21 +44,24 @@ func newOffsetIndex(path string, base int64, maxBytes int32) *OffsetIndex {
 // the segment opens). A missing file or bad content returns an error
 // wrapping fs.ErrNotExist or errIndexCorrupt and the caller rebuilds it.
 func loadOffsetIndex(path string, base int64, maxBytes int32, logSize int64) (*OffsetIndex, error) {
-	data, err := readIndexFile(path, OffsetIndexEntrySize)
+	var prev offsetEntry
+	n, err := checkIndexFile(path, OffsetIndexEntrySize, func(first int, data []byte) error {
+		for j := 0; j < len(data)/OffsetIndexEntrySize; j++ {
+			i := first + j
+			e := decodeOffsetEntry(data[j*OffsetIndexEntrySize:])
+			if e.rel < 0 || e.pos <= 0 || int64(e.pos) >= logSize ||
+				(i > 0 && (e.rel <= prev.rel || e.pos <= prev.pos)) {
+				return fmt.Errorf("%w: %s: entry %d (%d, %d) out of order, zero or past the log (%d bytes)", errIndexCorrupt, path, i, e.rel, e.pos, logSize)
+			}
+			prev = e
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	var prev offsetEntry
-	for i := 0; i < len(data)/OffsetIndexEntrySize; i++ {
-		e := decodeOffsetEntry(data[i*OffsetIndexEntrySize:])
-		if e.rel < 0 || e.pos <= 0 || int64(e.pos) >= logSize ||
-			(i > 0 && (e.rel <= prev.rel || e.pos <= prev.pos)) {
-			return nil, fmt.Errorf("%w: %s: entry %d (%d, %d) out of order, zero or past the log (%d bytes)", errIndexCorrupt, path, i, e.rel, e.pos, logSize)
-		}
-		prev = e
-	}
 	x := newOffsetIndex(path, base, maxBytes)
-	x.n = len(data) / OffsetIndexEntrySize
+	x.n = n
 	return x, nil
 }
 

@@ -41,17 +41,19 @@ func newTimeIndex(path string, base int64, maxBytes int32) *TimeIndex {
 // a repeated entry is the zero tail of a preallocated file). It returns
 // the last entry too (loadTail needs it; ok false when empty).
 func loadTimeIndex(path string, base int64, maxBytes int32) (x *TimeIndex, last timeEntry, ok bool, err error) {
-	data, err := readIndexFile(path, TimeIndexEntrySize)
-	if err != nil {
-		return nil, last, false, err
-	}
-	n := len(data) / TimeIndexEntrySize
-	for i := 0; i < n; i++ {
-		e := decodeTimeEntry(data[i*TimeIndexEntrySize:])
-		if e.rel < 0 || (i > 0 && (e.ts < last.ts || e.rel < last.rel || e == last)) {
-			return nil, last, false, fmt.Errorf("%w: %s: entry %d (%d, %d) out of order or repeated", errIndexCorrupt, path, i, e.ts, e.rel)
+	n, err := checkIndexFile(path, TimeIndexEntrySize, func(first int, data []byte) error {
+		for j := 0; j < len(data)/TimeIndexEntrySize; j++ {
+			i := first + j
+			e := decodeTimeEntry(data[j*TimeIndexEntrySize:])
+			if e.rel < 0 || (i > 0 && (e.ts < last.ts || e.rel < last.rel || e == last)) {
+				return fmt.Errorf("%w: %s: entry %d (%d, %d) out of order or repeated", errIndexCorrupt, path, i, e.ts, e.rel)
+			}
+			last = e
 		}
-		last = e
+		return nil
+	})
+	if err != nil {
+		return nil, timeEntry{}, false, err
 	}
 	x = newTimeIndex(path, base, maxBytes)
 	x.n = n

@@ -117,28 +117,31 @@ func TestDescriptorBudgetWithThousandsOfPartitions(t *testing.T) {
 	}
 
 	// Consume the old topic from the start: its segments are reopened.
-	consumer := b.Client(kgo.ConsumeTopics("old"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(64<<10), kgo.FetchMaxPartitionBytes(16<<10))
-	defer consumer.Close()
-	next := map[int32]int{0: 0, 1: 1}
-	for got := 0; got < oldRecords; {
-		fs := consumer.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("consumed %d of %d records", got, oldRecords)
-		}
-		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s/%d: %v", topic, p, err) })
-		fs.EachRecord(func(r *kgo.Record) {
-			want := fmt.Sprintf("%06d-%0200d", next[r.Partition], next[r.Partition])
-			if string(r.Value) != want || r.Offset != int64(next[r.Partition]/2) {
-				t.Fatalf("partition %d offset %d: value %.20q, want %.20q at offset %d", r.Partition, r.Offset, r.Value, want, next[r.Partition]/2)
-			}
-			next[r.Partition] += 2
-			got++
-		})
-	}
+	consumeOld(ctx, t, b, oldRecords)
 	total, logs, indexes = processFDs(t, b.Pid(), b.DataDir)
 	t.Logf("after consuming the old topic: %d descriptors (%d .log, %d index)", total, logs, indexes)
 	if indexes != 0 || logs > cacheSize+16 || total > cacheSize+400 {
 		t.Errorf("after consuming: %d descriptors (%d .log, %d index), want at most %d .log, no index, %d in all", total, logs, indexes, cacheSize+16, cacheSize+400)
+	}
+
+	// kill -9: the active segments' indexes stay preallocated (10 MiB,
+	// zero tail); recovery rebuilds them and every record reads back.
+	active := activeIndexSize(t, b.DataDir+"/old-0")
+	if active != 10<<20 {
+		t.Errorf("old-0 active .index is %d bytes, want preallocated %d", active, 10<<20)
+	}
+	b.Kill()
+	if got := activeIndexSize(t, b.DataDir+"/old-0"); got != active {
+		t.Errorf("active .index %d bytes after kill -9, want %d as left", got, active)
+	}
+	began = time.Now()
+	b.Start()
+	t.Logf("restarted after kill -9 in %v", time.Since(began))
+	consumeOld(ctx, t, b, oldRecords)
+	total, logs, indexes = processFDs(t, b.Pid(), b.DataDir)
+	t.Logf("after the restart and consuming again: %d descriptors (%d .log, %d index)", total, logs, indexes)
+	if indexes != 0 || logs > cacheSize+16 || total > cacheSize+400 {
+		t.Errorf("after restart: %d descriptors (%d .log, %d index), want at most %d .log, no index, %d in all", total, logs, indexes, cacheSize+16, cacheSize+400)
 	}
 	segs, _ := os.ReadDir(b.DataDir + "/old-0")
 	n := 0
@@ -150,4 +153,48 @@ func TestDescriptorBudgetWithThousandsOfPartitions(t *testing.T) {
 	if n < 20 {
 		t.Errorf("old-0 has %d segments, want many (the test would not cross the cache)", n)
 	}
+}
+
+// consumeOld reads the "old" topic from the start with franz-go and checks
+// every record's value and offset (record i went to partition i%2).
+func consumeOld(ctx context.Context, t *testing.T, b *harness.Broker, n int) {
+	t.Helper()
+	consumer := b.Client(kgo.ConsumeTopics("old"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(64<<10), kgo.FetchMaxPartitionBytes(16<<10))
+	defer consumer.Close()
+	next := map[int32]int{0: 0, 1: 1}
+	for got := 0; got < n; {
+		fs := consumer.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d of %d records", got, n)
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s/%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			want := fmt.Sprintf("%06d-%0200d", next[r.Partition], next[r.Partition])
+			if string(r.Value) != want || r.Offset != int64(next[r.Partition]/2) {
+				t.Fatalf("partition %d offset %d: value %.20q, want %.20q at offset %d", r.Partition, r.Offset, r.Value, want, next[r.Partition]/2)
+			}
+			next[r.Partition] += 2
+			got++
+		})
+	}
+}
+
+// activeIndexSize is the size of the .index of the last segment in dir.
+func activeIndexSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := ""
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".index") && e.Name() > last {
+			last = e.Name()
+		}
+	}
+	fi, err := os.Stat(dir + "/" + last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }
