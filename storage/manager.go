@@ -102,6 +102,9 @@ func NewLogManager(cfg LogManagerConfig) (*LogManager, error) {
 	}
 	if cfg.SegmentFileCacheSize <= 0 {
 		cfg.SegmentFileCacheSize = segment.AutoFileCacheLimit()
+	} else if auto := segment.AutoFileCacheLimit(); cfg.SegmentFileCacheSize > 2*auto {
+		cfg.Logger.Warn("log.segment.fd.cache.size exceeds the open-file limit: the broker may run out of descriptors before the cache bounds them",
+			zap.Int("log.segment.fd.cache.size", cfg.SegmentFileCacheSize), zap.Int("open_file_limit", 2*auto))
 	}
 	files, err := segment.NewFileCache(cfg.SegmentFileCacheSize)
 	if err != nil {
