@@ -63,8 +63,16 @@ type Broker struct {
 	LogCleanerMaxCompactionLagMs int64         // log.cleaner.max.compaction.lag.ms, default MaxInt64 (max.compaction.lag.ms)
 	LogSegmentDeleteDelayMs      int64         // log.segment.delete.delay.ms, default 60000
 	NumRecoveryThreadsPerDataDir int           // num.recovery.threads.per.data.dir, default 1
-	CompressionType              string        // compression.type, default "producer"
-	MessageTimestampType         string        // log.message.timestamp.type, default "CreateTime"
+	// LogSegmentFDCacheSize: log.segment.fd.cache.size (Gregor), default -1.
+	// How many segments (across all partitions) may keep their .log
+	// descriptor and memory-mapped indexes open while not being read or
+	// written; others are reopened on demand. -1 = half the process's
+	// open-file limit (RLIMIT_NOFILE), so 20,000 idle partitions fit a
+	// 20,000 open-file limit. Kafka has no such key: it keeps every
+	// segment's .log open.
+	LogSegmentFDCacheSize int
+	CompressionType       string // compression.type, default "producer"
+	MessageTimestampType  string // log.message.timestamp.type, default "CreateTime"
 	// LogMessageTimestampDifferenceMaxMs: log.message.timestamp.difference.max.ms,
 	// default MaxInt64 (ms a CreateTime timestamp may differ from the broker clock).
 	LogMessageTimestampDifferenceMaxMs int64
@@ -191,6 +199,7 @@ func Defaults() *Broker {
 		LogCleanerMaxCompactionLagMs:       math.MaxInt64,
 		LogSegmentDeleteDelayMs:            60000,
 		NumRecoveryThreadsPerDataDir:       1,
+		LogSegmentFDCacheSize:              -1,
 		CompressionType:                    "producer",
 		MessageTimestampType:               "CreateTime",
 		LogMessageTimestampDifferenceMaxMs: math.MaxInt64,

@@ -192,6 +192,7 @@ var brokerKeys = map[string]brokerKey{
 	"log.cleaner.max.compaction.lag.ms":       intKey(func(b *Broker) *int64 { return &b.LogCleanerMaxCompactionLagMs }, 64, 1),
 	"log.segment.delete.delay.ms":             intKey(func(b *Broker) *int64 { return &b.LogSegmentDeleteDelayMs }, 64, 0),
 	"num.recovery.threads.per.data.dir":       intKey(func(b *Broker) *int { return &b.NumRecoveryThreadsPerDataDir }, 32, 1),
+	"log.segment.fd.cache.size":               {setFDCacheSize, kmsg.ConfigTypeInt, func(d *Broker) string { return i64(int64(d.LogSegmentFDCacheSize)) }}, // Gregor
 	"compression.type":                        enumKey(func(b *Broker) *string { return &b.CompressionType }, compressionTypes...),
 	"log.message.timestamp.type":              enumKey(func(b *Broker) *string { return &b.MessageTimestampType }, timestampTypes...),
 	"log.message.timestamp.difference.max.ms": intKey(func(b *Broker) *int64 { return &b.LogMessageTimestampDifferenceMaxMs }, 64, 0),
@@ -336,4 +337,17 @@ var ignoredKeys = map[string]bool{
 	"request.timeout.ms": true, "connection.failed.authentication.delay.ms": true, "create.topic.policy.class.name": true,
 	"alter.config.policy.class.name": true, "password.encoder.secret": true, "delegation.token.master.key": true,
 	"kafka.metrics.reporters": true, "kafka.metrics.polling.interval.secs": true,
+}
+
+// setFDCacheSize: log.segment.fd.cache.size is -1 (automatic) or at least 1.
+func setFDCacheSize(b *Broker, key, v string) error {
+	n, err := parseInt(key, v, 32, -1)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return invalid(key, v, "Value must be -1 (half the open-file limit) or at least 1")
+	}
+	b.LogSegmentFDCacheSize = int(n)
+	return nil
 }

@@ -41,6 +41,10 @@ type OpenOptions struct {
 	TopicID *[16]byte
 	// Logger for recovery and retention events; nil = no logging.
 	Logger *zap.Logger
+	// FileCache bounds the open segment files of every log sharing it
+	// (the LogManager's, sized by log.segment.fd.cache.size); nil =
+	// segment.DefaultFileCache().
+	FileCache *segment.FileCache
 }
 
 // segList is an immutable snapshot of a log's segments in base offset order;
@@ -95,6 +99,7 @@ type Log struct {
 	lso     atomic.Int64 // last stable offset as last told (-1 unknown); bounds the cleaner
 	closed  atomic.Bool
 	epochs  *LeaderEpochCache
+	files   *segment.FileCache
 
 	unflushedMsgs int64
 	lastFlush     time.Time
@@ -190,7 +195,7 @@ func (l *Log) SetTopicID(id [16]byte) error {
 }
 
 func (l *Log) segConfig(cfg *LogConfig) segment.Config {
-	return segment.Config{IndexIntervalBytes: cfg.IndexIntervalBytes, MaxIndexBytes: cfg.SegmentIndexBytes}
+	return segment.Config{IndexIntervalBytes: cfg.IndexIntervalBytes, MaxIndexBytes: cfg.SegmentIndexBytes, Files: l.files}
 }
 
 // maxUncompressed bounds decompression while validating a batch: 32 times

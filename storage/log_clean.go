@@ -448,8 +448,13 @@ func (l *Log) cleanGroup(group []*segment.Segment, next *segment.Segment, fo com
 // fn with each batch (integrity-checked: CRC, magic) and its header. The
 // batch slice is reused after fn returns.
 func forEachBatch(s *segment.Segment, fn func(batch []byte, h record.Header) error) error {
+	f, err := s.Pin()
+	if err != nil {
+		return err
+	}
+	defer s.Unpin()
 	size := s.Size()
-	r := bufio.NewReaderSize(io.NewSectionReader(s.File(), 0, size), 1<<20)
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20)
 	var buf []byte
 	for pos := int64(0); pos < size; {
 		if cap(buf) < record.LogOverhead {

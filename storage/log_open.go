@@ -37,7 +37,7 @@ func OpenLog(dir string, cfg LogConfig, opts OpenOptions) (*Log, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	l := &Log{dir: dir, tp: tp, logger: logger.With(zap.String("partition", tp.String())), lastFlush: time.Now()}
+	l := &Log{dir: dir, tp: tp, logger: logger.With(zap.String("partition", tp.String())), lastFlush: time.Now(), files: opts.FileCache}
 	l.cfg.Store(&cfg)
 	l.hw.Store(-1)
 	l.lso.Store(-1)
@@ -167,6 +167,15 @@ func (l *Log) load(cfg *LogConfig, opts OpenOptions) error {
 		if swaps[base] {
 			needRecover = true
 		}
+		if needRecover && i == len(bases)-1 {
+			// The last segment takes the appends: made writable before the
+			// rebuild, so its index files are preallocated once, not
+			// trimmed by the recovery and extended again below.
+			if err := s.Activate(); err != nil {
+				s.Release()
+				return fail(err)
+			}
+		}
 		if needRecover {
 			res, err := s.Recover(maxRecoverBatch(cfg))
 			if err != nil {
@@ -203,6 +212,11 @@ func (l *Log) load(cfg *LogConfig, opts OpenOptions) error {
 			return err
 		}
 		segs = append(segs, s)
+	} else if err := segs[len(segs)-1].Activate(); err != nil {
+		// The last segment takes the appends: preallocated, mapped
+		// read-write indexes (Kafka resizes the active segment's indexes
+		// at load).
+		return fail(err)
 	}
 	l.publish(segs)
 	leo := segs[len(segs)-1].NextOffset()

@@ -61,9 +61,14 @@ func (l *Log) readFrom(sl *segList, offset, maxBytes, upperBound int64) (fd Fetc
 	if i < 0 {
 		i = 0
 	}
+	// held segments are referenced and pinned: their .log descriptors stay
+	// open (the file cache defers closing them) until the FetchData is
+	// released, so sendfile from Region.File is safe even if retention
+	// deletes the segment meanwhile.
 	var held []*segment.Segment
 	release := func() {
 		for _, s := range held {
+			s.Unpin()
 			s.Release()
 		}
 	}
@@ -81,6 +86,15 @@ func (l *Log) readFrom(sl *segList, offset, maxBytes, upperBound int64) (fd Fetc
 			release()
 			return FetchData{}, true, nil
 		}
+		f, err := s.Pin()
+		if err != nil {
+			s.Release()
+			release()
+			if errors.Is(err, segment.ErrSegmentClosed) {
+				return FetchData{}, true, nil // deleted under us: take a new list
+			}
+			return FetchData{FirstOffset: -1}, false, err
+		}
 		held = append(held, s)
 		part, err := s.Read(offset, upperBound, maxBytes-total, len(regions) == 0)
 		if err != nil {
@@ -89,7 +103,7 @@ func (l *Log) readFrom(sl *segList, offset, maxBytes, upperBound int64) (fd Fetc
 		}
 		if part.Len > 0 {
 			lastSeg, lastEnd = s, part.Pos+part.Len
-			regions = append(regions, Region{File: s.File(), Pos: part.Pos, Len: part.Len})
+			regions = append(regions, Region{File: f, Pos: part.Pos, Len: part.Len})
 			total += part.Len
 			if first < 0 {
 				first = part.FirstOffset
@@ -150,6 +164,9 @@ func (l *Log) scanPosFrom(sl *segList, from int64, fn func(s *segment.Segment, p
 		s.Release()
 		if err == nil {
 			err = fnErr
+		}
+		if errors.Is(err, segment.ErrSegmentClosed) {
+			return true, nil
 		}
 		if err != nil {
 			return false, err
@@ -223,9 +240,17 @@ func (l *Log) offsetForTimestamp(sl *segList, start, ts int64) (offset, timestam
 		if !s.Acquire() {
 			return -1, -1, false, true, nil
 		}
-		from := max(s.TimeLookupOffset(ts), start, s.BaseOffset())
+		lookup, err := s.TimeLookupOffset(ts)
+		if err != nil {
+			s.Release()
+			if errors.Is(err, segment.ErrSegmentClosed) {
+				return -1, -1, false, true, nil
+			}
+			return -1, -1, false, false, err
+		}
+		from := max(lookup, start, s.BaseOffset())
 		var walkErr error
-		err := s.WalkFrom(from, func(pos int64, h record.Header) bool {
+		err = s.WalkFrom(from, func(pos int64, h record.Header) bool {
 			if h.MaxTimestamp < ts {
 				return true
 			}
@@ -249,6 +274,9 @@ func (l *Log) offsetForTimestamp(sl *segList, start, ts int64) (offset, timestam
 		s.Release()
 		if err == nil {
 			err = walkErr
+		}
+		if errors.Is(err, segment.ErrSegmentClosed) {
+			return -1, -1, false, true, nil
 		}
 		if err != nil || found {
 			return offset, timestamp, found, false, err

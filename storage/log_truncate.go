@@ -37,6 +37,9 @@ func (l *Log) TruncateTo(offset int64) error {
 		keep = keep[:len(keep)-1]
 		last = keep[len(keep)-1]
 	}
+	if err := last.Activate(); err != nil { // it becomes the active segment
+		return fmt.Errorf("truncate %s to %d: %w", l.tp, offset, err)
+	}
 	if _, err := last.TruncateTo(offset); err != nil {
 		return fmt.Errorf("truncate %s to %d: %w", l.tp, offset, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gregor/storage/checkpoint"
+	"gregor/storage/segment"
 )
 
 // CleanShutdownFile is the marker Kafka writes in a log dir after a clean
@@ -39,6 +40,11 @@ type LogManagerConfig struct {
 	RecoveryThreadsPerDir int
 	// Logger; nil = no logging.
 	Logger *zap.Logger
+	// SegmentFileCacheSize: log.segment.fd.cache.size (Gregor's key): at
+	// most this many segments of all logs keep their .log descriptor and
+	// index mappings open when not in use (see segment.FileCache); <= 0 =
+	// segment.AutoFileCacheLimit() (half the open-file limit).
+	SegmentFileCacheSize int
 }
 
 // LogManager owns every partition log of the broker across its log dirs:
@@ -63,6 +69,7 @@ type LogManager struct {
 	ckptMu sync.Mutex // serializes checkpoint file writes
 
 	cleaner cleanerState
+	files   *segment.FileCache
 }
 
 // dirLoad is what opening one log dir produced.
@@ -93,8 +100,19 @@ func NewLogManager(cfg LogManagerConfig) (*LogManager, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
+	if cfg.SegmentFileCacheSize <= 0 {
+		cfg.SegmentFileCacheSize = segment.AutoFileCacheLimit()
+	} else if auto := segment.AutoFileCacheLimit(); cfg.SegmentFileCacheSize > 2*auto {
+		cfg.Logger.Warn("log.segment.fd.cache.size exceeds the open-file limit: the broker may run out of descriptors before the cache bounds them",
+			zap.Int("log.segment.fd.cache.size", cfg.SegmentFileCacheSize), zap.Int("open_file_limit", 2*auto))
+	}
+	files, err := segment.NewFileCache(cfg.SegmentFileCacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("log manager: %w", err)
+	}
 	m := &LogManager{
-		cfg: cfg, logger: cfg.Logger,
+		files: files,
+		cfg:   cfg, logger: cfg.Logger,
 		logs: map[TopicPartition]*Log{}, parent: map[TopicPartition]string{},
 		offline: map[string]error{}, hwRead: map[TopicPartition]int64{}, hw: map[TopicPartition]int64{},
 		locks: map[string]*os.File{},
@@ -233,6 +251,7 @@ func (m *LogManager) loadDir(dir string) dirLoad {
 				LogStartOffset: ls[tp],
 				CleanShutdown:  clean,
 				Logger:         m.logger,
+				FileCache:      m.files,
 			})
 		}()
 	}
@@ -288,3 +307,7 @@ func (m *LogManager) unlockAll() {
 		delete(m.locks, d)
 	}
 }
+
+// FileCacheStats reports the segment file cache shared by the manager's
+// logs (open descriptors, opens, evictions; for metrics and tests).
+func (m *LogManager) FileCacheStats() segment.FileCacheStats { return m.files.Stats() }

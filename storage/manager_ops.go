@@ -42,7 +42,7 @@ func (m *LogManager) GetOrCreate(tp TopicPartition, cfg LogConfig) (*Log, error)
 			dir = d
 		}
 	}
-	l, err := OpenLog(filepath.Join(dir, tp.String()), cfg, OpenOptions{CleanShutdown: true, Logger: m.logger})
+	l, err := OpenLog(filepath.Join(dir, tp.String()), cfg, OpenOptions{CleanShutdown: true, Logger: m.logger, FileCache: m.files})
 	if err != nil {
 		return nil, fmt.Errorf("create log %s in %s: %w", tp, dir, err)
 	}
@@ -320,7 +320,7 @@ func (m *LogManager) Reopen(tp TopicPartition) (*Log, error) {
 	if err := old.Close(); err != nil && !errors.Is(err, ErrLogClosed) {
 		m.logger.Warn("closing log before reopen", zap.Stringer("partition", tp), zap.Error(err))
 	}
-	l, err := OpenLog(old.Dir(), cfg, OpenOptions{RecoveryPoint: rp, LogStartOffset: start, TopicID: topicID, Logger: m.logger})
+	l, err := OpenLog(old.Dir(), cfg, OpenOptions{RecoveryPoint: rp, LogStartOffset: start, TopicID: topicID, Logger: m.logger, FileCache: m.files})
 	if err != nil {
 		delete(m.logs, tp)
 		return nil, fmt.Errorf("reopen %s: %w", tp, err)

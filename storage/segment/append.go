@@ -24,15 +24,20 @@ func (s *Segment) Append(batch []byte, h record.Header) error {
 	if !s.CanHold(len(batch), h.LastOffset()) {
 		return fmt.Errorf("segment %d: batch [%d, %d] of %d bytes does not fit", s.base, h.BaseOffset, h.LastOffset(), len(batch))
 	}
-	if _, err := s.log.WriteAt(batch, pos); err != nil {
-		_ = s.log.Truncate(pos)
-		return fmt.Errorf("append to %s: %w", s.logPath, err)
+	f, err := s.Pin()
+	if err != nil {
+		return fmt.Errorf("append to segment %d: %w", s.base, err)
+	}
+	defer s.Unpin()
+	if _, err := f.WriteAt(batch, pos); err != nil {
+		_ = f.Truncate(pos)
+		return fmt.Errorf("append to %s: %w", f.Name(), err)
 	}
 	s.unflushed = true
 	return s.indexBatch(pos, h)
 }
 
-// indexBatch updates the in-memory state and indexes for a batch written at
+// indexBatch (pinned) updates the in-memory state and indexes for a batch written at
 // pos, then publishes the new next offset and size, in that order.
 func (s *Segment) indexBatch(pos int64, h record.Header) error {
 	if h.MaxTimestamp > s.maxTs.Load() {
@@ -45,8 +50,11 @@ func (s *Segment) indexBatch(pos int64, h record.Header) error {
 	var err error
 	if s.bytesSinceIndex > int64(s.cfg.IndexIntervalBytes) {
 		if err = s.index.Append(h.LastOffset(), int32(pos), int32(h.Size())); err == nil {
-			ts, off := s.MaxTimestamp()
-			err = s.tindex.MaybeAppend(ts, off, false)
+			var ti *TimeIndex
+			if ti, err = s.timeIndex(); err == nil {
+				ts, off := s.MaxTimestamp()
+				err = ti.MaybeAppend(ts, off, false)
+			}
 		}
 		s.bytesSinceIndex = 0
 	}

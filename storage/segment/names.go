@@ -3,11 +3,12 @@
 // appended; .index maps relative offsets to file positions (sparse, 8-byte
 // entries); .timeindex maps timestamps to relative offsets (12-byte entries).
 //
-// Index files are NOT preallocated to segment.index.bytes as Kafka does for
-// its mmapped indexes: entries are kept in memory and appended to the file as
-// they are made, so the file length is always the exact entry count and no
-// trim is needed on roll or close. segment.index.bytes still bounds the entry
-// count (the segment reports IndexFull and the log rolls).
+// Indexes are memory-mapped as Kafka's: the active segment's index files
+// are preallocated to segment.index.bytes (sparse) and mapped read-write;
+// on roll or close they are trimmed to their entries and mapped read-only,
+// so sealed files are exactly Kafka's. The .log descriptors and the
+// mappings of all segments are bounded by a FileCache (files.go): an idle
+// segment holds no descriptor, an open one exactly one.
 package segment
 
 import (

@@ -15,85 +15,71 @@ import (
 var ErrNeedsRecovery = errors.New("segment needs recovery")
 
 // Open opens an existing segment (after a clean shutdown, or one below the
-// recovery point): the .log file as is, and both indexes loaded and
-// sanity-checked. The next offset and maximum timestamp come from walking
-// batch headers from the last offset index entry to the end.
+// recovery point): the .log file as is, and both indexes sanity-checked
+// (read once; they are memory-mapped when the segment is open). The next
+// offset and maximum timestamp come from walking batch headers from the
+// last offset index entry to the end. The segment is sealed (read-only
+// indexes); the log calls Activate on its last segment.
 //
 // Errors: an error wrapping ErrNeedsRecovery when an index is missing or
-// corrupt or the tail does not parse; the returned segment is then open and
-// usable for Recover. Other errors are I/O errors (segment nil).
+// corrupt or the tail does not parse; the returned segment is then usable
+// for Recover. Other errors are I/O errors (segment nil).
 func Open(dir string, base int64, cfg Config) (*Segment, error) {
 	s := newSegment(dir, base, cfg)
-	f, err := os.OpenFile(s.logPath, os.O_RDWR, 0o644)
+	fi, err := os.Stat(s.logPath)
 	if err != nil {
-		return nil, fmt.Errorf("open segment: %w", err)
-	}
-	s.log = f
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("open segment: %w", err)
 	}
 	s.created = fi.ModTime()
 	size := fi.Size()
 	var loadErr error
-	if s.index, err = openOffsetIndex(Path(dir, base, IndexSuffix), base, cfg.MaxIndexBytes, true, max(size, 1)); err != nil {
-		if !isMissingOrCorrupt(err) {
-			f.Close()
-			return nil, err
-		}
+	if x, err := loadOffsetIndex(s.index.path, base, cfg.MaxIndexBytes, max(size, 1)); err == nil {
+		s.index = x
+	} else if !isMissingOrCorrupt(err) {
+		return nil, err
+	} else {
 		loadErr = err
-		if s.index, err = openOffsetIndex(Path(dir, base, IndexSuffix), base, cfg.MaxIndexBytes, false, 0); err != nil {
-			f.Close()
-			return nil, err
-		}
 	}
-	if s.tindex, err = openTimeIndex(Path(dir, base, TimeIndexSuffix), base, cfg.MaxIndexBytes, true); err != nil {
-		if !isMissingOrCorrupt(err) {
-			f.Close()
-			s.index.Close()
-			return nil, err
-		}
-		if loadErr == nil {
-			loadErr = err
-		}
-		if s.tindex, err = openTimeIndex(Path(dir, base, TimeIndexSuffix), base, cfg.MaxIndexBytes, false); err != nil {
-			f.Close()
-			s.index.Close()
-			return nil, err
-		}
+	var lastTime timeEntry
+	var haveTime bool
+	if x, last, ok, err := loadTimeIndex(s.tindex.path, base, cfg.MaxIndexBytes); err == nil {
+		s.tindex, lastTime, haveTime = x, last, ok
+	} else if !isMissingOrCorrupt(err) {
+		return nil, err
+	} else if loadErr == nil {
+		loadErr = err
 	}
 	if s.txn, err = openTxnIndex(s.txn.path); err != nil {
-		f.Close()
-		s.index.Close()
-		s.tindex.Close()
 		return nil, err
 	}
 	if loadErr != nil {
+		// Nothing to map: Recover rebuilds both indexes.
+		s.index.n, s.tindex.n = 0, 0
 		return s, fmt.Errorf("%w: %v", ErrNeedsRecovery, loadErr)
 	}
-	if err := s.loadTail(size); err != nil {
+	if haveTime {
+		s.maxTs.Store(lastTime.ts)
+		s.maxTsOffset.Store(base + int64(lastTime.rel))
+	}
+	if _, err := s.Pin(); err != nil {
+		s.Release()
+		return nil, err
+	}
+	err = s.loadTail(size)
+	s.Unpin()
+	if err != nil {
 		return s, fmt.Errorf("%w: %v", ErrNeedsRecovery, err)
 	}
 	return s, nil
 }
 
-// loadTail sets size, next offset and timestamps from the indexes plus a
-// header walk from the last indexed batch to the end of the file.
+// loadTail (pinned) sets size, next offset and timestamps from the indexes
+// plus a header walk from the last indexed batch to the end of the file.
 func (s *Segment) loadTail(size int64) error {
-	if ts, off, ok := s.tindex.Last(); ok {
-		s.maxTs.Store(ts)
-		s.maxTsOffset.Store(off)
-		if off >= s.base+1<<31 {
-			return fmt.Errorf("time index offset %d out of the segment", off)
-		}
+	if off := s.maxTsOffset.Load(); off >= s.base+1<<31 {
+		return fmt.Errorf("time index offset %d out of the segment", off)
 	}
-	var start int64
-	s.index.mu.RLock()
-	if n := len(s.index.entries); n > 0 {
-		start = int64(s.index.entries[n-1].pos)
-	}
-	s.index.mu.RUnlock()
+	start := s.index.lastPos()
 	if size > 0 {
 		err := s.walkHeaders(0, size, func(_ int64, h record.Header) bool {
 			s.firstTs.Store(h.MaxTimestamp)
@@ -141,15 +127,35 @@ type RecoverResult struct {
 // truncates the file at the first batch that fails: a torn or corrupt tail.
 // maxBatchBytes bounds a single batch (larger length fields count as
 // corruption). The error is non-nil only for I/O failures.
-func (s *Segment) Recover(maxBatchBytes int) (RecoverResult, error) {
-	var res RecoverResult
+//
+// The indexes are rebuilt read-write (preallocated); a segment that was
+// sealed is sealed again afterwards (index files trimmed).
+func (s *Segment) Recover(maxBatchBytes int) (res RecoverResult, err error) {
+	s.fmu.Lock()
+	wasWritable := s.writable
+	s.fmu.Unlock()
+	if err := s.Activate(); err != nil {
+		return res, err
+	}
+	f, err := s.Pin()
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		s.Unpin()
+		if !wasWritable {
+			if serr := s.setWritable(false); err == nil {
+				err = serr
+			}
+		}
+	}()
 	if err := s.index.reset(); err != nil {
 		return res, err
 	}
 	if err := s.tindex.reset(); err != nil {
 		return res, err
 	}
-	fi, err := s.log.Stat()
+	fi, err := f.Stat()
 	if err != nil {
 		return res, err
 	}
@@ -161,7 +167,7 @@ func (s *Segment) Recover(maxBatchBytes int) (RecoverResult, error) {
 	s.firstTs.Store(record.NoTimestamp)
 	s.bytesSinceIndex = 0
 
-	r := bufio.NewReaderSize(io.NewSectionReader(s.log, 0, fileSize), 1<<20)
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, fileSize), 1<<20)
 	var pos int64
 	var buf []byte
 	prefix := make([]byte, record.LogOverhead)
@@ -202,7 +208,7 @@ func (s *Segment) Recover(maxBatchBytes int) (RecoverResult, error) {
 	}
 	if pos < fileSize {
 		res.TruncatedBytes = fileSize - pos
-		if err := s.log.Truncate(pos); err != nil {
+		if err := f.Truncate(pos); err != nil {
 			return res, fmt.Errorf("truncate %s: %w", s.logPath, err)
 		}
 	}

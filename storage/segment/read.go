@@ -1,6 +1,8 @@
 package segment
 
 import (
+	"os"
+
 	"gregor/storage/record"
 )
 
@@ -10,10 +12,14 @@ import (
 // then batch headers are scanned. found is false when no such batch exists
 // below limit.
 func (s *Segment) Find(offset, limit int64) (pos int64, h record.Header, found bool, err error) {
-	return s.findFrom(offset, 0, limit)
+	err = s.withPin(func(*os.File) error {
+		pos, h, found, err = s.findFrom(offset, 0, limit)
+		return err
+	})
+	return pos, h, found, err
 }
 
-// findFrom is Find knowing that the batch lies at or after position from
+// findFrom (pinned) is Find knowing that the batch lies at or after position from
 // (a batch boundary): the scan starts at the later of from and the offset
 // index's entry, so it covers at most about index.interval.bytes plus one
 // batch.
@@ -66,9 +72,13 @@ type Slice struct {
 // client to drop, Gregor keeps whole batches (in-process readers such as
 // the __consumer_offsets loader parse the regions).
 func (s *Segment) Read(offset, upperBound, maxBytes int64, minOne bool) (Slice, error) {
+	if _, err := s.Pin(); err != nil {
+		return Slice{FirstOffset: -1}, err
+	}
+	defer s.Unpin()
 	limit := s.Size()
 	empty := Slice{FirstOffset: -1}
-	pos, first, found, err := s.Find(offset, limit)
+	pos, first, found, err := s.findFrom(offset, 0, limit)
 	if err != nil || !found {
 		return empty, err
 	}
@@ -114,7 +124,7 @@ func (s *Segment) Read(offset, upperBound, maxBytes int64, minOne bool) (Slice, 
 	return out, nil
 }
 
-// lastBoundary returns the last batch boundary in [from, target], scanning
+// lastBoundary (pinned) returns the last batch boundary in [from, target], scanning
 // headers below end (a batch boundary past target) from the nearest indexed
 // position at or below target; from when no batch starting at from ends by
 // target. When the indexed batch nearest below target ends past it, the
@@ -147,7 +157,11 @@ func (s *Segment) lastBoundary(from, target, end int64) (int64, error) {
 // ReadBatchAt reads the whole batch at pos (header h) into a new buffer.
 func (s *Segment) ReadBatchAt(pos int64, h record.Header) ([]byte, error) {
 	buf := make([]byte, h.Size())
-	if _, err := s.log.ReadAt(buf, pos); err != nil {
+	err := s.withPin(func(f *os.File) error {
+		_, err := f.ReadAt(buf, pos)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return buf, nil
@@ -155,15 +169,28 @@ func (s *Segment) ReadBatchAt(pos int64, h record.Header) ([]byte, error) {
 
 // WalkFrom calls fn with each batch header from the batch containing
 // offset to the end of the committed data; fn returns false to stop.
+// The segment stays pinned during the walk.
 func (s *Segment) WalkFrom(offset int64, fn func(pos int64, h record.Header) bool) error {
-	limit := s.Size()
-	pos, _, found, err := s.Find(offset, limit)
-	if err != nil || !found {
-		return err
-	}
-	return s.walkHeaders(pos, limit, fn)
+	return s.withPin(func(*os.File) error {
+		limit := s.Size()
+		pos, _, found, err := s.findFrom(offset, 0, limit)
+		if err != nil || !found {
+			return err
+		}
+		return s.walkHeaders(pos, limit, fn)
+	})
 }
 
 // TimeLookupOffset returns the offset from which to scan for the first
-// record with timestamp >= ts (from the time index).
-func (s *Segment) TimeLookupOffset(ts int64) int64 { return s.tindex.Lookup(ts) }
+// record with timestamp >= ts (from the time index). Errors: Pin's.
+func (s *Segment) TimeLookupOffset(ts int64) (int64, error) {
+	var off int64
+	err := s.withPin(func(*os.File) error {
+		ti, err := s.timeIndex()
+		if err == nil {
+			off = ti.Lookup(ts)
+		}
+		return err
+	})
+	return off, err
+}

@@ -72,6 +72,9 @@ func buildRandomSegment(t *testing.T, rng *rand.Rand, cfg Config, n int, reopen 
 			if s, err = Open(dir, 1000, cfg); err != nil {
 				t.Fatal(err)
 			}
+			if err := s.Activate(); err != nil { // as the log does with its last segment
+				t.Fatal(err)
+			}
 		}
 		recs := make([]record.BatchRecord, 1+rng.Intn(6))
 		valSize := []int{1, 20, 300, 3000, 12000}[rng.Intn(5)]

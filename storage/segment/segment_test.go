@@ -9,7 +9,7 @@ import (
 	"gregor/storage/record"
 )
 
-func batchAt(t *testing.T, base int64, n int, ts int64) ([]byte, record.Header) {
+func batchAt(t testing.TB, base int64, n int, ts int64) ([]byte, record.Header) {
 	t.Helper()
 	recs := make([]record.BatchRecord, n)
 	for i := range recs {
@@ -86,7 +86,7 @@ func TestAppendFindReadTruncate(t *testing.T) {
 	if ts, off := s.MaxTimestamp(); ts != 1192 || off != 159 {
 		t.Fatalf("max ts %d at %d", ts, off)
 	}
-	if o := s.TimeLookupOffset(1100); o < 100 || o > 130 {
+	if o, err := s.TimeLookupOffset(1100); err != nil || o < 100 || o > 130 {
 		t.Fatalf("time lookup %d", o)
 	}
 	removed, err := s.TruncateTo(131) // inside [130..132]
@@ -135,21 +135,72 @@ func TestRefCountKeepsDeletedFileReadable(t *testing.T) {
 	if !s.Acquire() {
 		t.Fatal("acquire")
 	}
+	f, err := s.Pin() // the reader's pin keeps the descriptor open
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.RenameWithSuffix(DeletedSuffix)
 	s.DeleteFiles()
-	s.Release() // the owner's reference; the reader's keeps the file open
+	s.Release() // the owner's reference
 	got := make([]byte, len(b))
-	if _, err := s.File().ReadAt(got, 0); err != nil || !bytes.Equal(got, b) {
+	if _, err := f.ReadAt(got, 0); err != nil || !bytes.Equal(got, b) {
 		t.Fatalf("read after unlink: %v", err)
+	}
+	s.Unpin()
+	if _, err := f.ReadAt(got, 0); err == nil {
+		t.Fatal("file still open after the last unpin of a deleted segment")
+	}
+	if _, err := s.Pin(); !errors.Is(err, ErrSegmentClosed) {
+		t.Fatalf("pin after delete: %v, want ErrSegmentClosed", err)
 	}
 	s.Release()
 	if s.Acquire() {
 		t.Fatal("acquired a closed segment")
 	}
-	if _, err := s.File().ReadAt(got, 0); err == nil {
-		t.Fatal("file still open after the last release")
-	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Fatalf("files left: %v", ents)
+	}
+}
+
+// Recovering a segment written under a larger segment.index.bytes than
+// its config now allows: the index keeps what fits, reads stay correct.
+func TestRecoverWithSmallerIndexBound(t *testing.T) {
+	dir := t.TempDir()
+	big := Config{IndexIntervalBytes: 1, MaxIndexBytes: 1 << 10}
+	s, err := Create(dir, 0, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pos []int64
+	for i := int64(0); i < 40; i++ {
+		b, h := batchAt(t, i*2, 2, 5000+i)
+		pos = append(pos, s.Size())
+		if err := s.Append(b, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.OnBecomeInactive()
+	s.Release()
+	small := Config{IndexIntervalBytes: 1, MaxIndexBytes: 10 * OffsetIndexEntrySize}
+	os.Remove(Path(dir, 0, IndexSuffix)) // rebuilt from the .log under the small bound
+	s, err = Open(dir, 0, small)
+	if !errors.Is(err, ErrNeedsRecovery) {
+		t.Fatalf("open without .index: %v", err)
+	}
+	defer s.Release()
+	if _, err := s.Recover(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	if s.index.Len() != 10 || s.NextOffset() != 80 {
+		t.Fatalf("%d index entries, next %d; want 10, 80", s.index.Len(), s.NextOffset())
+	}
+	for off := int64(0); off < 80; off++ {
+		p, h, found, err := s.Find(off, s.Size())
+		if err != nil || !found || p != pos[off/2] || h.BaseOffset != off/2*2 {
+			t.Fatalf("Find(%d) = %d, %+v, %v, %v", off, p, h.BaseOffset, found, err)
+		}
+	}
+	if fi, _ := os.Stat(Path(dir, 0, IndexSuffix)); fi.Size() != 10*OffsetIndexEntrySize {
+		t.Fatalf(".index %d bytes after recovery of a sealed segment, want trimmed to 80", fi.Size())
 	}
 }

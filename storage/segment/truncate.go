@@ -11,9 +11,31 @@ import (
 // and the index entries pointing at them. It returns the bytes removed.
 // Readers holding regions past the cut read short; callers truncate only
 // above what readers may be sent (the high watermark).
-func (s *Segment) TruncateTo(offset int64) (int64, error) {
+//
+// A sealed segment is made writable for the cut and sealed again (its
+// index files trimmed); the log activates the segment a truncation ends in
+// before cutting it, so that is the rare case of a direct caller.
+func (s *Segment) TruncateTo(offset int64) (removed int64, err error) {
+	s.fmu.Lock()
+	wasWritable := s.writable
+	s.fmu.Unlock()
+	if err := s.Activate(); err != nil {
+		return 0, err
+	}
+	f, err := s.Pin()
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		s.Unpin()
+		if !wasWritable {
+			if serr := s.setWritable(false); err == nil {
+				err = serr
+			}
+		}
+	}()
 	size := s.Size()
-	pos, h, found, err := s.Find(offset, size)
+	pos, h, found, err := s.findFrom(offset, 0, size)
 	if err != nil {
 		return 0, err
 	}
@@ -23,14 +45,18 @@ func (s *Segment) TruncateTo(offset int64) (int64, error) {
 	if err := s.index.TruncateToPos(pos); err != nil {
 		return 0, err
 	}
-	if err := s.tindex.TruncateToOffset(h.BaseOffset); err != nil {
+	ti, err := s.timeIndex()
+	if err != nil {
+		return 0, err
+	}
+	if err := ti.TruncateToOffset(h.BaseOffset); err != nil {
 		return 0, err
 	}
 	if err := s.txn.TruncateTo(h.BaseOffset); err != nil {
 		return 0, err
 	}
-	if err := s.log.Truncate(pos); err != nil {
-		return 0, fmt.Errorf("truncate %s: %w", s.logPath, err)
+	if err := f.Truncate(pos); err != nil {
+		return 0, fmt.Errorf("truncate %s: %w", f.Name(), err)
 	}
 	s.size.Store(pos)
 	s.next.Store(h.BaseOffset)
@@ -42,12 +68,7 @@ func (s *Segment) TruncateTo(offset int64) (int64, error) {
 	s.maxTs.Store(record.NoTimestamp)
 	s.maxTsOffset.Store(-1)
 	s.firstTs.Store(record.NoTimestamp)
-	var lastIndexed int64
-	s.index.mu.RLock()
-	if n := len(s.index.entries); n > 0 {
-		lastIndexed = int64(s.index.entries[n-1].pos)
-	}
-	s.index.mu.RUnlock()
+	lastIndexed := s.index.lastPos()
 	s.bytesSinceIndex = 0
 	err = s.walkHeaders(0, pos, func(p int64, hh record.Header) bool {
 		if p == 0 {

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"sync"
 )
@@ -34,15 +34,18 @@ type AbortedTxn struct {
 // (<base>.txnindex), kept in memory and mirrored to its file by appends.
 // The file is created only with the first entry (most segments of most
 // topics never see an aborted transaction), as Kafka's TransactionIndex
-// creates it lazily. Entries are in LastOffset order.
+// creates it lazily, and holds no descriptor: each append, truncation and
+// fsync opens it for the moment (aborts are rare; reads use the entries in
+// memory). Entries are in LastOffset order.
 //
 // Thread-safety: one writer at a time (the Log's writer mutex); Collect and
 // Entries are safe concurrently with the writer.
 type TxnIndex struct {
 	mu      sync.RWMutex
-	path    string
+	path    string // guarded by the segment's fmu (renames)
 	entries []AbortedTxn
-	f       *os.File // nil until the file exists and is open
+	exists  bool // the file was found or created
+	dirty   bool // written since the last Sync
 }
 
 // openTxnIndex loads path when it exists. A trailing partial entry or an
@@ -51,18 +54,14 @@ type TxnIndex struct {
 // rebuild re-adds what an unclean shutdown lost (see storage.Log.AppendAbortedTxn).
 func openTxnIndex(path string) (*TxnIndex, error) {
 	x := &TxnIndex{path: path}
-	f, err := os.OpenFile(path, os.O_RDWR, 0o644)
-	if errors.Is(err, os.ErrNotExist) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
 		return x, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
+	x.exists = true
 	n := 0
 	for ; (n+1)*TxnIndexEntrySize <= len(data); n++ {
 		e := data[n*TxnIndexEntrySize:]
@@ -81,12 +80,10 @@ func openTxnIndex(path string) (*TxnIndex, error) {
 		x.entries = append(x.entries, a)
 	}
 	if n*TxnIndexEntrySize != len(data) {
-		if err := f.Truncate(int64(n * TxnIndexEntrySize)); err != nil {
-			f.Close()
+		if err := os.Truncate(path, int64(n*TxnIndexEntrySize)); err != nil {
 			return nil, fmt.Errorf("truncate %s: %w", path, err)
 		}
 	}
-	x.f = f
 	return x, nil
 }
 
@@ -101,22 +98,29 @@ func (x *TxnIndex) Append(e AbortedTxn) error {
 	if skip {
 		return nil
 	}
-	if x.f == nil {
-		f, err := os.OpenFile(x.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-		if err != nil {
-			return fmt.Errorf("create %s: %w", x.path, err)
-		}
-		x.f = f
+	flags := os.O_WRONLY
+	if !x.exists {
+		flags |= os.O_CREATE | os.O_TRUNC
 	}
+	f, err := os.OpenFile(x.path, flags, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", x.path, err)
+	}
+	x.exists = true
 	var b [TxnIndexEntrySize]byte
 	binary.BigEndian.PutUint16(b[0:], txnIndexVersion)
 	binary.BigEndian.PutUint64(b[2:], uint64(e.ProducerID))
 	binary.BigEndian.PutUint64(b[10:], uint64(e.FirstOffset))
 	binary.BigEndian.PutUint64(b[18:], uint64(e.LastOffset))
 	binary.BigEndian.PutUint64(b[26:], uint64(e.LastStableOffset))
-	if _, err := x.f.WriteAt(b[:], int64(n*TxnIndexEntrySize)); err != nil {
+	_, err = f.WriteAt(b[:], int64(n*TxnIndexEntrySize))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("append to %s: %w", x.path, err)
 	}
+	x.dirty = true
 	x.mu.Lock()
 	x.entries = append(x.entries, e)
 	x.mu.Unlock()
@@ -160,33 +164,31 @@ func (x *TxnIndex) TruncateTo(offset int64) error {
 	cut := n != len(x.entries)
 	x.entries = x.entries[:n]
 	x.mu.Unlock()
-	if !cut || x.f == nil {
+	if !cut || !x.exists {
 		return nil
 	}
-	if err := x.f.Truncate(int64(n * TxnIndexEntrySize)); err != nil {
+	if err := os.Truncate(x.path, int64(n*TxnIndexEntrySize)); err != nil {
 		return fmt.Errorf("truncate %s: %w", x.path, err)
 	}
+	x.dirty = true
 	return nil
 }
 
-// exists reports whether the file was created.
-func (x *TxnIndex) exists() bool { return x.f != nil }
-
-// Sync fsyncs the file (nothing to do before it exists).
+// Sync fsyncs the file when it changed since the last Sync, through a
+// transient descriptor.
 func (x *TxnIndex) Sync() error {
-	if x.f == nil {
+	if !x.exists || !x.dirty {
 		return nil
 	}
-	if err := x.f.Sync(); err != nil {
+	f, err := os.Open(x.path)
+	if err != nil {
 		return fmt.Errorf("fsync %s: %w", x.path, err)
 	}
-	return nil
-}
-
-// Close closes the file if it was opened.
-func (x *TxnIndex) Close() error {
-	if x.f == nil {
-		return nil
+	err = f.Sync()
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("fsync %s: %w", x.path, err)
 	}
-	return x.f.Close()
+	x.dirty = false
+	return nil
 }

@@ -11,7 +11,7 @@ import (
 // batches are walked several per pread, large ones one pread each.
 const walkChunk = 8 << 10
 
-// walkHeaders calls fn for each batch header in [from, to) in file order,
+// walkHeaders (pinned) calls fn for each batch header in [from, to) in file order,
 // with the batch's position; fn returns false to stop. Only the header is
 // read (not validated beyond ParseHeader, the magic byte and the batch
 // fitting below to): a *record.CorruptError reports a structurally broken
@@ -33,7 +33,7 @@ func (s *Segment) walkHeaders(from, to int64, fn func(pos int64, h record.Header
 			if n < record.HeaderSize {
 				return &record.CorruptError{Reason: fmt.Sprintf("%d trailing bytes at position %d, less than a batch header", n, pos)}
 			}
-			m, err := s.log.ReadAt(buf[:n], pos)
+			m, err := s.f.ReadAt(buf[:n], pos)
 			if int64(m) < n {
 				if err == nil || err == io.EOF {
 					err = &record.CorruptError{Reason: fmt.Sprintf("short read at position %d", pos)}

@@ -133,6 +133,14 @@ func (b *Broker) waitReady(d time.Duration) error {
 	return fmt.Errorf("timeout after %v: %v", d, last)
 }
 
+// Pid is the server process's id; 0 when it was never started.
+func (b *Broker) Pid() int {
+	if b.cmd == nil || b.cmd.Process == nil {
+		return 0
+	}
+	return b.cmd.Process.Pid
+}
+
 // Log returns what the broker wrote to stdout/stderr so far.
 func (b *Broker) Log() string {
 	data, _ := os.ReadFile(filepath.Join(b.Dir, "broker.log"))

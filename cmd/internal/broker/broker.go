@@ -87,6 +87,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		Dirs:                  cfg.LogDirs,
 		Defaults:              cfg.LogConfig(),
 		RecoveryThreadsPerDir: cfg.NumRecoveryThreadsPerDataDir,
+		SegmentFileCacheSize:  cfg.LogSegmentFDCacheSize,
 		Logger:                log.Named("storage"),
 	})
 	if err != nil {
