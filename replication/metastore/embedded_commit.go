@@ -23,6 +23,7 @@ type committer struct {
 	kick    chan struct{} // buffered 1: something was queued
 	stop    chan struct{} // closed by stopCommitter
 	stopped chan struct{} // closed when the loop has returned
+	commits int64         // transactions committed (under Embedded.mu; read by tests and benchmarks)
 }
 
 // writeReq is one write: apply checks it against the tree and, only when
@@ -125,7 +126,9 @@ func (e *Embedded) commit(reqs []*writeReq) {
 	}
 	var err error
 	if len(b.dirty) > 0 {
-		err = e.persist(b.dirty)
+		if err = e.persist(b.dirty); err == nil {
+			e.commits++
+		}
 	}
 	if err != nil {
 		for i := len(b.undo) - 1; i >= 0; i-- {
