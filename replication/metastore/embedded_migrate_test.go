@@ -53,7 +53,7 @@ func checkMigrated(t *testing.T, s *Embedded) {
 		data    string
 		version int32
 	}{
-		"/brokers/topics/orders":                   {`{"version":2,"partitions":{"0":[0],"1":[0]}}`, 3},
+		"/brokers/topics/orders":                    {`{"version":2,"partitions":{"0":[0],"1":[0]}}`, 3},
 		"/brokers/topics/orders/partitions/0/state": {`{"leader":0,"leader_epoch":4}`, 7},
 		"/brokers/topics/orders/partitions/1/state": {`{"leader":0,"leader_epoch":1}`, 1},
 		"/bin": {"\xff\x00\xfe", 2},
