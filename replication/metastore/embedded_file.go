@@ -81,11 +81,25 @@ func initLayout(tx *bolt.Tx) error {
 // Keys come sorted, and a parent's path is a prefix of its children's, so
 // every parent is loaded before its children.
 func loadNodes(db *bolt.DB, file string) (map[string]*node, error) {
-	if err := db.Update(initLayout); err != nil {
+	// initLayout checks an existing layout without writing; a write
+	// transaction (which fsyncs even when it changes nothing) is taken only
+	// for a file without buckets yet.
+	empty := false
+	err := db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketMeta) == nil && tx.Bucket(bucketNodes) == nil {
+			empty = true
+			return nil
+		}
+		return initLayout(tx)
+	})
+	if err == nil && empty {
+		err = db.Update(initLayout)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("metastore: %s: %w", file, err)
 	}
 	var nodes map[string]*node
-	err := db.View(func(tx *bolt.Tx) error {
+	err = db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketNodes)
 		nodes = make(map[string]*node, 1024)
 		nodes["/"] = &node{children: map[string]struct{}{}}

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // oldSnapshot is a snapshot as the JSON store of earlier versions wrote it
@@ -176,5 +178,25 @@ func TestEmbeddedCorruptDatabase(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, DBFileName), []byte("{\"format\":1}"), 0o644))
 	if _, err := OpenEmbeddedDir(dir); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("JSON in place of the database: got %v, want ErrCorrupt", err)
+	}
+
+	// A valid bbolt file whose content breaks the layout.
+	for name, edit := range map[string]func(tx *bolt.Tx) error{
+		"unknown layout": func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyLayout, []byte("9")) },
+		"orphan node":    func(tx *bolt.Tx) error { return tx.Bucket(bucketNodes).Put([]byte("/a/b"), make([]byte, nodeHeader)) },
+		"short value":    func(tx *bolt.Tx) error { return tx.Bucket(bucketNodes).Put([]byte("/a"), []byte{1}) },
+		"bad path":       func(tx *bolt.Tx) error { return tx.Bucket(bucketNodes).Put([]byte("/a/"), make([]byte, nodeHeader)) },
+	} {
+		dir := t.TempDir()
+		s, err := OpenEmbeddedDir(dir)
+		must(t, err)
+		must(t, s.Close())
+		db, err := bolt.Open(filepath.Join(dir, DBFileName), 0o644, nil)
+		must(t, err)
+		must(t, db.Update(edit))
+		must(t, db.Close())
+		if _, err := OpenEmbeddedDir(dir); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("%s: got %v, want ErrCorrupt", name, err)
+		}
 	}
 }
