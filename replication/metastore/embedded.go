@@ -1,8 +1,6 @@
 package metastore
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,32 +8,57 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode/utf8"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
-// SnapshotFileName is the embedded store's file under the first log dir:
-// <log.dir>/__gregor_metadata.json. The name starts with "__" so the log
-// manager never mistakes it for a "<topic>-<partition>" directory.
-const SnapshotFileName = "__gregor_metadata.json"
-
-// snapshotFormat is the version of the JSON snapshot layout.
-const snapshotFormat = 1
-
-// Embedded is the in-process Store of the zero-config single-node mode. The
-// tree lives in memory; every change to a persistent node rewrites one JSON
-// snapshot file atomically (temp file, fsync, rename, fsync of the
-// directory) before the call returns, so an acknowledged change survives a
-// crash. Ephemeral nodes are never written: they belong to this handle, as
-// they belong to a session in ZooKeeper, and are gone after a reopen.
+// Embedded is the in-process Store of the zero-config single-node mode.
 //
-// Snapshot layout (snapshot format 1):
+// # Files
 //
-//	{"format":1,"nodes":{"/brokers/topics/t":{"data":"{…}","version":0,"cseq":0},…}}
+// In the first online log dir (names start with "__", so the log manager
+// never takes them for "<topic>-<partition>" directories, and it skips
+// plain files anyway):
 //
-// "data" holds the node data when it is valid UTF-8, otherwise
-// "data_base64" holds it base64-encoded. The root "/" is implicit.
+//	__gregor_metadata.db             the store: a bbolt database (go.etcd.io/bbolt), layout below
+//	__gregor_metadata.json           the JSON snapshot older Gregor versions kept; read once
+//	                                 and converted into the database (embedded_migrate.go)
+//	__gregor_metadata.json.migrated  that snapshot after the conversion: a backup, never read again
+//	__gregor_metadata.db.migrating   a conversion in progress; a crash may leave it, the next
+//	                                 open deletes it and converts again
+//
+// # Database layout (layout 1)
+//
+// Bucket "nodes": one key per persistent node, its path ("/" included, for
+// its sequential counter); the value is the data version (4 bytes, big
+// endian), the sequential-child counter (4 bytes, big endian), then the
+// data. Bucket "meta": key "layout" = "1".
+//
+// # Memory, disk and durability
+//
+// The whole tree also lives in memory: reads, watches and ephemeral nodes
+// never touch the disk. A write is queued for one committer goroutine
+// (embedded_commit.go) that takes every queued write at once, checks and
+// applies each to the tree in order, writes the nodes they changed (and
+// only those: O(size of the change)) in one bbolt transaction, which
+// fsyncs, then fires their watches and answers them. Concurrent writers
+// thus share a commit, and each returns only once its change is durable:
+// a kill -9 at any point loses no acknowledged change. The tree's lock is
+// held from apply to fsync, so no reader ever sees a change that is not
+// yet on disk. A commit that fails (an I/O error) is undone in memory and
+// every write in it fails with that error; as with ZooKeeper's
+// CONNECTIONLOSS, a change so failed may still be found after a reopen if
+// the disk took the commit's last page.
+//
+// Ephemeral nodes are never written: they belong to this handle, as they
+// belong to a session in ZooKeeper, and are gone after a reopen or a crash.
 type Embedded struct {
 	file string
+	db   *bolt.DB
+	// migratedFrom is the JSON snapshot converted by this open ("" if none).
+	migratedFrom string
 
 	mu     sync.Mutex
 	closed bool
@@ -43,6 +66,11 @@ type Embedded struct {
 	// watches by path; each channel is buffered 1, fired once, then closed.
 	dataW  map[string][]chan Event // GetW and ExistsW
 	childW map[string][]chan Event // ChildrenW
+	// failCommit, when set (tests only), fails the next commits after the
+	// nodes are written and before the transaction commits.
+	failCommit func() error
+
+	committer
 }
 
 type node struct {
@@ -54,149 +82,104 @@ type node struct {
 	children  map[string]struct{}
 }
 
-type fileNode struct {
-	Data       *string `json:"data,omitempty"`
-	DataBase64 *string `json:"data_base64,omitempty"`
-	Version    int32   `json:"version"`
-	CSeq       int32   `json:"cseq"`
-}
+// File names of the embedded store in its log dir (see Embedded).
+const (
+	// DBFileName is the bbolt database: <log.dir>/__gregor_metadata.db.
+	DBFileName = "__gregor_metadata.db"
+	// SnapshotFileName is the JSON snapshot of older versions, converted
+	// into DBFileName on the first open and then renamed to
+	// SnapshotFileName + MigratedSuffix.
+	SnapshotFileName = "__gregor_metadata.json"
+	// MigratedSuffix marks a converted snapshot, kept as a backup.
+	MigratedSuffix = ".migrated"
+	// migratingSuffix marks a conversion in progress (DBFileName + it).
+	migratingSuffix = ".migrating"
+)
 
-type fileSnapshot struct {
-	Format int                 `json:"format"`
-	Nodes  map[string]fileNode `json:"nodes"`
-}
+// lockTimeout bounds the wait for the database's file lock, which another
+// process (a second broker on the same log dir) may hold.
+const lockTimeout = 5 * time.Second
 
 // OpenEmbeddedDir opens (or creates) the embedded store in logDir, i.e. the
-// file <logDir>/__gregor_metadata.json. logDir must exist.
+// database <logDir>/__gregor_metadata.db. When only the JSON snapshot of an
+// older version (<logDir>/__gregor_metadata.json) is there, it is
+// converted first, crash-safely (MigratedFrom tells). logDir must exist.
 func OpenEmbeddedDir(logDir string) (*Embedded, error) {
-	return OpenEmbedded(filepath.Join(logDir, SnapshotFileName))
-}
-
-// OpenEmbedded opens the embedded store persisted in file, creating an
-// empty tree when the file does not exist. A file that does not parse, or
-// whose nodes lack parents, returns an error wrapping ErrCorrupt.
-func OpenEmbedded(file string) (*Embedded, error) {
-	e := &Embedded{
-		file:   file,
-		nodes:  map[string]*node{"/": {children: map[string]struct{}{}}},
-		dataW:  map[string][]chan Event{},
-		childW: map[string][]chan Event{},
-	}
-	raw, err := os.ReadFile(file)
-	if errors.Is(err, os.ErrNotExist) {
-		return e, nil
-	}
+	dbFile := filepath.Join(logDir, DBFileName)
+	snap := filepath.Join(logDir, SnapshotFileName)
+	migrated, err := migrateSnapshot(snap, dbFile)
 	if err != nil {
-		return nil, fmt.Errorf("metastore: read %s: %w", file, err)
+		return nil, err
 	}
-	var snap fileSnapshot
-	if err := json.Unmarshal(raw, &snap); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, file, err)
+	e, err := OpenEmbedded(dbFile)
+	if err != nil {
+		return nil, err
 	}
-	if snap.Format != snapshotFormat {
-		return nil, fmt.Errorf("%w: %s: unknown format %d", ErrCorrupt, file, snap.Format)
-	}
-	paths := make([]string, 0, len(snap.Nodes))
-	for p := range snap.Nodes {
-		paths = append(paths, p)
-	}
-	// Parents sort before their children ("/a" < "/a/b").
-	sort.Strings(paths)
-	for _, p := range paths {
-		fn := snap.Nodes[p]
-		if p == "/" {
-			e.nodes["/"].cseq = fn.CSeq
-			continue
-		}
-		if err := ValidatePath(p); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, file, err)
-		}
-		parent, ok := e.nodes[Parent(p)]
-		if !ok {
-			return nil, fmt.Errorf("%w: %s: node %q has no parent", ErrCorrupt, file, p)
-		}
-		n := &node{version: fn.Version, cseq: fn.CSeq, children: map[string]struct{}{}}
-		switch {
-		case fn.Data != nil:
-			n.data = []byte(*fn.Data)
-		case fn.DataBase64 != nil:
-			if n.data, err = base64.StdEncoding.DecodeString(*fn.DataBase64); err != nil {
-				return nil, fmt.Errorf("%w: %s: node %q: %v", ErrCorrupt, file, p, err)
-			}
-		}
-		e.nodes[p] = n
-		parent.children[Base(p)] = struct{}{}
+	if migrated {
+		e.migratedFrom = snap
 	}
 	return e, nil
 }
 
-// File is the snapshot file's path.
+// OpenEmbedded opens the embedded store's bbolt database file, creating an
+// empty tree when the file does not exist (its directory must). A file
+// that is not such a database, or whose nodes lack parents, returns an
+// error wrapping ErrCorrupt; a file locked by another process for
+// longer than 5 s returns an error saying so.
+func OpenEmbedded(file string) (*Embedded, error) {
+	_, statErr := os.Stat(file)
+	fresh := errors.Is(statErr, os.ErrNotExist)
+	db, err := bolt.Open(file, 0o644, &bolt.Options{Timeout: lockTimeout})
+	if err != nil {
+		return nil, openError(file, err)
+	}
+	if fresh {
+		// The new file's directory entry must survive a power loss too.
+		if err := syncDir(filepath.Dir(file)); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	nodes, err := loadNodes(db, file)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	e := &Embedded{
+		file:   file,
+		db:     db,
+		nodes:  nodes,
+		dataW:  map[string][]chan Event{},
+		childW: map[string][]chan Event{},
+	}
+	e.startCommitter()
+	return e, nil
+}
+
+// openError names what went wrong opening a bbolt file.
+func openError(file string, err error) error {
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return fmt.Errorf("metastore: %s is locked by another process (another broker on this log dir?) after %v", file, lockTimeout)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+		return fmt.Errorf("%w: %s: %v", ErrCorrupt, file, err)
+	}
+	return fmt.Errorf("metastore: open %s: %w", file, err)
+}
+
+// File is the database file's path.
 func (e *Embedded) File() string { return e.file }
 
-// lookup returns the node at p, validating the path and the handle.
+// MigratedFrom is the path of the JSON snapshot that this open converted
+// into the database, or "" when there was none.
+func (e *Embedded) MigratedFrom() string { return e.migratedFrom }
+
+// check validates the path and the handle; e.mu is held.
 func (e *Embedded) check(p string) error {
 	if e.closed {
 		return ErrClosed
 	}
 	return ValidatePath(p)
-}
-
-// Create implements Store.
-func (e *Embedded) Create(p string, data []byte, ephemeral bool) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if err := e.check(p); err != nil {
-		return err
-	}
-	return e.createLocked(p, data, ephemeral)
-}
-
-func (e *Embedded) createLocked(p string, data []byte, ephemeral bool) error {
-	parent, err := createParent(e.nodes, p)
-	if err != nil {
-		return err
-	}
-	n := &node{data: clone(data), ephemeral: ephemeral, children: map[string]struct{}{}}
-	e.nodes[p] = n
-	parent.children[Base(p)] = struct{}{}
-	if !ephemeral {
-		if err := e.persistLocked(); err != nil {
-			delete(e.nodes, p)
-			delete(parent.children, Base(p))
-			return err
-		}
-	}
-	e.fire(e.dataW, p, EventNodeCreated)
-	e.fire(e.childW, Parent(p), EventNodeChildrenChanged)
-	return nil
-}
-
-// CreateSequential implements Store.
-func (e *Embedded) CreateSequential(prefix string, data []byte, ephemeral bool) (string, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if err := e.check(prefix); err != nil {
-		return "", err
-	}
-	parentPath := Parent(prefix)
-	parent, ok := e.nodes[parentPath]
-	if !ok {
-		return "", ErrNoNode
-	}
-	seq := parent.cseq
-	parent.cseq++
-	p := fmt.Sprintf("%s%010d", prefix, seq)
-	if err := e.createLocked(p, data, ephemeral); err != nil {
-		parent.cseq--
-		return "", err
-	}
-	if ephemeral {
-		// The counter advanced: persist it so numbers are never reused.
-		if err := e.persistLocked(); err != nil {
-			return "", err
-		}
-	}
-	return p, nil
 }
 
 // Get implements Store.
@@ -225,60 +208,6 @@ func (e *Embedded) GetW(p string) ([]byte, int32, <-chan Event, error) {
 		return nil, 0, nil, ErrNoNode
 	}
 	return clone(n.data), n.version, e.watch(e.dataW, p), nil
-}
-
-// Set implements Store.
-func (e *Embedded) Set(p string, data []byte, version int32) (int32, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if err := e.check(p); err != nil {
-		return 0, err
-	}
-	n, err := versioned(e.nodes, p, version)
-	if err != nil {
-		return 0, err
-	}
-	oldData, oldVersion := n.data, n.version
-	n.data, n.version = clone(data), n.version+1
-	if !n.ephemeral {
-		if err := e.persistLocked(); err != nil {
-			n.data, n.version = oldData, oldVersion
-			return 0, err
-		}
-	}
-	e.fire(e.dataW, p, EventNodeDataChanged)
-	return n.version, nil
-}
-
-// Delete implements Store.
-func (e *Embedded) Delete(p string, version int32) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if err := e.check(p); err != nil {
-		return err
-	}
-	n, err := deletable(e.nodes, p, version)
-	if err != nil {
-		return err
-	}
-	parent := e.nodes[Parent(p)]
-	delete(e.nodes, p)
-	delete(parent.children, Base(p))
-	if !n.ephemeral {
-		if err := e.persistLocked(); err != nil {
-			e.nodes[p] = n
-			parent.children[Base(p)] = struct{}{}
-			return err
-		}
-	}
-	e.fireDeleted(p)
-	return nil
-}
-
-func (e *Embedded) fireDeleted(p string) {
-	e.fire(e.dataW, p, EventNodeDeleted)
-	e.fire(e.childW, p, EventNodeDeleted)
-	e.fire(e.childW, Parent(p), EventNodeChildrenChanged)
 }
 
 // Children implements Store.
@@ -332,11 +261,12 @@ func (e *Embedded) ExistsW(p string) (bool, <-chan Event, error) {
 }
 
 // Close implements Store: ephemeral nodes are dropped (their watches fire
-// as deletions first), then every pending watch gets EventNotWatching.
+// as deletions first), then every pending watch gets EventNotWatching;
+// writes still queued fail with ErrClosed, and the database is closed.
 func (e *Embedded) Close() error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.closed {
+		e.mu.Unlock()
 		return nil
 	}
 	// Deepest first so parents are childless when removed (ephemerals have
@@ -359,6 +289,11 @@ func (e *Embedded) Close() error {
 			e.fire(m, p, EventNotWatching)
 		}
 	}
+	e.mu.Unlock()
+	e.stopCommitter()
+	if err := e.db.Close(); err != nil {
+		return fmt.Errorf("metastore: close %s: %w", e.file, err)
+	}
 	return nil
 }
 
@@ -377,69 +312,22 @@ func (e *Embedded) fire(m map[string][]chan Event, p string, t EventType) {
 	delete(m, p)
 }
 
-// persistLocked writes every persistent node to the snapshot file
-// atomically: a crash leaves either the old or the new snapshot.
-func (e *Embedded) persistLocked() error {
-	snap := fileSnapshot{Format: snapshotFormat, Nodes: make(map[string]fileNode, len(e.nodes))}
-	for p, n := range e.nodes {
-		if n.ephemeral {
-			continue
-		}
-		fn := fileNode{Version: n.version, CSeq: n.cseq}
-		if len(n.data) > 0 {
-			if utf8.Valid(n.data) {
-				s := string(n.data)
-				fn.Data = &s
-			} else {
-				s := base64.StdEncoding.EncodeToString(n.data)
-				fn.DataBase64 = &s
-			}
-		}
-		snap.Nodes[p] = fn
-	}
-	raw, err := json.MarshalIndent(snap, "", " ")
-	if err != nil {
-		return fmt.Errorf("metastore: encode snapshot: %w", err)
-	}
-	return writeFileAtomic(e.file, raw)
+func (e *Embedded) fireDeleted(p string) {
+	e.fire(e.dataW, p, EventNodeDeleted)
+	e.fire(e.childW, p, EventNodeDeleted)
+	e.fire(e.childW, Parent(p), EventNodeChildrenChanged)
 }
 
-// writeFileAtomic replaces file with data: write a temp file in the same
-// directory, fsync it, rename it over file, fsync the directory.
-func writeFileAtomic(file string, data []byte) error {
-	dir := filepath.Dir(file)
-	tmp, err := os.CreateTemp(dir, filepath.Base(file)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("metastore: persist: %w", err)
-	}
-	tmpName := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("metastore: persist: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("metastore: persist: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("metastore: persist: %w", err)
-	}
-	if err := os.Rename(tmpName, file); err != nil {
-		return fmt.Errorf("metastore: persist: %w", err)
-	}
-	ok = true
+// syncDir fsyncs a directory so that a file created or renamed in it
+// survives a power loss.
+func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("metastore: persist: %w", err)
+		return fmt.Errorf("metastore: open dir: %w", err)
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil {
-		return fmt.Errorf("metastore: persist: fsync dir: %w", err)
+		return fmt.Errorf("metastore: fsync dir %s: %w", dir, err)
 	}
 	return nil
 }

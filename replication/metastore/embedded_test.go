@@ -126,7 +126,7 @@ func TestEmbeddedPersistence(t *testing.T) {
 	}
 	// No temp files left behind.
 	ents, _ := os.ReadDir(dir)
-	if len(ents) != 1 || ents[0].Name() != SnapshotFileName {
+	if len(ents) != 1 || ents[0].Name() != DBFileName {
 		t.Fatalf("dir entries %v", ents)
 	}
 }
@@ -142,20 +142,26 @@ func TestEmbeddedCorruptSnapshot(t *testing.T) {
 }
 
 func TestEmbeddedPersistFailureRollsBack(t *testing.T) {
-	dir := t.TempDir()
-	s, err := OpenEmbedded(filepath.Join(dir, "sub", "meta.json")) // parent dir missing: writes fail
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _ := openTemp(t)
+	must(t, s.Create("/keep", []byte("k"), false))
+	s.failCommit = func() error { return errors.New("injected disk failure") }
 	if err := s.Create("/a", nil, false); err == nil {
-		t.Fatal("create with unwritable snapshot succeeded")
+		t.Fatal("create with a failing commit succeeded")
 	}
 	if ok, _ := s.Exists("/a"); ok {
 		t.Fatal("failed create left the node in memory")
 	}
+	if _, err := s.Set("/keep", []byte("lost"), 0); err == nil {
+		t.Fatal("set with a failing commit succeeded")
+	}
+	if d, v, _ := s.Get("/keep"); string(d) != "k" || v != 0 {
+		t.Fatalf("/keep = %q v%d after a failed set", d, v)
+	}
 	// Ephemerals never touch the file.
 	must(t, s.Create("/e", nil, true))
+	// The store works again once the disk does.
+	s.failCommit = nil
+	must(t, s.Create("/a", []byte("a"), false))
 }
 
 func TestEmbeddedWatchesFireOnce(t *testing.T) {
@@ -264,11 +270,12 @@ func TestEmbeddedMultiRollbackOnPersistFailure(t *testing.T) {
 	if err := s.Create("/a", []byte("1"), false); err != nil {
 		t.Fatal(err)
 	}
-	// A directory where the snapshot's temp file must go makes persisting fail.
-	s.file = filepath.Join(dir, "missing-dir", SnapshotFileName)
-	_, err := s.Multi(&SetOp{Path: "/a", Data: []byte("2"), Version: 0}, &CreateOp{Path: "/b"})
+	_, _, w, err := s.GetW("/a")
+	must(t, err)
+	s.failCommit = func() error { return errors.New("injected disk failure") }
+	_, err = s.Multi(&SetOp{Path: "/a", Data: []byte("2"), Version: 0}, &CreateOp{Path: "/b"}, &CreateOp{Path: "/b/c"})
 	if err == nil {
-		t.Fatal("multi succeeded without a writable snapshot")
+		t.Fatal("multi succeeded without a writable store")
 	}
 	data, v, _ := s.Get("/a")
 	if string(data) != "1" || v != 0 {
@@ -276,5 +283,22 @@ func TestEmbeddedMultiRollbackOnPersistFailure(t *testing.T) {
 	}
 	if ok, _ := s.Exists("/b"); ok {
 		t.Fatal("/b exists after a failed multi")
+	}
+	select {
+	case ev := <-w:
+		t.Fatalf("watch fired %v for a multi that failed", ev)
+	default:
+	}
+	// Nothing of it reached the disk either.
+	s.failCommit = nil
+	must(t, s.Close())
+	s2, err := OpenEmbeddedDir(dir)
+	must(t, err)
+	defer s2.Close()
+	if data, v, _ := s2.Get("/a"); string(data) != "1" || v != 0 {
+		t.Fatalf("reopened /a = %q v%d", data, v)
+	}
+	if ok, _ := s2.Exists("/b"); ok {
+		t.Fatal("reopened: /b exists after a failed multi")
 	}
 }

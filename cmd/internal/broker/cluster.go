@@ -23,6 +23,10 @@ func (b *Broker) openStore(onlineDir string) (metastore.Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("embedded metadata store in %s: %w", onlineDir, err)
 		}
+		if from := s.MigratedFrom(); from != "" {
+			b.log.Info("converted the embedded metadata snapshot of an older version",
+				zap.String("from", from), zap.String("to", s.File()), zap.String("backup", from+metastore.MigratedSuffix))
+		}
 		return s, nil
 	}
 	s, err := zkstore.Open(b.cfg.ZookeeperConnect, zkstore.ConfigFromBroker(b.cfg, b.log.Named("zookeeper")))
