@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -17,10 +18,18 @@ import (
 const clusterSize = 3
 
 type cluster struct {
-	o     opts
-	zk    *zkharness.Server
+	o  opts
+	l  layout
+	mu sync.Mutex // guards zk and nodes' membership, which an interrupt's close reads
+	zk *zkharness.Server
+	// nodes is written only while starting (add); read without mu after.
 	nodes map[int32]*node
-	l     layout
+}
+
+func (c *cluster) add(n *node) {
+	c.mu.Lock()
+	c.nodes[n.id] = n
+	c.mu.Unlock()
 }
 
 func (c *cluster) seeds(except int32) []string {
@@ -33,12 +42,22 @@ func (c *cluster) seeds(except int32) []string {
 	return out
 }
 
-func (c *cluster) close() {
-	for _, n := range c.nodes {
-		n.stop()
+// close stops the brokers (SIGTERM) and kills ZooKeeper.
+func (c *cluster) close() { c.end((*node).stop) }
+
+// kill kills the brokers and ZooKeeper (an interrupted run).
+func (c *cluster) kill() { c.end((*node).kill) }
+
+func (c *cluster) end(stop func(*node)) {
+	c.mu.Lock()
+	nodes := slices.Collect(maps.Values(c.nodes))
+	zk := c.zk
+	c.mu.Unlock()
+	for _, n := range nodes {
+		stop(n)
 	}
-	if c.zk != nil {
-		_ = c.zk.Kill()
+	if zk != nil {
+		_ = zk.Kill()
 	}
 }
 
@@ -50,14 +69,17 @@ func runCluster(o opts) error {
 	}
 	c := &cluster{o: o, nodes: map[int32]*node{}, l: layout{prefix: "scale", total: o.clusterPartitions, perTopic: o.perTopic}}
 	defer c.close()
+	defer onInterrupt(c.kill)()
 	zk, err := zkharness.New(filepath.Join(o.tmp, "zk"), zkharness.Options{TickTime: o.zkTick})
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
+	c.zk = zk // before Start: a kill during start-up must reach it
+	c.mu.Unlock()
 	if err := zk.Start(); err != nil {
 		return err
 	}
-	c.zk = zk
 	for id := int32(1); id <= clusterSize; id++ {
 		// The properties the cluster tests give their brokers
 		// (test/cluster), with Kafka's defaults elsewhere.
@@ -72,10 +94,10 @@ func runCluster(o opts) error {
 		if err != nil {
 			return err
 		}
+		c.add(n)
 		if err := n.start(); err != nil {
 			return err
 		}
-		c.nodes[id] = n
 	}
 	for _, n := range c.nodes {
 		if err := n.proc.WaitKafka(n.addr(), 60*time.Second); err != nil {

@@ -55,21 +55,20 @@ const (
 )
 
 type opts struct {
-	gregor, config     string
-	partitions         int
-	clusterPartitions  int
-	perTopic, batch    int
-	single, cluster    bool
-	steps              bool
-	boundFactor        float64
-	metadataRuns       int
-	produceBound       time.Duration
-	sessionTimeout     time.Duration
-	profileDir, keep   string
-	tmp                string
-	profileSeconds     int
-	zkTick             time.Duration
-	nofileLimitApplied uint64
+	gregor, config    string
+	partitions        int
+	clusterPartitions int
+	perTopic, batch   int
+	single, cluster   bool
+	steps             bool
+	boundFactor       float64
+	metadataRuns      int
+	produceBound      time.Duration
+	sessionTimeout    time.Duration
+	profileDir, keep  string
+	tmp               string
+	profileSeconds    int
+	zkTick            time.Duration
 }
 
 func main() {
@@ -95,6 +94,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(2)
 	}
+	stopOnInterrupt()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
@@ -141,7 +141,6 @@ func run(o opts) error {
 	if err != nil {
 		return fmt.Errorf("raise RLIMIT_NOFILE: %w", err)
 	}
-	o.nofileLimitApplied = lim
 	if o.profileDir != "" {
 		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"gregor/test/bench/benchproc"
@@ -21,8 +22,10 @@ type node struct {
 	id               int32
 	dir              string
 	port, adminPort  int
-	proc             *benchproc.Process
 	gregor, propPath string
+	// mu guards proc, which an interrupt's stop reads (cleanup.go).
+	mu   sync.Mutex
+	proc *benchproc.Process
 }
 
 // newNode writes dir/server.properties: base (a properties file) with
@@ -105,16 +108,32 @@ func (n *node) start() error {
 	if err != nil {
 		return err
 	}
+	n.mu.Lock()
 	n.proc = p
+	n.mu.Unlock()
 	return nil
 }
 
-func (n *node) running() bool { return n.proc != nil && !n.proc.Exited() }
+func (n *node) process() *benchproc.Process {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.proc
+}
+
+func (n *node) running() bool { p := n.process(); return p != nil && !p.Exited() }
 
 // stop stops a running broker: SIGTERM, SIGKILL after 60 s.
 func (n *node) stop() {
-	if n.running() {
-		n.proc.Stop(60 * time.Second)
+	if p := n.process(); p != nil && !p.Exited() {
+		p.Stop(60 * time.Second)
+	}
+}
+
+// kill kills a running broker (SIGKILL): an interrupted run does not
+// wait for controlled shutdowns.
+func (n *node) kill() {
+	if p := n.process(); p != nil && !p.Exited() {
+		p.Kill()
 	}
 }
 

@@ -13,10 +13,11 @@ import (
 
 // single is one zero-config broker under measurement.
 type single struct {
-	o  opts
-	n  *node
-	l  layout
-	cl *kgo.Client
+	o          opts
+	n          *node
+	l          layout
+	cl         *kgo.Client
+	unregister func()
 }
 
 func startSingle(o opts, dir string, partitions int) (*single, error) {
@@ -28,20 +29,24 @@ func startSingle(o opts, dir string, partitions int) (*single, error) {
 	if err := n.start(); err != nil {
 		return nil, err
 	}
+	s.unregister = onInterrupt(n.kill)
 	if err := n.proc.WaitKafka(n.addr(), 60*time.Second); err != nil {
-		n.stop()
+		s.close()
 		return nil, fmt.Errorf("empty broker: %w; log: %s", err, n.logTail(5))
 	}
 	if s.cl, err = newClient([]string{n.addr()}); err != nil {
-		n.stop()
+		s.close()
 		return nil, err
 	}
 	return s, nil
 }
 
 func (s *single) close() {
-	s.cl.Close()
+	if s.cl != nil {
+		s.cl.Close()
+	}
 	s.n.stop()
+	s.unregister()
 }
 
 // create creates every partition and waits until Metadata reports each
