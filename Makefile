@@ -4,13 +4,14 @@
 #   make bench  benchmarks (loopback only, bounded)
 #   make bench-compare  Gregor vs kfake, throughput, CPU per GB and end-to-end p99
 #   make bench-security produce/consume over SASL_SSL vs PLAINTEXT on one node, ratios
+#   make bench-scale    issue 13's figures: 20,000 partitions on one node, 10,000 RF 3 on 3 brokers, PASS/FAIL
 #   make chaos DURATION=10m  faults against a 3-broker cluster, then a loss check
 
 GO        ?= go
 BIN       ?= gregor
 TESTFLAGS ?= -race -count=1 -timeout 40m
 
-.PHONY: build run test test-deps bench bench-compare bench-security vet clean
+.PHONY: build run test test-deps bench bench-compare bench-security bench-scale vet clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/gregor
@@ -47,6 +48,21 @@ bench-compare: build
 # -rounds 3' for less.
 bench-security: build
 	$(GO) run ./test/bench/compare -mode security -gregor ./$(BIN) $(BENCHFLAGS)
+
+# bench-scale: issue 13's figures for the binary built here (or another:
+# BENCHFLAGS='-gregor /path/to/gregor'), each against its bar, PASS/FAIL
+# (test/bench/scale). Zero-config single node (config/server.properties
+# overlaid with free ports and a fresh data dir): 20,000 partitions
+# created and led, clean and kill -9 restarts, full Metadata latency, one
+# acks=all record per partition, RSS per idle partition, open fds. Three
+# brokers on ZooKeeper: 10,000 partitions RF 3 created and led, SIGTERM
+# of a non-controller (controlled shutdown), kill -9 of the controller.
+# Each step is abandoned at 3x its bar, so a failing run ends in about
+# 10 minutes. BENCHFLAGS: -partitions, -cluster-partitions, -single,
+# -cluster, -steps (creation/restart/Metadata at 1k, 5k, 10k, 20k),
+# -profile-dir DIR (broker CPU profile during creation), -keep DIR.
+bench-scale: build
+	$(GO) run ./test/bench/scale -gregor ./$(BIN) $(BENCHFLAGS)
 
 # chaos: TestChaos (test/chaos) with faults for DURATION (default 2m):
 # actor kills through the admin listeners (transaction coordinators

@@ -32,7 +32,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,12 +41,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/test/bench/benchproc"
 )
 
 type opts struct {
@@ -274,16 +273,15 @@ func median(rs []result, f func(result) float64) float64 {
 
 // broker is one started server process.
 type broker struct {
-	cmd  *exec.Cmd
+	proc *benchproc.Process
 	addr string
-	done chan struct{}
 }
 
 func start(s side, dir string) (*broker, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -291,18 +289,12 @@ func start(s side, dir string) (*broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	logf, err := os.Create(filepath.Join(dir, "broker.log"))
+	p, err := benchproc.Start(cmd, filepath.Join(dir, "broker.log"))
 	if err != nil {
 		return nil, err
 	}
-	defer logf.Close() // the child keeps its own descriptor
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	b := &broker{cmd: cmd, addr: fmt.Sprintf("127.0.0.1:%d", port), done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(b.done) }()
-	if err := b.waitReady(30 * time.Second); err != nil {
+	b := &broker{proc: p, addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	if err := p.WaitKafka(b.addr, 30*time.Second); err != nil {
 		b.stop()
 		return nil, err
 	}
@@ -315,38 +307,7 @@ func start(s side, dir string) (*broker, error) {
 	return b, nil
 }
 
-func (b *broker) waitReady(d time.Duration) error {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		select {
-		case <-b.done:
-			return fmt.Errorf("broker exited: %v", b.cmd.ProcessState)
-		default:
-		}
-		cl, err := kgo.NewClient(kgo.SeedBrokers(b.addr))
-		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_, err = kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
-			cancel()
-			cl.Close()
-			if err == nil {
-				return nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond) // a process gives no readiness event to wait on
-	}
-	return fmt.Errorf("broker at %s not ready after %v", b.addr, d)
-}
-
-func (b *broker) stop() {
-	_ = b.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-b.done:
-	case <-time.After(20 * time.Second):
-		_ = b.cmd.Process.Kill()
-		<-b.done
-	}
-}
+func (b *broker) stop() { b.proc.Stop(20 * time.Second) }
 
 // createTopic creates topic with 3 partitions, replication factor 1.
 func createTopic(addr, topic string) error {
@@ -362,33 +323,6 @@ func createTopic(addr, topic string) error {
 		return err
 	}
 	return resp.Error()
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// cpuSeconds is the process's utime+stime from /proc/<pid>/stat (fields 14
-// and 15, in USER_HZ = 100 ticks per second on Linux).
-func cpuSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	// f[0] is field 3 (state); utime is field 14 → f[11], stime f[12].
-	ut, err1 := strconv.ParseFloat(f[11], 64)
-	st, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("parse %s", s)
-	}
-	return (ut + st) / 100, nil
 }
 
 // tool runs a gregor perf tool and returns its stdout.
@@ -443,7 +377,7 @@ func throughput(o opts, s side, dir string) (result, error) {
 	defer b.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cpu0, err := cpuSeconds(b.cmd.Process.Pid)
+	cpu0, err := benchproc.CPUSeconds(b.proc.Pid())
 	if err != nil {
 		return result{}, err
 	}
@@ -452,7 +386,7 @@ func throughput(o opts, s side, dir string) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	cpu1, err := cpuSeconds(b.cmd.Process.Pid)
+	cpu1, err := benchproc.CPUSeconds(b.proc.Pid())
 	if err != nil {
 		return result{}, err
 	}

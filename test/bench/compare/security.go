@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"gregor/test/bench/benchproc"
 	"gregor/wire/security/keystore/keystoretest"
 )
 
@@ -149,7 +150,7 @@ func startSecureGregor(o opts, dir string) (*broker, listener, listener, error) 
 	if err := os.WriteFile(tsPath, truststore, 0o600); err != nil {
 		return nil, none, none, err
 	}
-	saslPort, err := freePort()
+	saslPort, err := benchproc.FreePort()
 	if err != nil {
 		return nil, none, none, err
 	}
@@ -230,8 +231,8 @@ func securityRun(o opts, b *broker, plainAddr string, l listener, topic string) 
 	defer deleteTopic(plainAddr, topic)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	pid := b.cmd.Process.Pid
-	cpu0, err := cpuSeconds(pid)
+	pid := b.proc.Pid()
+	cpu0, err := benchproc.CPUSeconds(pid)
 	if err != nil {
 		return secResult{}, err
 	}
@@ -249,7 +250,7 @@ func securityRun(o opts, b *broker, plainAddr string, l listener, topic string) 
 	if p.records != o.records {
 		return secResult{}, fmt.Errorf("only %d of %d records acknowledged", p.records, o.records)
 	}
-	cpu1, err := cpuSeconds(pid)
+	cpu1, err := benchproc.CPUSeconds(pid)
 	if err != nil {
 		return secResult{}, err
 	}
@@ -257,7 +258,7 @@ func securityRun(o opts, b *broker, plainAddr string, l listener, topic string) 
 	if err != nil {
 		return secResult{}, err
 	}
-	cpu2, err := cpuSeconds(pid)
+	cpu2, err := benchproc.CPUSeconds(pid)
 	if err != nil {
 		return secResult{}, err
 	}
