@@ -167,9 +167,15 @@ func (b *Broker) buildMetadata(req *kmsg.MetadataRequest, listener string, snap 
 
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if all {
-		for _, name := range snap.TopicNames() {
-			if allowed(az.describe, name) {
-				resp.Topics = append(resp.Topics, authorizedTopic(metadataTopic(snap.Topics[name])))
+		listing := b.metadataListing(snap)
+		if az.describe == nil && !(req.Version >= 8 && req.IncludeTopicAuthorizedOperations) {
+			resp.Topics = listing.topics // shared, read-only: the common case costs no building
+			return resp
+		}
+		resp.Topics = make([]kmsg.MetadataResponseTopic, 0, len(listing.topics))
+		for _, mt := range listing.topics {
+			if allowed(az.describe, *mt.Topic) {
+				resp.Topics = append(resp.Topics, authorizedTopic(mt))
 			}
 		}
 		return resp

@@ -7,6 +7,7 @@ package handlers
 
 import (
 	"sort"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
@@ -71,6 +72,9 @@ type Broker struct {
 
 	// tasks owns the goroutines answering requests Later (tasks.go).
 	tasks tasks
+	// metadataAll is the full Metadata listing of the newest snapshot a
+	// request asked for (metadata_cache.go).
+	metadataAll atomic.Pointer[metadataListing]
 	// txnOrder orders the verified resends of a producer's pipelined
 	// transactional produces (produce_verify_order.go).
 	txnOrder verifyOrder
