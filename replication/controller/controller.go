@@ -520,12 +520,13 @@ func (c *Controller) loadTopics() error {
 	if err != nil {
 		return fmt.Errorf("controller: list %s: %w", zkmeta.TopicsPath, err)
 	}
-	for _, name := range names {
-		t, err := c.loadTopic(name)
-		if err != nil {
-			return err
-		}
-		c.topics[name] = t
+	var loaded []*topicState
+	c.offActor(func() { loaded, err = readTopics(c.store, names) })
+	if err != nil {
+		return err
+	}
+	for i, name := range names {
+		c.topics[name] = loaded[i]
 	}
 	for _, name := range pending {
 		if t, ok := c.topics[name]; ok {
@@ -546,6 +547,41 @@ func (c *Controller) loadTopics() error {
 func (c *Controller) loadTopic(name string) (t *topicState, err error) {
 	c.offActor(func() { t, err = readTopic(c.store, name) })
 	return t, err
+}
+
+// readTopicsParallel is how many topics a failover reads at once: the
+// ZooKeeper client pipelines the requests of concurrent callers on its one
+// connection, so a controller taking over 10,000 partitions waits for a
+// few round trips' worth of latency per batch, not one per znode.
+const readTopicsParallel = 16
+
+// readTopics is readTopic for every name, readTopicsParallel at a time,
+// in one effect; results in the order of names, or the first error.
+func readTopics(store metastore.Store, names []string) ([]*topicState, error) {
+	out := make([]*topicState, len(names))
+	errs := make([]error, len(names))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(readTopicsParallel, len(names)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = readTopic(store, names[i])
+			}
+		}()
+	}
+	for i := range names {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // readTopic reads a topic's assignment (assigning a topic id when it has
