@@ -56,15 +56,29 @@ func (l *Log) flushIfDue(now time.Time) error {
 // log's segment references; readers holding FetchData keep their files
 // until they Release. Later calls return ErrLogClosed from mutators and
 // reads. Idempotent.
-func (l *Log) Close() error {
+func (l *Log) Close() error { return l.close(true) }
+
+// closeUnsynced is Close without its fsyncs: the recovery point moves to
+// the log end offset although the tail may still be only in the page
+// cache. For LogManager.Close, which syncs each log dir's whole file
+// system once (syncfs) before it checkpoints the recovery points, and
+// does not checkpoint them if that fails.
+func (l *Log) closeUnsynced() error { return l.close(false) }
+
+func (l *Log) close(sync bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed.Load() {
 		return nil
 	}
 	err := l.segs.Load().active().OnBecomeInactive()
-	if ferr := l.flushLocked(); err == nil {
-		err = ferr
+	if sync {
+		if ferr := l.flushLocked(); err == nil {
+			err = ferr
+		}
+	} else if err == nil {
+		l.recover.Store(l.leo.Load())
+		l.unflushedMsgs = 0
 	}
 	l.closed.Store(true)
 	for _, p := range l.pending {

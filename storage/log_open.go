@@ -182,9 +182,11 @@ func (l *Log) load(cfg *LogConfig, opts OpenOptions) error {
 				s.Release()
 				return fail(err)
 			}
-			if err := s.Sync(); err != nil {
-				s.Release()
-				return fail(err)
+			if !opts.DeferRecoverySync {
+				if err := s.Sync(); err != nil {
+					s.Release()
+					return fail(err)
+				}
 			}
 			if res.Cause != nil || swaps[base] {
 				// Drop later segments: those a swap replaced, or everything
@@ -222,7 +224,7 @@ func (l *Log) load(cfg *LogConfig, opts OpenOptions) error {
 	leo := segs[len(segs)-1].NextOffset()
 	l.leo.Store(leo)
 	l.start.Store(min(max(opts.LogStartOffset, segs[0].BaseOffset()), leo))
-	l.recover.Store(leo) // everything is either flushed at clean shutdown or re-validated and fsynced
+	l.recover.Store(leo) // everything is either flushed at clean shutdown or re-validated and fsynced (DeferRecoverySync: by the caller, before a checkpoint)
 	return nil
 }
 

@@ -252,6 +252,8 @@ func (m *LogManager) loadDir(dir string) dirLoad {
 				CleanShutdown:  clean,
 				Logger:         m.logger,
 				FileCache:      m.files,
+				// Recovered segments are synced by one syncfs below.
+				DeferRecoverySync: true,
 			})
 		}()
 	}
@@ -260,6 +262,14 @@ func (m *LogManager) loadDir(dir string) dirLoad {
 	for i, err := range errs {
 		if err != nil {
 			return fail(fmt.Errorf("open %s: %w", names[i], err))
+		}
+	}
+	if !clean {
+		// What recovery rebuilt and truncated (DeferRecoverySync), in one
+		// sweep, before the recovery points at the log ends can be
+		// checkpointed.
+		if err := syncFS(dir); err != nil {
+			return fail(err)
 		}
 	}
 	if clean {

@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"gregor/storage/checkpoint"
 )
@@ -251,7 +253,8 @@ func (m *LogManager) FlushPass(now time.Time) error {
 	return errors.Join(errs...)
 }
 
-// Close flushes and closes every log, writes the checkpoints, then the
+// Close closes every log, syncs each dir's file system once (closeLogs),
+// writes the checkpoints, then the
 // clean shutdown marker (.kafka_cleanshutdown) in each online dir whose logs
 // all closed cleanly, and releases the dir locks. Idempotent.
 func (m *LogManager) Close() error {
@@ -264,15 +267,24 @@ func (m *LogManager) Close() error {
 	m.mu.Unlock()
 	var errs []error
 	failed := map[string]bool{}
-	for dir, logs := range m.byDir() {
-		for _, l := range logs {
-			if err := l.Close(); err != nil {
-				failed[dir] = true
-				errs = append(errs, fmt.Errorf("close %s: %w", l.TopicPartition(), err))
-			}
+	for dir, closeErrs := range m.closeLogs() {
+		if len(closeErrs) > 0 {
+			failed[dir] = true
+			errs = append(errs, closeErrs...)
 		}
 	}
-	if err := m.Checkpoint(); err != nil {
+	// The logs closed without fsyncs (closeLogs): a dir whose logs or
+	// syncfs failed gets no recovery points, so its logs are recovered
+	// from their start at the next open rather than trusted to an end
+	// that may not be on disk.
+	synced := func(l *Log) (int64, bool) {
+		d, _ := m.LogDir(l.TopicPartition())
+		return l.RecoveryPoint(), !failed[d]
+	}
+	if err := m.writePerDir(checkpoint.RecoveryPointFile, synced); err != nil {
+		errs = append(errs, err)
+	}
+	if err := m.writePerDir(checkpoint.LogStartOffsetFile, func(l *Log) (int64, bool) { return l.LogStartOffset(), true }); err != nil {
 		errs = append(errs, err)
 	}
 	if err := m.CheckpointHighWatermarks(nil); err != nil {
@@ -327,4 +339,64 @@ func (m *LogManager) Reopen(tp TopicPartition) (*Log, error) {
 	}
 	m.logs[tp] = l
 	return l, nil
+}
+
+// closeLogs closes every log as Kafka's LogManager.shutdown does — the
+// dirs in parallel, num.recovery.threads.per.data.dir logs at a time
+// within each — but without a flush per log: a broker leading 20,000
+// partitions has 20,000 active segments with unflushed appends, and their
+// fsyncs, one by one, were most of a clean shutdown (BenchmarkLogManagerClose:
+// 0.57 ms per log). Each dir's file system is then synced once (syncfs),
+// which writes every closed log's tail and indexes in one sweep. A dir
+// whose logs or sync failed is reported, so Close neither checkpoints its
+// recovery points nor marks it cleanly shut down: the next start recovers
+// it from the last checkpoint, as after a crash.
+func (m *LogManager) closeLogs() map[string][]error {
+	byDir := m.byDir()
+	out := make(map[string][]error, len(byDir))
+	var mu sync.Mutex
+	var dirs sync.WaitGroup
+	for dir, logs := range byDir {
+		dirs.Add(1)
+		go func() {
+			defer dirs.Done()
+			sem := make(chan struct{}, m.cfg.RecoveryThreadsPerDir)
+			var wg sync.WaitGroup
+			for _, l := range logs {
+				wg.Add(1)
+				sem <- struct{}{}
+				go func() {
+					defer wg.Done()
+					defer func() { <-sem }()
+					if err := l.closeUnsynced(); err != nil {
+						mu.Lock()
+						out[dir] = append(out[dir], fmt.Errorf("close %s: %w", l.TopicPartition(), err))
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			if err := syncFS(dir); err != nil {
+				mu.Lock()
+				out[dir] = append(out[dir], err)
+				mu.Unlock()
+			}
+		}()
+	}
+	dirs.Wait()
+	return out
+}
+
+// syncFS flushes the whole file system holding dir (syncfs(2)): every
+// file's dirty pages, mapped index pages included, and metadata.
+func syncFS(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync log dir %s: %w", dir, err)
+	}
+	defer f.Close()
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
+		return fmt.Errorf("syncfs %s: %w", dir, err)
+	}
+	return nil
 }

@@ -167,7 +167,9 @@ func (s *Segment) Recover(maxBatchBytes int) (res RecoverResult, err error) {
 	s.firstTs.Store(record.NoTimestamp)
 	s.bytesSinceIndex = 0
 
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, fileSize), 1<<20)
+	// A buffer of the file's size, up to 1 MiB: after a kill -9 most of a
+	// large broker's active segments hold a few batches.
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, fileSize), int(min(max(fileSize, 4096), 1<<20)))
 	var pos int64
 	var buf []byte
 	prefix := make([]byte, record.LogOverhead)
