@@ -65,6 +65,10 @@ type LogManager struct {
 	hw      map[TopicPartition]int64
 	locks   map[string]*os.File
 	closed  bool
+	// creating holds the logs GetOrCreate is creating, outside mu (the
+	// files and the dir fsync take a while, and a broker given thousands
+	// of new partitions at once creates them in parallel).
+	creating map[TopicPartition]*creation
 
 	ckptMu sync.Mutex // serializes checkpoint file writes
 
@@ -113,7 +117,7 @@ func NewLogManager(cfg LogManagerConfig) (*LogManager, error) {
 	m := &LogManager{
 		files: files,
 		cfg:   cfg, logger: cfg.Logger,
-		logs: map[TopicPartition]*Log{}, parent: map[TopicPartition]string{},
+		logs: map[TopicPartition]*Log{}, parent: map[TopicPartition]string{}, creating: map[TopicPartition]*creation{},
 		offline: map[string]error{}, hwRead: map[TopicPartition]int64{}, hw: map[TopicPartition]int64{},
 		locks: map[string]*os.File{},
 	}

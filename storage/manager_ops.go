@@ -23,38 +23,96 @@ import (
 // Close; I/O errors.
 func (m *LogManager) GetOrCreate(tp TopicPartition, cfg LogConfig) (*Log, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, ErrLogClosed
-	}
-	if l, ok := m.logs[tp]; ok {
-		l.SetConfig(cfg)
-		return l, nil
+	for {
+		if m.closed {
+			m.mu.Unlock()
+			return nil, ErrLogClosed
+		}
+		if l, ok := m.logs[tp]; ok {
+			m.mu.Unlock()
+			l.SetConfig(cfg)
+			return l, nil
+		}
+		c, ok := m.creating[tp]
+		if !ok {
+			break
+		}
+		m.mu.Unlock() // another call is creating it: wait, then look again
+		<-c.done
+		if c.err != nil {
+			return nil, c.err
+		}
+		m.mu.Lock()
 	}
 	if len(m.online) == 0 {
+		m.mu.Unlock()
 		return nil, ErrNoOnlineLogDir
 	}
-	counts := map[string]int{}
-	for _, d := range m.parent {
-		counts[d]++
-	}
 	dir := m.online[0]
-	for _, d := range m.online[1:] {
-		if counts[d] < counts[dir] {
-			dir = d
+	if len(m.online) > 1 { // the dir with the fewest logs (counted only when there is a choice: O(logs))
+		counts := map[string]int{}
+		for _, d := range m.parent {
+			counts[d]++
+		}
+		for _, c := range m.creating {
+			counts[c.dir]++
+		}
+		for _, d := range m.online[1:] {
+			if counts[d] < counts[dir] {
+				dir = d
+			}
 		}
 	}
+	c := &creation{dir: dir, done: make(chan struct{})}
+	m.creating[tp] = c
+	m.mu.Unlock()
+
 	l, err := OpenLog(filepath.Join(dir, tp.String()), cfg, OpenOptions{CleanShutdown: true, Logger: m.logger, FileCache: m.files})
 	if err != nil {
-		return nil, fmt.Errorf("create log %s in %s: %w", tp, dir, err)
-	}
-	if err := checkpoint.SyncDir(dir); err != nil {
+		err = fmt.Errorf("create log %s in %s: %w", tp, dir, err)
+	} else if err = checkpoint.SyncDir(dir); err != nil {
 		l.Close()
+	}
+
+	m.mu.Lock()
+	delete(m.creating, tp)
+	if err == nil && m.closed {
+		l.Close()
+		err = ErrLogClosed
+	}
+	if err == nil {
+		m.logs[tp] = l
+		m.parent[tp] = dir
+	}
+	c.err = err
+	close(c.done)
+	m.mu.Unlock()
+	if err != nil {
 		return nil, err
 	}
-	m.logs[tp] = l
-	m.parent[tp] = dir
 	return l, nil
+}
+
+// creation is one log GetOrCreate is creating: done is closed when it
+// is in m.logs (err nil) or has failed.
+type creation struct {
+	dir  string
+	done chan struct{}
+	err  error
+}
+
+// awaitCreations waits for the creations under way (Close: their logs
+// are closed by them once they see m.closed).
+func (m *LogManager) awaitCreations() {
+	m.mu.Lock()
+	pending := make([]*creation, 0, len(m.creating))
+	for _, c := range m.creating {
+		pending = append(pending, c)
+	}
+	m.mu.Unlock()
+	for _, c := range pending {
+		<-c.done
+	}
 }
 
 // Get returns the log of tp, if hosted.
@@ -265,6 +323,7 @@ func (m *LogManager) Close() error {
 	}
 	m.closed = true
 	m.mu.Unlock()
+	m.awaitCreations()
 	var errs []error
 	failed := map[string]bool{}
 	for dir, closeErrs := range m.closeLogs() {
