@@ -15,18 +15,7 @@ func BenchmarkLogManagerClose(b *testing.B) {
 	const logs = 2000
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		dir := b.TempDir()
-		m, err := NewLogManager(LogManagerConfig{Dirs: []string{dir}, Defaults: testConfig(), RecoveryThreadsPerDir: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for p := int32(0); p < logs; p++ {
-			l, err := m.GetOrCreate(TopicPartition{fmt.Sprintf("t%d", p/100), p % 100}, testConfig())
-			if err != nil {
-				b.Fatal(err)
-			}
-			appendN(b, l, 1, 1, 10, 0)
-		}
+		m := logsOfOneRecord(b, b.TempDir(), logs)
 		b.StartTimer()
 		if err := m.Close(); err != nil {
 			b.Fatal(err)
@@ -41,17 +30,7 @@ func BenchmarkLogManagerClose(b *testing.B) {
 func BenchmarkLogManagerOpenUnclean(b *testing.B) {
 	const logs = 2000
 	src := b.TempDir()
-	m, err := NewLogManager(LogManagerConfig{Dirs: []string{src}, Defaults: testConfig(), RecoveryThreadsPerDir: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for p := int32(0); p < logs; p++ {
-		l, err := m.GetOrCreate(TopicPartition{fmt.Sprintf("t%d", p/100), p % 100}, testConfig())
-		if err != nil {
-			b.Fatal(err)
-		}
-		appendN(b, l, 1, 1, 10, 0)
-	}
+	m := logsOfOneRecord(b, src, logs)
 	if err := m.Checkpoint(); err != nil {
 		b.Fatal(err)
 	}
@@ -74,4 +53,22 @@ func BenchmarkLogManagerOpenUnclean(b *testing.B) {
 		m2.Close()
 	}
 	m.Close()
+}
+
+// logsOfOneRecord is a manager over dir (one recovery thread) holding n
+// logs of 100-partition topics with one unflushed record each.
+func logsOfOneRecord(b *testing.B, dir string, n int) *LogManager {
+	b.Helper()
+	m, err := NewLogManager(LogManagerConfig{Dirs: []string{dir}, Defaults: testConfig(), RecoveryThreadsPerDir: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for p := int32(0); p < int32(n); p++ {
+		l, err := m.GetOrCreate(TopicPartition{fmt.Sprintf("t%d", p/100), p % 100}, testConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		appendN(b, l, 1, 1, 10, 0)
+	}
+	return m
 }

@@ -175,8 +175,14 @@ func (s *Segment) Pin() (*os.File, error) {
 
 // pinLocked (c.mu held, s.open) takes a pin off an idle or evicting segment.
 func (s *Segment) pinLocked() {
-	c := s.cache
 	s.pins++
+	s.leaveIdleLocked()
+}
+
+// leaveIdleLocked (c.mu held) takes s off the LRU list and out of the
+// evicting count, if it was on them.
+func (s *Segment) leaveIdleLocked() {
+	c := s.cache
 	if s.elem != nil {
 		c.lru.Remove(s.elem)
 		s.elem = nil
@@ -238,14 +244,7 @@ func (s *Segment) closeIfIdleLocked() bool {
 		c.mu.Unlock()
 		return false
 	}
-	if s.elem != nil {
-		c.lru.Remove(s.elem)
-		s.elem = nil
-	}
-	if s.evicting {
-		s.evicting = false
-		c.evicting--
-	}
+	s.leaveIdleLocked()
 	s.open = false
 	c.open--
 	c.mu.Unlock()
