@@ -3,6 +3,7 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -281,6 +282,7 @@ func (m *Manager) onGiveUp(child *actor.PID, reason any) {
 // applied its state; the map holds the partitions that failed (a storage
 // error, a stale leader epoch → FENCED_LEADER_EPOCH).
 func (m *Manager) ApplyLeaderAndIsr(states []LeaderAndIsr) map[TopicPartition]error {
+	m.createLogs(states)
 	errs := make(map[TopicPartition]error)
 	for _, s := range states {
 		if err := m.applyOne(s); err != nil {
@@ -288,6 +290,42 @@ func (m *Manager) ApplyLeaderAndIsr(states []LeaderAndIsr) map[TopicPartition]er
 		}
 	}
 	return errs
+}
+
+// createLogParallel bounds the logs createLogs creates at once: making a
+// log is mostly the kernel creating and preallocating its files, so a
+// few per core keep the cores busy while one waits on its dir's fsync.
+var createLogParallel = 2 * runtime.GOMAXPROCS(0)
+
+// createLogs creates, createLogParallel at a time, the logs of the
+// partitions in states that have no partition actor yet (a LeaderAndIsr
+// for a new topic of thousands of partitions), so that applyOne, which
+// applies the states in order, finds them made. A failure here is left
+// for applyOne's own GetOrCreate to report.
+func (m *Manager) createLogs(states []LeaderAndIsr) {
+	var todo []LeaderAndIsr
+	m.mu.Lock()
+	for _, s := range states {
+		if h, ok := m.parts[s.TopicPartition]; !ok || h.PID() == nil {
+			todo = append(todo, s)
+		}
+	}
+	m.mu.Unlock()
+	if len(todo) < 2 {
+		return
+	}
+	sem := make(chan struct{}, createLogParallel)
+	var wg sync.WaitGroup
+	for _, s := range todo {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			_, _ = m.store.GetOrCreate(s.TopicPartition, s.Config)
+		}()
+	}
+	wg.Wait()
 }
 
 func (m *Manager) applyOne(s LeaderAndIsr) error {
