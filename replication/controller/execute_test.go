@@ -277,3 +277,40 @@ func BenchmarkStateWrites(b *testing.B) {
 		})
 	}
 }
+
+// TestControlledShutdownIsOneTransactionAndOneRequestPerBroker: the
+// controlled shutdown of the leader of many partitions moves their
+// leadership in one fenced Multi and sends each surviving peer one
+// LeaderAndIsr carrying every moved partition.
+func TestControlledShutdownIsOneTransactionAndOneRequestPerBroker(t *testing.T) {
+	var mc *multiCounter
+	e, peers := startCluster3Over(t, func(s metastore.Store) metastore.Store { mc = &multiCounter{Store: s}; return mc })
+	c := e.c
+	const n = 20
+	assignment := map[int32][]int32{}
+	for p := int32(0); p < n; p++ {
+		assignment[p] = []int32{1, 2, 0}
+	}
+	if res := c.CreateTopics([]NewTopic{{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignment: assignment}}, false); res[0].Err != nil {
+		t.Fatal(res[0].Err)
+	}
+	e.settled(t)
+	mc.calls()
+	before := peers.count(2, 4)
+	remaining, err := c.ControlledShutdown(1)
+	if err != nil || len(remaining) != 0 {
+		t.Fatalf("ControlledShutdown(1) = %v, %v; want every partition moved", remaining, err)
+	}
+	e.settled(t)
+	for p := int32(0); p < n; p++ {
+		if st, _ := e.state(t, "t", p); st.Leader != 2 || contains(st.ISR, 1) {
+			t.Fatalf("partition %d after the shutdown of 1: %+v", p, st)
+		}
+	}
+	if got := mc.calls(); len(got) != 1 || got[0] != 1+n {
+		t.Fatalf("controlled shutdown: Multi calls %v, want one of %d ops (fence and a state per partition)", got, 1+n)
+	}
+	if got := peers.count(2, 4) - before; got != 1 {
+		t.Fatalf("broker 2 got %d LeaderAndIsr requests for the shutdown, want 1", got)
+	}
+}
