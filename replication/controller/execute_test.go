@@ -314,3 +314,116 @@ func TestControlledShutdownIsOneTransactionAndOneRequestPerBroker(t *testing.T) 
 		t.Fatalf("broker 2 got %d LeaderAndIsr requests for the shutdown, want 1", got)
 	}
 }
+
+// setCounter counts Set calls per path.
+type setCounter struct {
+	metastore.Store
+	mu   sync.Mutex
+	sets map[string]int
+}
+
+func (s *setCounter) Set(path string, data []byte, version int32) (int32, error) {
+	s.mu.Lock()
+	s.sets[path]++
+	s.mu.Unlock()
+	return s.Store.Set(path, data, version)
+}
+
+func (s *setCounter) count(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.sets[path]
+	s.sets = map[string]int{}
+	return n
+}
+
+// TestReassignmentStartIsBatched: reassigning every partition of a topic
+// in one AlterPartitionReassignments writes the topic's assignment once,
+// bumps the leader epochs in one fenced Multi and sends each replica's
+// broker one LeaderAndIsr with every partition; when one ISR change
+// notification reports every new replica in sync, the completion is
+// batched the same way.
+func TestReassignmentStartIsBatched(t *testing.T) {
+	var mc *multiCounter
+	var sc *setCounter
+	e, peers := startCluster3Over(t, func(s metastore.Store) metastore.Store {
+		sc = &setCounter{Store: s, sets: map[string]int{}}
+		mc = &multiCounter{Store: sc}
+		return mc
+	})
+	c := e.c
+	const n = 20
+	assignment := map[int32][]int32{}
+	reqs := map[partition.TopicPartition][]int32{}
+	for p := int32(0); p < n; p++ {
+		assignment[p] = []int32{1, 2}
+		reqs[partition.TopicPartition{Topic: "t", Partition: p}] = []int32{2, 1, 0}
+	}
+	if res := c.CreateTopics([]NewTopic{{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignment: assignment}}, false); res[0].Err != nil {
+		t.Fatal(res[0].Err)
+	}
+	e.settled(t)
+	mc.calls()
+	sc.count(zkmeta.TopicPath("t"))
+	before1, before2 := peers.count(1, 4), peers.count(2, 4)
+	errs, err := c.AlterPartitionReassignments(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, err := range errs {
+		if err != nil {
+			t.Fatalf("%v: %v", p, err)
+		}
+	}
+	e.settled(t)
+	if got := sc.count(zkmeta.TopicPath("t")); got != 1 {
+		t.Fatalf("the topic's assignment was written %d times, want once", got)
+	}
+	if got := mc.calls(); len(got) != 1 || got[0] != 1+n {
+		t.Fatalf("reassignment start: Multi calls %v, want one of %d ops (fence and a state per partition)", got, 1+n)
+	}
+	for _, b := range []struct{ id, before int32 }{{1, int32(before1)}, {2, int32(before2)}} {
+		if got := peers.count(b.id, 4) - int(b.before); got != 1 {
+			t.Fatalf("broker %d got %d LeaderAndIsr requests for the reassignment, want 1", b.id, got)
+		}
+	}
+	// Every new replica catches up: the leader (1) writes the ISRs and one
+	// change notification lists all of them, as a broker batches them.
+	var changed []zkmeta.IsrChangePartition
+	for p := int32(0); p < n; p++ {
+		st, v := e.state(t, "t", p)
+		if st.LeaderEpoch != 1 {
+			t.Fatalf("partition %d: leader epoch %d after phase 1, want 1", p, st.LeaderEpoch)
+		}
+		st.ISR = []int32{1, 2, 0}
+		if _, err := e.store.Set(zkmeta.PartitionStatePath("t", p), st.Encode(), v); err != nil {
+			t.Fatal(err)
+		}
+		changed = append(changed, zkmeta.IsrChangePartition{Topic: "t", Partition: p})
+	}
+	before1, before2 = peers.count(1, 4), peers.count(2, 4)
+	if _, err := e.store.CreateSequential(zkmeta.IsrChangePrefix, zkmeta.EncodeIsrChange(changed), false); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "every reassignment completed", func() bool {
+		l, _ := c.ListPartitionReassignments(nil)
+		return len(l) == 0
+	})
+	e.settled(t)
+	if got := sc.count(zkmeta.TopicPath("t")); got != 1 {
+		t.Fatalf("completion: the topic's assignment was written %d times, want once", got)
+	}
+	if got := mc.calls(); len(got) != 1 || got[0] != 1+n {
+		t.Fatalf("completion: Multi calls %v, want one of %d ops", got, 1+n)
+	}
+	for _, b := range []struct{ id, before int32 }{{1, int32(before1)}, {2, int32(before2)}} {
+		if got := peers.count(b.id, 4) - int(b.before); got != 1 {
+			t.Fatalf("completion: broker %d got %d LeaderAndIsr requests, want 1", b.id, got)
+		}
+	}
+	for p := int32(0); p < n; p++ {
+		if st, _ := e.state(t, "t", p); st.Leader != 1 || st.LeaderEpoch != 2 {
+			t.Fatalf("partition %d after completion: %+v, want leader 1 (kept: it is in the target) epoch 2", p, st)
+		}
+	}
+}

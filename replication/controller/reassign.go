@@ -100,12 +100,13 @@ func (c *Controller) onFailoverAdmin() {
 		c.after(timeRetry, event{kind: evReassign})
 	}
 	// Resume the API-started ones the znode did not restart.
+	var resume []underWay
 	for _, tp := range c.sortedReassigning() {
-		o := c.reassigning[tp]
 		if t := c.topics[tp.Topic]; t != nil {
-			c.progressReassignment(t, tp.Partition, o)
+			resume = append(resume, underWay{t: t, p: tp.Partition, o: c.reassigning[tp]})
 		}
 	}
+	c.progressReassignments(resume)
 	if err := c.onPreferredZnode(); err != nil {
 		c.log.Warn("reading "+zkmeta.PreferredReplicaElectionPath, zap.Error(err))
 		c.after(timeRetry, event{kind: evPreferred})
@@ -153,20 +154,23 @@ func (c *Controller) onReassignZnode() error {
 		return c.deleteIgnoringMissing(zkmeta.ReassignPartitionsPath)
 	}
 	var invalid []partition.TopicPartition
-	changed := false
+	var starts []reassignStart
 	for _, e := range doc.Partitions {
 		tp := e.TP()
 		if o := c.reassigning[tp]; o != nil && c.topics[tp.Topic] != nil && slices.Equal(targetOf(c.topics[tp.Topic].assignment[tp.Partition], o), e.Replicas) {
 			o.fromZk = true
 			continue
 		}
-		if err := c.startReassignment(tp, e.Replicas, true); err != nil {
-			c.log.Warn("partition reassignment from ZooKeeper refused", zap.Stringer("partition", tp), zap.Error(err))
-			invalid = append(invalid, tp)
-			continue
-		}
-		changed = true
+		starts = append(starts, reassignStart{tp: tp, target: e.Replicas})
 	}
+	errs := c.startReassignments(starts, true)
+	for _, r := range starts {
+		if err := errs[r.tp]; err != nil {
+			c.log.Warn("partition reassignment from ZooKeeper refused", zap.Stringer("partition", r.tp), zap.Error(err))
+			invalid = append(invalid, r.tp)
+		}
+	}
+	changed := len(errs) < len(starts)
 	if len(invalid) > 0 {
 		if err := c.removeFromReassignZnode(invalid...); err != nil {
 			return err
@@ -196,16 +200,21 @@ func (c *Controller) alterReassignmentsLocked(reqs map[partition.TopicPartition]
 	}
 	SortTPs(tps)
 	changed := false
+	var starts []reassignStart
 	for _, tp := range tps {
 		replicas := reqs[tp]
-		var err error
-		if replicas == nil {
-			err = c.cancelReassignment(tp)
-		} else {
-			err = c.startReassignment(tp, replicas, false)
+		if replicas != nil {
+			starts = append(starts, reassignStart{tp: tp, target: replicas})
+			continue
 		}
+		err := c.cancelReassignment(tp)
 		out[tp] = err
 		changed = changed || err == nil
+	}
+	errs := c.startReassignments(starts, false)
+	for _, r := range starts {
+		out[r.tp] = errs[r.tp]
+		changed = changed || errs[r.tp] == nil
 	}
 	if changed {
 		c.publish()
@@ -274,58 +283,121 @@ func CheckReassignmentTarget(replicas []int32, live func(int32) bool, liveList [
 	return ""
 }
 
-// startReassignment validates and starts moving tp to target, replacing a
-// reassignment already under way (its added replicas that the new target
-// does not keep are stopped and deleted, as Kafka does).
-func (c *Controller) startReassignment(tp partition.TopicPartition, target []int32, fromZk bool) error {
-	t := c.topics[tp.Topic]
-	if t == nil {
-		return errf(kerr.UnknownTopicOrPartition, "The partition %s does not exist.", tp)
+// reassignStart is one partition of a batch of reassignments to start.
+type reassignStart struct {
+	tp     partition.TopicPartition
+	target []int32
+}
+
+// startReassignments validates and starts moving each partition to its
+// target, replacing a reassignment already under way (its added replicas
+// that the new target does not keep are stopped and deleted, as Kafka
+// does). The batch's effects are grouped as Kafka's controller groups a
+// ControllerBrokerRequestBatch: one assignment write per topic, one
+// StopReplica per broker for the replicas no longer needed, the leader
+// epoch bumps of phase 1 in batched fenced transactions (applyDecisions)
+// and one LeaderAndIsr per broker. It returns the refused partitions'
+// errors (UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT, or
+// UNKNOWN_SERVER_ERROR when the topic's assignment could not be written).
+func (c *Controller) startReassignments(reqs []reassignStart, fromZk bool) map[partition.TopicPartition]error {
+	errs := map[partition.TopicPartition]error{}
+	type started struct {
+		t        *topicState
+		tp       partition.TopicPartition
+		cur      []int32
+		o        *ongoing
+		unneeded []int32
 	}
-	cur, ok := t.assignment[tp.Partition]
-	if !ok {
-		return errf(kerr.UnknownTopicOrPartition, "The partition %s does not exist.", tp)
+	var ss []started
+	var overridden []partition.TopicPartition
+	last := make(map[partition.TopicPartition]int, len(reqs)) // a partition listed twice: the later entry wins
+	for i, r := range reqs {
+		last[r.tp] = i
 	}
-	if msg := CheckReassignmentTarget(target, c.live, c.liveBrokers()); msg != "" {
-		return errf(kerr.InvalidReplicaAssignment, "%s", msg)
+	for i, r := range reqs {
+		if last[r.tp] != i {
+			continue
+		}
+		tp := r.tp
+		t := c.topics[tp.Topic]
+		if t == nil {
+			errs[tp] = errf(kerr.UnknownTopicOrPartition, "The partition %s does not exist.", tp)
+			continue
+		}
+		cur, ok := t.assignment[tp.Partition]
+		if !ok {
+			errs[tp] = errf(kerr.UnknownTopicOrPartition, "The partition %s does not exist.", tp)
+			continue
+		}
+		if msg := CheckReassignmentTarget(r.target, c.live, c.liveBrokers()); msg != "" {
+			errs[tp] = errf(kerr.InvalidReplicaAssignment, "%s", msg)
+			continue
+		}
+		origin := cur
+		if o := c.reassigning[tp]; o != nil {
+			origin = minus(cur, o.adding)
+		}
+		rs := union(r.target, origin)
+		o := &ongoing{adding: minus(rs, origin), removing: minus(rs, r.target), fromZk: fromZk}
+		if prev := c.reassigning[tp]; prev != nil && prev.fromZk && !fromZk {
+			overridden = append(overridden, tp) // an API request overrides a ZooKeeper-started one: it leaves the znode
+		}
+		c.log.Info("starting partition reassignment", zap.Stringer("partition", tp), zap.Any("current", cur),
+			zap.Any("target", r.target), zap.Any("adding", o.adding), zap.Any("removing", o.removing), zap.Bool("zookeeper", fromZk))
+		t.assignment[tp.Partition] = rs
+		c.reassigning[tp] = o
+		ss = append(ss, started{t: t, tp: tp, cur: cur, o: o, unneeded: minus(cur, rs)}) // unneeded: added by a replaced reassignment, not kept
 	}
-	origin := cur
-	if o := c.reassigning[tp]; o != nil {
-		origin = minus(cur, o.adding)
-	}
-	rs := union(target, origin)
-	o := &ongoing{adding: minus(rs, origin), removing: minus(rs, target), fromZk: fromZk}
-	if prev := c.reassigning[tp]; prev != nil && prev.fromZk && !fromZk {
-		// An API request overrides a ZooKeeper-started one: it leaves the znode.
-		if err := c.removeFromReassignZnode(tp); err != nil {
-			c.log.Warn("removing overridden reassignment from ZooKeeper", zap.Stringer("partition", tp), zap.Error(err))
+	if len(overridden) > 0 {
+		if err := c.removeFromReassignZnode(overridden...); err != nil {
+			c.log.Warn("removing overridden reassignments from ZooKeeper", zap.Int("partitions", len(overridden)), zap.Error(err))
 		}
 	}
-	unneeded := minus(cur, rs) // added by a replaced reassignment, not kept
-	c.log.Info("starting partition reassignment", zap.Stringer("partition", tp), zap.Any("current", cur),
-		zap.Any("target", target), zap.Any("adding", o.adding), zap.Any("removing", o.removing), zap.Bool("zookeeper", fromZk))
-	t.assignment[tp.Partition] = rs
-	c.reassigning[tp] = o
-	if err := c.writeAssignment(t); err != nil {
-		t.assignment[tp.Partition] = cur
-		delete(c.reassigning, tp)
-		return errf(kerr.UnknownServerError, "writing the assignment of %s: %v", tp, err)
-	}
-	if len(unneeded) > 0 {
-		c.removeReplicas(t, tp.Partition, unneeded)
-	}
-	// Phase 1: bump the leader epoch so that every replica of RS, old and
-	// new, learns the new replica set; the new ones start as followers.
-	if st := t.state[tp.Partition]; st != nil && !c.targetInSync(t, tp.Partition, o) {
-		if err := c.writeStateRetry(t, tp.Partition, func(cur PartitionLeadership) (PartitionLeadership, bool) {
-			return PartitionLeadership{Leader: cur.Leader, LeaderEpoch: cur.LeaderEpoch + 1, ISR: cur.ISR}, true
-		}); err != nil {
-			c.log.Error("reassignment: bumping leader epoch failed", zap.Stringer("partition", tp), zap.Error(err))
+	written := map[*topicState]error{}
+	for _, st := range ss {
+		if _, ok := written[st.t]; !ok {
+			written[st.t] = c.writeAssignment(st.t)
 		}
-		c.sendLeaderAndIsr([]partition.LeaderAndIsr{c.stateOf(t, tp.Partition)}, nil)
 	}
-	c.progressReassignment(t, tp.Partition, o)
-	return nil
+	remove := map[int32][]partition.TopicPartition{}
+	var bumps []decision
+	var kept []started
+	for _, st := range ss {
+		if err := written[st.t]; err != nil {
+			st.t.assignment[st.tp.Partition] = st.cur
+			delete(c.reassigning, st.tp)
+			errs[st.tp] = errf(kerr.UnknownServerError, "writing the assignment of %s: %v", st.tp, err)
+			continue
+		}
+		kept = append(kept, st)
+		for _, id := range st.unneeded {
+			remove[id] = append(remove[id], st.tp)
+		}
+		// Phase 1: bump the leader epoch so that every replica of RS, old
+		// and new, learns the new replica set; the new ones start as
+		// followers.
+		if st.t.state[st.tp.Partition] != nil && !c.targetInSync(st.t, st.tp.Partition, st.o) {
+			bumps = append(bumps, decision{st.tp, func(cur PartitionLeadership) (PartitionLeadership, bool) {
+				return PartitionLeadership{Leader: cur.Leader, LeaderEpoch: cur.LeaderEpoch + 1, ISR: cur.ISR}, true
+			}})
+		}
+	}
+	c.removeReplicasOf(remove)
+	failed := c.applyDecisions(bumps)
+	states := make([]partition.LeaderAndIsr, 0, len(bumps))
+	for _, d := range bumps {
+		if err := failed[d.tp]; err != nil {
+			c.log.Error("reassignment: bumping leader epoch failed", zap.Stringer("partition", d.tp), zap.Error(err))
+		}
+		states = append(states, c.stateOf(c.topics[d.tp.Topic], d.tp.Partition))
+	}
+	c.sendLeaderAndIsr(states, nil)
+	rs := make([]underWay, len(kept))
+	for i, st := range kept {
+		rs[i] = underWay{t: st.t, p: st.tp.Partition, o: st.o}
+	}
+	c.progressReassignments(rs)
+	return errs
 }
 
 // cancelReassignment reverts tp to its original replicas (KIP-455 cancel):
@@ -376,73 +448,134 @@ func (c *Controller) targetInSync(t *topicState, p int32, o *ongoing) bool {
 // replicas are all in sync (phases 2 and 3); otherwise it waits for the
 // next ISR change. It reports whether the reassignment completed.
 func (c *Controller) progressReassignment(t *topicState, p int32, o *ongoing) bool {
-	tp := partition.TopicPartition{Topic: t.name, Partition: p}
-	if c.reassigning[tp] != o {
-		return false
+	return c.progressReassignments([]underWay{{t: t, p: p, o: o}}) == 1
+}
+
+// underWay is one partition's reassignment under way.
+type underWay struct {
+	t *topicState
+	p int32
+	o *ongoing
+}
+
+// progressReassignments is progressReassignment for many partitions (an
+// ISR change notification of many, a batch just started), their effects
+// grouped: the new leaders and ISRs in batched fenced transactions
+// (applyDecisions), one LeaderAndIsr and one StopReplica per broker, one
+// assignment write per topic, one update of /admin/reassign_partitions.
+// It returns how many completed.
+func (c *Controller) progressReassignments(rs []underWay) int {
+	type ready struct {
+		underWay
+		target  []int32
+		leader  int32
+		removed []int32
 	}
-	if !c.targetInSync(t, p, o) {
-		return false
-	}
-	target := targetOf(t.assignment[p], o)
-	st := t.state[p]
-	leader := st.Leader
-	if leader < 0 || !contains(target, leader) || !c.live(leader) || c.shuttingDown[leader] {
-		leader = -1
-		for _, r := range target {
-			if c.live(r) && !c.shuttingDown[r] && contains(st.ISR, r) {
-				leader = r
-				break
+	var ds []decision
+	var rd []ready
+	for _, r := range rs {
+		tp := partition.TopicPartition{Topic: r.t.name, Partition: r.p}
+		if c.reassigning[tp] != r.o || !c.targetInSync(r.t, r.p, r.o) {
+			continue
+		}
+		target := targetOf(r.t.assignment[r.p], r.o)
+		st := r.t.state[r.p]
+		leader := st.Leader
+		if leader < 0 || !contains(target, leader) || !c.live(leader) || c.shuttingDown[leader] {
+			leader = -1
+			for _, b := range target {
+				if c.live(b) && !c.shuttingDown[b] && contains(st.ISR, b) {
+					leader = b
+					break
+				}
+			}
+			if leader < 0 {
+				c.log.Warn("reassignment waits: no live target replica can lead", zap.Stringer("partition", tp), zap.Any("target", target))
+				continue
 			}
 		}
-		if leader < 0 {
-			c.log.Warn("reassignment waits: no live target replica can lead", zap.Stringer("partition", tp), zap.Any("target", target))
-			return false
-		}
-	}
-	removed := slices.Clone(o.removing)
-	if err := c.writeStateRetry(t, p, func(cur PartitionLeadership) (PartitionLeadership, bool) {
-		isr := []int32{}
-		for _, r := range cur.ISR {
-			if !contains(removed, r) {
-				isr = append(isr, r)
+		removed := slices.Clone(r.o.removing)
+		rd = append(rd, ready{underWay: r, target: target, leader: leader, removed: removed})
+		ds = append(ds, decision{tp, func(cur PartitionLeadership) (PartitionLeadership, bool) {
+			isr := []int32{}
+			for _, b := range cur.ISR {
+				if !contains(removed, b) {
+					isr = append(isr, b)
+				}
 			}
-		}
-		if !contains(isr, leader) {
-			isr = append([]int32{leader}, isr...)
-		}
-		return PartitionLeadership{Leader: leader, LeaderEpoch: cur.LeaderEpoch + 1, ISR: isr}, true
-	}); err != nil {
-		c.log.Error("reassignment: electing the leader failed", zap.Stringer("partition", tp), zap.Error(err))
-		return false
+			if !contains(isr, leader) {
+				isr = append([]int32{leader}, isr...)
+			}
+			return PartitionLeadership{Leader: leader, LeaderEpoch: cur.LeaderEpoch + 1, ISR: isr}, true
+		}})
 	}
-	t.assignment[p] = target
-	delete(c.reassigning, tp)
-	c.sendLeaderAndIsr([]partition.LeaderAndIsr{c.stateOf(t, p)}, nil)
-	c.removeReplicas(t, p, removed)
-	if err := c.writeAssignment(t); err != nil {
-		c.log.Error("reassignment: writing the final assignment failed", zap.Stringer("partition", tp), zap.Error(err))
+	if len(rd) == 0 {
+		return 0
 	}
-	if o.fromZk {
-		if err := c.removeFromReassignZnode(tp); err != nil {
-			c.log.Warn("reassignment: updating "+zkmeta.ReassignPartitionsPath, zap.Stringer("partition", tp), zap.Error(err))
+	failed := c.applyDecisions(ds)
+	var states []partition.LeaderAndIsr
+	remove := map[int32][]partition.TopicPartition{}
+	var topics []*topicState
+	seen := map[*topicState]bool{}
+	var fromZk, done []partition.TopicPartition
+	for _, r := range rd {
+		tp := partition.TopicPartition{Topic: r.t.name, Partition: r.p}
+		if err := failed[tp]; err != nil {
+			c.log.Error("reassignment: electing the leader failed", zap.Stringer("partition", tp), zap.Error(err))
+			continue
+		}
+		r.t.assignment[r.p] = r.target
+		delete(c.reassigning, tp)
+		states = append(states, c.stateOf(r.t, r.p))
+		for _, id := range r.removed {
+			remove[id] = append(remove[id], tp)
+		}
+		if !seen[r.t] {
+			seen[r.t] = true
+			topics = append(topics, r.t)
+		}
+		if r.o.fromZk {
+			fromZk = append(fromZk, tp)
+		}
+		done = append(done, tp)
+		c.log.Info("partition reassignment completed", zap.Stringer("partition", tp), zap.Any("replicas", r.target),
+			zap.Int32("leader", r.leader), zap.Int32("leader.epoch", r.t.state[r.p].LeaderEpoch))
+	}
+	c.sendLeaderAndIsr(states, nil)
+	c.removeReplicasOf(remove)
+	for _, t := range topics {
+		if err := c.writeAssignment(t); err != nil {
+			c.log.Error("reassignment: writing the final assignment failed", zap.String("topic", t.name), zap.Error(err))
 		}
 	}
-	c.log.Info("partition reassignment completed", zap.Stringer("partition", tp), zap.Any("replicas", target),
-		zap.Int32("leader", leader), zap.Int32("leader.epoch", t.state[p].LeaderEpoch))
-	return true
+	if len(fromZk) > 0 {
+		if err := c.removeFromReassignZnode(fromZk...); err != nil {
+			c.log.Warn("reassignment: updating "+zkmeta.ReassignPartitionsPath, zap.Int("partitions", len(fromZk)), zap.Error(err))
+		}
+	}
+	return len(done)
 }
 
 // removeReplicas stops the given replicas of partition p and deletes their
 // logs (Kafka's OfflineReplica → ReplicaDeletionStarted): in-process for
 // this broker, StopReplica for the others. A dead broker keeps its files.
 func (c *Controller) removeReplicas(t *topicState, p int32, ids []int32) {
-	tps := []partition.TopicPartition{{Topic: t.name, Partition: p}}
+	byBroker := make(map[int32][]partition.TopicPartition, len(ids))
 	for _, id := range ids {
-		if !c.live(id) {
+		byBroker[id] = []partition.TopicPartition{{Topic: t.name, Partition: p}}
+	}
+	c.removeReplicasOf(byBroker)
+}
+
+// removeReplicasOf is removeReplicas for many partitions: one StopReplica
+// (delete) per live broker with all of its partitions.
+func (c *Controller) removeReplicasOf(byBroker map[int32][]partition.TopicPartition) {
+	for id, tps := range byBroker {
+		if !c.live(id) || len(tps) == 0 {
 			continue
 		}
 		if id == c.cfg.BrokerID {
-			c.stopLocalReplicas(tps, true, "reassignment: deleting the local replica")
+			c.stopLocalReplicas(tps, true, "reassignment: deleting the local replicas")
 			continue
 		}
 		c.peers.Send(id, c.stopReplicaRequest(tps, true), c.logFailure(id, "StopReplica"))
@@ -532,16 +665,16 @@ func (c *Controller) deleteIgnoringMissing(path string) error {
 // onIsrChangeReassign continues the reassignments of partitions whose ISR
 // changed (Kafka's PartitionReassignmentIsrChangeHandler).
 func (c *Controller) onIsrChangeReassign(tps []partition.TopicPartition) {
-	done := false
+	var rs []underWay
 	for _, tp := range tps {
 		o := c.reassigning[tp]
 		t := c.topics[tp.Topic]
 		if o == nil || t == nil {
 			continue
 		}
-		done = c.progressReassignment(t, tp.Partition, o) || done
+		rs = append(rs, underWay{t: t, p: tp.Partition, o: o})
 	}
-	if done {
+	if c.progressReassignments(rs) > 0 {
 		c.publish()
 	}
 }
