@@ -57,7 +57,7 @@ func startCluster3(t *testing.T) (*env, *recPeers) {
 
 // startCluster3Over is startCluster3 with the controller's store wrapped
 // by wrap (nil: the embedded store itself).
-func startCluster3Over(t *testing.T, wrap func(metastore.Store) metastore.Store) (*env, *recPeers) {
+func startCluster3Over(t testing.TB, wrap func(metastore.Store) metastore.Store) (*env, *recPeers) {
 	t.Helper()
 	s, err := metastore.OpenEmbeddedDir(t.TempDir())
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"gregor/partition"
 	"gregor/replication/metastore"
 )
 
@@ -49,6 +50,43 @@ func BenchmarkCreateTopicsEmbedded20k(b *testing.B) {
 		b.StopTimer()
 		c.Close()
 		s.Close()
+		b.StartTimer()
+	}
+}
+
+// BenchmarkReassignStart10k: one AlterPartitionReassignments moving
+// 10,000 partitions (100 topics × 100, RF 2 on brokers 1 and 2) to add
+// broker 0 — the controller's phase 1 (assignments, epoch bumps,
+// LeaderAndIsr to the peers) over the embedded store.
+func BenchmarkReassignStart10k(b *testing.B) {
+	const topics, partitions = 100, 100
+	for range b.N {
+		b.StopTimer()
+		e, _ := startCluster3Over(b, nil)
+		reqs := map[partition.TopicPartition][]int32{}
+		for t := 0; t < topics; t++ {
+			name := fmt.Sprintf("r-%03d", t)
+			assignment := map[int32][]int32{}
+			for p := int32(0); p < partitions; p++ {
+				assignment[p] = []int32{1, 2}
+				reqs[partition.TopicPartition{Topic: name, Partition: p}] = []int32{1, 2, 0}
+			}
+			if res := e.c.CreateTopics([]NewTopic{{Name: name, NumPartitions: -1, ReplicationFactor: -1, Assignment: assignment}}, false); res[0].Err != nil {
+				b.Fatal(res[0].Err)
+			}
+		}
+		b.StartTimer()
+		errs, err := e.c.AlterPartitionReassignments(reqs)
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for tp, err := range errs {
+			if err != nil {
+				b.Fatalf("%v: %v", tp, err)
+			}
+		}
+		e.stop()
 		b.StartTimer()
 	}
 }
