@@ -366,6 +366,19 @@ func TestReassignmentStartIsBatched(t *testing.T) {
 	mc.calls()
 	sc.count(zkmeta.TopicPath("t"))
 	before1, before2 := peers.count(1, 4), peers.count(2, 4)
+	// batched: one fenced Multi of a state per partition, one LeaderAndIsr
+	// to each of brokers 1 and 2 since the counts before.
+	batched := func(what string, before1, before2 int) {
+		t.Helper()
+		if got := mc.calls(); len(got) != 1 || got[0] != 1+n {
+			t.Fatalf("%s: Multi calls %v, want one of %d ops (fence and a state per partition)", what, got, 1+n)
+		}
+		for id, before := range map[int32]int{1: before1, 2: before2} {
+			if got := peers.count(id, 4) - before; got != 1 {
+				t.Fatalf("%s: broker %d got %d LeaderAndIsr requests, want 1", what, id, got)
+			}
+		}
+	}
 	errs, err := c.AlterPartitionReassignments(reqs)
 	if err != nil {
 		t.Fatal(err)
@@ -379,14 +392,7 @@ func TestReassignmentStartIsBatched(t *testing.T) {
 	if got := sc.count(zkmeta.TopicPath("t")); got != 1 {
 		t.Fatalf("the topic's assignment was written %d times, want once", got)
 	}
-	if got := mc.calls(); len(got) != 1 || got[0] != 1+n {
-		t.Fatalf("reassignment start: Multi calls %v, want one of %d ops (fence and a state per partition)", got, 1+n)
-	}
-	for _, b := range []struct{ id, before int32 }{{1, int32(before1)}, {2, int32(before2)}} {
-		if got := peers.count(b.id, 4) - int(b.before); got != 1 {
-			t.Fatalf("broker %d got %d LeaderAndIsr requests for the reassignment, want 1", b.id, got)
-		}
-	}
+	batched("reassignment start", before1, before2)
 	// Every new replica catches up: the leader (1) writes the ISRs and one
 	// change notification lists all of them, as a broker batches them.
 	var changed []zkmeta.IsrChangePartition
@@ -413,14 +419,7 @@ func TestReassignmentStartIsBatched(t *testing.T) {
 	if got := sc.count(zkmeta.TopicPath("t")); got != 1 {
 		t.Fatalf("completion: the topic's assignment was written %d times, want once", got)
 	}
-	if got := mc.calls(); len(got) != 1 || got[0] != 1+n {
-		t.Fatalf("completion: Multi calls %v, want one of %d ops", got, 1+n)
-	}
-	for _, b := range []struct{ id, before int32 }{{1, int32(before1)}, {2, int32(before2)}} {
-		if got := peers.count(b.id, 4) - int(b.before); got != 1 {
-			t.Fatalf("completion: broker %d got %d LeaderAndIsr requests, want 1", b.id, got)
-		}
-	}
+	batched("completion", before1, before2)
 	for p := int32(0); p < n; p++ {
 		if st, _ := e.state(t, "t", p); st.Leader != 1 || st.LeaderEpoch != 2 {
 			t.Fatalf("partition %d after completion: %+v, want leader 1 (kept: it is in the target) epoch 2", p, st)
