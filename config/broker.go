@@ -89,6 +89,9 @@ type Broker struct {
 	NumNetworkThreads int
 	NumIOThreads      int
 	QueuedMaxRequests int // queued.max.requests, default 500
+	// ConnectionLimits are max.connections, max.connections.per.ip(.overrides)
+	// and max.connection.creation.rate (connections.go).
+	ConnectionLimits ConnectionLimits
 
 	OffsetsTopicNumPartitions     int32         // offsets.topic.num.partitions, default 50
 	OffsetsTopicReplicationFactor int16         // offsets.topic.replication.factor, default 3; with ZooKeeper __consumer_offsets waits for that many live brokers, embedded single node caps it at 1
@@ -211,6 +214,7 @@ func Defaults() *Broker {
 		NumNetworkThreads:        3,
 		NumIOThreads:             8,
 		QueuedMaxRequests:        500,
+		ConnectionLimits:         defaultConnectionLimits(),
 
 		OffsetsTopicNumPartitions:     50,
 		OffsetsTopicReplicationFactor: 3,

@@ -228,6 +228,12 @@ var brokerKeys = map[string]brokerKey{
 	"producer.id.expiration.ms":                                   msKey(func(b *Broker) *time.Duration { return &b.ProducerIDExpiration }, 32, 1),
 	"producer.id.expiration.check.interval.ms":                    msKey(func(b *Broker) *time.Duration { return &b.ProducerIDExpirationCheck }, 32, 1),
 
+	// Connection quotas (connections.go, applied by wire/server).
+	"max.connections":                  intKey(func(b *Broker) *int { return &b.ConnectionLimits.Max }, 32, 0),
+	"max.connections.per.ip":           intKey(func(b *Broker) *int { return &b.ConnectionLimits.PerIP }, 32, 0),
+	"max.connections.per.ip.overrides": checkKey(setConnectionOverrides, kmsg.ConfigTypeString, ""),
+	"max.connection.creation.rate":     intKey(func(b *Broker) *int { return &b.ConnectionLimits.CreationRate }, 32, 0),
+
 	"replica.lag.time.max.ms": msKey(func(b *Broker) *time.Duration { return &b.ReplicaLagTimeMax }, 64, 0),
 	"num.replica.fetchers":    intKey(func(b *Broker) *int { return &b.NumReplicaFetchers }, 32, 1),
 
@@ -302,8 +308,7 @@ func setAdminListener(b *Broker, key, v string) error {
 var ignoredKeys = map[string]bool{
 	// Thread pools and queues that have no counterpart in a goroutine-per-connection server.
 	"background.threads": true, "num.replica.alter.log.dirs.threads": true, "log.cleaner.threads": true,
-	"queued.max.request.bytes": true, "connections.max.idle.ms": true, "max.connections": true,
-	"max.connections.per.ip": true, "max.connections.per.ip.overrides": true, "max.connection.creation.rate": true,
+	"queued.max.request.bytes": true, "connections.max.idle.ms": true,
 	"socket.listen.backlog.size": true, "socket.connection.setup.timeout.ms": true, "socket.connection.setup.timeout.max.ms": true,
 	// Broker identity and placement.
 	"broker.rack": true, "broker.id.generation.enable": true, "reserved.broker.max.id": true,

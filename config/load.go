@@ -90,6 +90,9 @@ func resolve(b *Broker) error {
 		n, _ := parseInt(k, v, 64, noMin)
 		return n
 	}
+	if err := checkConnectionLimits(b); err != nil { // connections.go
+		return err
+	}
 
 	// log.dirs > log.dir
 	for _, k := range []string{"log.dirs", "log.dir"} {

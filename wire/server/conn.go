@@ -46,6 +46,7 @@ type conn struct {
 	s        *Server
 	nc       net.Conn
 	listener string
+	ip       string // client address, for the connection quotas (limits.go)
 	log      *zap.Logger
 	// protocol is the listener's security protocol; principal who the
 	// connection authenticated as (security.Anonymous until it does). Both

@@ -67,6 +67,12 @@ type Config struct {
 	Security map[string]ListenerSecurity
 	// HandshakeTimeout bounds a TLS handshake (tls.go). 0 = 10 s.
 	HandshakeTimeout time.Duration
+	// Limits are the connection quotas applied at accept (limits.go;
+	// max.connections and friends); nil = none.
+	Limits *config.ConnectionLimits
+	// InterBrokerListener is exempt from Limits.Max (Kafka lets the
+	// brokers' own connections in when the broker is full).
+	InterBrokerListener string
 }
 
 // ConfigFromBroker takes the listener and socket settings of a broker config.
@@ -78,6 +84,8 @@ func ConfigFromBroker(b *config.Broker) Config {
 		SocketSendBufferBytes:    b.SocketSendBufferBytes,
 		SocketReceiveBufferBytes: b.SocketReceiveBufferBytes,
 		MaxInFlightPerConn:       b.NumIOThreads,
+		Limits:                   &b.ConnectionLimits,
+		InterBrokerListener:      b.Security.InterBrokerListener,
 	}
 }
 
@@ -93,6 +101,9 @@ type Stats struct {
 	// their handshake failed (a plaintext client, an untrusted or missing
 	// client certificate, a stalled client).
 	TLSHandshakeFailures atomic.Int64
+	// ConnectionsRefused counts connections closed at accept by a
+	// connection quota (Config.Limits).
+	ConnectionsRefused atomic.Int64
 }
 
 // Server is a Kafka protocol server. Create it with New, then Start; Close
@@ -122,6 +133,7 @@ type Server struct {
 	listeners []net.Listener
 	names     []string // listener names, parallel to listeners
 	conns     map[*conn]struct{}
+	limits    *connLimits // nil = no connection quotas
 }
 
 // New returns a Server that dispatches to d. It binds nothing until Start.
@@ -137,6 +149,9 @@ func New(cfg Config, d wire.Dispatcher, log *zap.Logger) *Server {
 		log = zap.NewNop()
 	}
 	s := &Server{cfg: cfg, d: d, log: log, conns: map[*conn]struct{}{}}
+	if cfg.Limits != nil {
+		s.limits = newConnLimits(*cfg.Limits, cfg.InterBrokerListener)
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.ranges = d.Supported()
 	for _, r := range s.ranges {
@@ -277,12 +292,19 @@ func (s *Server) acceptLoop(ln net.Listener, name string) {
 			continue
 		}
 		backoff = 5 * time.Millisecond
-		s.serve(nc, name)
+		ip := hostOf(nc)
+		if s.limits != nil {
+			if limit := s.limits.admit(ip, name); limit != "" {
+				s.refuse(nc, name, ip, limit)
+				continue
+			}
+		}
+		s.serve(nc, name, ip)
 	}
 }
 
 // serve registers a new connection and starts its reader and writer.
-func (s *Server) serve(nc net.Conn, listener string) {
+func (s *Server) serve(nc net.Conn, listener, ip string) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 		if s.cfg.SocketSendBufferBytes > 0 {
@@ -293,10 +315,14 @@ func (s *Server) serve(nc net.Conn, listener string) {
 		}
 	}
 	c := newConn(s, nc, listener)
+	c.ip = ip
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		nc.Close()
+		if s.limits != nil {
+			s.limits.release(ip)
+		}
 		return
 	}
 	s.conns[c] = struct{}{}
@@ -313,6 +339,9 @@ func (s *Server) forget(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
+	if s.limits != nil {
+		s.limits.release(c.ip)
+	}
 	s.Stats.ConnectionsOpen.Add(-1)
 	s.Stats.ConnectionsClosed.Add(1)
 }

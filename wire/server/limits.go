@@ -1,0 +1,86 @@
+package server
+
+import (
+	"net"
+	"sync"
+
+	"go.uber.org/zap"
+	"golang.org/x/time/rate"
+
+	"gregor/config"
+)
+
+// connLimits applies the broker's connection quotas at accept
+// (config.ConnectionLimits: max.connections, max.connections.per.ip and
+// its overrides, max.connection.creation.rate): a connection past a limit
+// is closed before it is read from, counted in Stats.ConnectionsRefused
+// and logged; connections already open are never touched.
+type connLimits struct {
+	cfg         config.ConnectionLimits
+	interBroker string        // listener exempt from max.connections
+	rate        *rate.Limiter // nil = unlimited
+
+	mu    sync.Mutex
+	total int
+	perIP map[string]int
+}
+
+func newConnLimits(cfg config.ConnectionLimits, interBroker string) *connLimits {
+	l := &connLimits{cfg: cfg, interBroker: interBroker, perIP: map[string]int{}}
+	if cfg.CreationRate > 0 && cfg.CreationRate < config.Unlimited {
+		l.rate = rate.NewLimiter(rate.Limit(cfg.CreationRate), cfg.CreationRate)
+	} else if cfg.CreationRate == 0 {
+		l.rate = rate.NewLimiter(0, 0) // 0: no new connection at all
+	}
+	return l
+}
+
+// hostOf is the client IP of a connection's remote address, "" when it
+// has none (a pipe in tests).
+func hostOf(nc net.Conn) string {
+	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	return ""
+}
+
+// admit reserves a place for a new connection from ip on listener, or
+// returns the limit that refuses it (its config name).
+func (l *connLimits) admit(ip, listener string) (refusedBy string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if listener != l.interBroker && l.total >= l.cfg.Max {
+		return "max.connections"
+	}
+	limit, key := l.cfg.PerIP, "max.connections.per.ip"
+	if n, ok := l.cfg.PerIPOverrides[ip]; ok {
+		limit, key = n, "max.connections.per.ip.overrides"
+	}
+	if l.perIP[ip] >= limit {
+		return key
+	}
+	if l.rate != nil && !l.rate.Allow() {
+		return "max.connection.creation.rate"
+	}
+	l.total++
+	l.perIP[ip]++
+	return ""
+}
+
+// release gives back an admitted connection's place.
+func (l *connLimits) release(ip string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total--
+	if l.perIP[ip]--; l.perIP[ip] <= 0 {
+		delete(l.perIP, ip)
+	}
+}
+
+// refuse closes a connection a limit refused, counted and logged (at
+// info: a client or a configuration matter, not a broker fault).
+func (s *Server) refuse(nc net.Conn, listener, ip, limit string) {
+	s.Stats.ConnectionsRefused.Add(1)
+	s.log.Info("connection refused: limit reached", zap.String("listener", listener), zap.String("client", ip), zap.String("limit", limit))
+	nc.Close()
+}
