@@ -2,6 +2,8 @@ package integration
 
 import (
 	"encoding/binary"
+	"fmt"
+	"net/http"
 	"io"
 	"net"
 	"strings"
@@ -15,10 +17,11 @@ import (
 
 // TestConnectionLimitsRealBroker: a broker with max.connections.per.ip=3
 // serves three connections from 127.0.0.1, closes the fourth at accept
-// (logged, the connections already open still answered), and takes a new
-// one once a place is free.
+// (logged and counted on the admin listener; the connections already open
+// still answered), and takes a new one once a place is free.
 func TestConnectionLimitsRealBroker(t *testing.T) {
-	b := harness.StartBroker(t, map[string]string{"max.connections.per.ip": "3"})
+	adminPort := harness.FreePort(t)
+	b := harness.StartBroker(t, map[string]string{"max.connections.per.ip": "3", "admin.listener": fmt.Sprintf("127.0.0.1:%d", adminPort)})
 	apiVersions := func(c net.Conn) error {
 		req := kmsg.NewPtrApiVersionsRequest()
 		c.SetDeadline(time.Now().Add(10 * time.Second))
@@ -61,6 +64,10 @@ func TestConnectionLimitsRealBroker(t *testing.T) {
 	}
 	if !strings.Contains(b.Log(), "connection refused: limit reached") || !strings.Contains(b.Log(), "max.connections.per.ip") {
 		t.Fatalf("the refusal is not logged:\n%s", b.Log())
+	}
+	// Counted on the admin listener.
+	if n, ok, err := harness.MetricSum(http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d", adminPort), "gregor_server_connections_refused_total"); err != nil || !ok || n != 1 {
+		t.Fatalf("gregor_server_connections_refused_total = %v (found %v, %v), want 1", n, ok, err)
 	}
 	for i, c := range open {
 		if err := apiVersions(c); err != nil {

@@ -64,6 +64,8 @@ func (b *Broker) startAdmin(h *handlers.Broker) (wire.Dispatcher, error) {
 func (b *Broker) attachAdmin(s *server.Server) {
 	if b.admin != nil {
 		s.Observer = b.admin
+		b.admin.ObserveConnections(admin.ConnectionStats{Open: s.Stats.ConnectionsOpen.Load,
+			Accepted: s.Stats.ConnectionsAccepted.Load, Refused: s.Stats.ConnectionsRefused.Load})
 	}
 }
 
