@@ -3,9 +3,9 @@ package integration
 import (
 	"encoding/binary"
 	"fmt"
-	"net/http"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
