@@ -98,6 +98,14 @@ func Open(connect string, cfg Config) (*Store, error) {
 
 	select {
 	case <-s.ready:
+		// The first session's event can come before s.conn was set
+		// (onEvent then recorded id 0): take its id now, or a
+		// Disconnected would name session 0x0.
+		s.sessMu.Lock()
+		if s.lastSession == 0 {
+			s.lastSession = conn.SessionID()
+		}
+		s.sessMu.Unlock()
 	case <-time.After(cfg.ConnectionTimeout):
 		state := conn.State()
 		s.Close()
