@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"net"
@@ -15,7 +14,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/test/bench/benchproc"
 )
 
 // Broker is one gregor server process started by a test.
@@ -117,15 +117,9 @@ func (b *Broker) waitReady(d time.Duration) error {
 			return fmt.Errorf("process exited: %v", b.cmd.ProcessState)
 		default:
 		}
-		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+		err := benchproc.AnswersKafka(b.Addr())
 		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			_, err = kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
-			cancel()
-			cl.Close()
-			if err == nil {
-				return nil
-			}
+			return nil
 		}
 		last = err
 		time.Sleep(50 * time.Millisecond) // polling a process that gives no readiness event

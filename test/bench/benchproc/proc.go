@@ -99,15 +99,9 @@ func (p *Process) WaitKafka(addr string, d time.Duration) error {
 		if p.Exited() {
 			return fmt.Errorf("process exited: %v", p.Cmd.ProcessState)
 		}
-		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		err := AnswersKafka(addr)
 		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			_, err = kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
-			cancel()
-			cl.Close()
-			if err == nil {
-				return nil
-			}
+			return nil
 		}
 		last = err
 		time.Sleep(50 * time.Millisecond) // a process gives no readiness event to wait on
@@ -125,4 +119,19 @@ func FreePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// AnswersKafka sends one ApiVersions to addr (bounded by 2 s) and reports
+// whether it was answered: the readiness probe of a broker process, here
+// and in test/harness.
+func AnswersKafka(addr string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err = kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
+	return err
 }
