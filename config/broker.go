@@ -92,6 +92,8 @@ type Broker struct {
 	// ConnectionLimits are max.connections, max.connections.per.ip(.overrides)
 	// and max.connection.creation.rate (connections.go).
 	ConnectionLimits ConnectionLimits
+	// Quotas are the quota windows and replication throttle rates (quotas.go).
+	Quotas Quotas
 
 	OffsetsTopicNumPartitions     int32         // offsets.topic.num.partitions, default 50
 	OffsetsTopicReplicationFactor int16         // offsets.topic.replication.factor, default 3; with ZooKeeper __consumer_offsets waits for that many live brokers, embedded single node caps it at 1
@@ -215,6 +217,7 @@ func Defaults() *Broker {
 		NumIOThreads:             8,
 		QueuedMaxRequests:        500,
 		ConnectionLimits:         defaultConnectionLimits(),
+		Quotas:                   defaultQuotas(),
 
 		OffsetsTopicNumPartitions:     50,
 		OffsetsTopicReplicationFactor: 3,
