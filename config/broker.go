@@ -148,8 +148,11 @@ type Broker struct {
 	// listener.name.<l>[.<mech>] forms, per SASL listener (sasl.go).
 	SASL SASLConfig
 
-	ReplicaLagTimeMax  time.Duration // replica.lag.time.max.ms, default 30000
-	NumReplicaFetchers int           // num.replica.fetchers, default 1
+	ReplicaLagTimeMax time.Duration // replica.lag.time.max.ms, default 30000
+	// AutoLeaderRebalance is auto.leader.rebalance.enable and
+	// leader.imbalance.* (leadership.go).
+	AutoLeaderRebalance AutoLeaderRebalance
+	NumReplicaFetchers  int // num.replica.fetchers, default 1
 
 	// Authorizer: authorizer.class.name, super.users,
 	// allow.everyone.if.no.acl.found (authorizer.go).
@@ -242,8 +245,9 @@ func Defaults() *Broker {
 		ProducerIDExpiration:                    86400000 * time.Millisecond,
 		ProducerIDExpirationCheck:               600000 * time.Millisecond,
 
-		ReplicaLagTimeMax:  30000 * time.Millisecond,
-		NumReplicaFetchers: 1,
+		ReplicaLagTimeMax:   30000 * time.Millisecond,
+		AutoLeaderRebalance: defaultAutoLeaderRebalance(),
+		NumReplicaFetchers:  1,
 
 		Raw: map[string]string{},
 	}
