@@ -25,7 +25,11 @@ func defaultAutoLeaderRebalance() AutoLeaderRebalance {
 	return AutoLeaderRebalance{Enable: true, CheckInterval: 300 * time.Second, PerBrokerPercentage: 10}
 }
 
+// leadershipKeys are the keys of replica placement and leadership, added
+// to brokerKeys by init. broker.rack is read from Raw by the controller
+// (its registration and AssignReplicasWithRacks).
 var leadershipKeys = map[string]brokerKey{
+	"broker.rack":                  nullKey(acceptAny, kmsg.ConfigTypeString),
 	"auto.leader.rebalance.enable": boolKey(func(b *Broker) *bool { return &b.AutoLeaderRebalance.Enable }),
 	"leader.imbalance.check.interval.seconds": {func(b *Broker, key, v string) error {
 		n, err := parseInt(key, v, 64, 1)
