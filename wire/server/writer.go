@@ -128,6 +128,7 @@ func (w *respWriter) send(p *pending, resp wire.Response) (err error) {
 		}
 	}()
 	switch {
+	case resp.None: // checked first: a handler may fill Msg and still send nothing (acks=0)
 	case resp.Msg != nil:
 		if resp.Msg.Key() != p.key {
 			return fmt.Errorf("handler for API key %d answered a key %d response", p.key, resp.Msg.Key())
@@ -145,7 +146,6 @@ func (w *respWriter) send(p *pending, resp wire.Response) (err error) {
 		if err := w.body(p, resp.Body); err != nil {
 			return err
 		}
-	case resp.None:
 	default:
 		return fmt.Errorf("handler for API key %d returned an empty Response", p.key)
 	}
