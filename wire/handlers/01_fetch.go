@@ -48,6 +48,14 @@ package handlers
 //     than the fetch offset (or has a lower epoch), the partition answers
 //     DivergingEpoch{epoch, end offset} and no records (KIP-595), and the
 //     follower truncates. A non-leader answers NOT_LEADER_OR_FOLLOWER.
+//     Replication throttle (Broker.LeaderQuota, Kafka's
+//     shouldLeaderThrottle): a partition named by the topic config
+//     leader.replication.throttled.replicas for this broker, fetched by a
+//     follower not in its ISR while the leader quota
+//     (leader.replication.throttled.rate) is exceeded, returns no records;
+//     it counts for nothing towards MinBytes and its long poll does not
+//     wake on its data. The record bytes sent for throttled partitions
+//     (in sync or not) are recorded against the quota.
 //   - Consumers (ReplicaID -1) never read above the high watermark.
 //   - IsolationLevel (KIP-98): LastStableOffset is always the partition's
 //     last stable offset (partition.View). READ_COMMITTED (1) consumers

@@ -6,7 +6,9 @@
 // --zookeeper it works straight on the znodes (/admin/reassign_partitions,
 // /brokers/topics), as Kafka 2.x did; with --bootstrap-server through
 // AlterPartitionReassignments / ListPartitionReassignments (KIP-455). The
-// output texts are Kafka's.
+// output texts are Kafka's. --throttle and --replica-alter-log-dirs-throttle
+// set the replication throttles and --verify/--cancel clear them
+// (throttles.go).
 package reassign
 
 import (
