@@ -89,6 +89,10 @@ type Broker struct {
 	NumNetworkThreads int
 	NumIOThreads      int
 	QueuedMaxRequests int // queued.max.requests, default 500
+	// MaxRequestPartitionSizeLimit is max.request.partition.size.limit
+	// (default 2000, at least 1): the most partitions one
+	// DescribeTopicPartitions response carries (KIP-966).
+	MaxRequestPartitionSizeLimit int32
 	// ConnectionLimits are max.connections, max.connections.per.ip(.overrides)
 	// and max.connection.creation.rate (connections.go).
 	ConnectionLimits ConnectionLimits
@@ -148,8 +152,11 @@ type Broker struct {
 	// listener.name.<l>[.<mech>] forms, per SASL listener (sasl.go).
 	SASL SASLConfig
 
-	ReplicaLagTimeMax  time.Duration // replica.lag.time.max.ms, default 30000
-	NumReplicaFetchers int           // num.replica.fetchers, default 1
+	ReplicaLagTimeMax time.Duration // replica.lag.time.max.ms, default 30000
+	// AutoLeaderRebalance is auto.leader.rebalance.enable and
+	// leader.imbalance.* (leadership.go).
+	AutoLeaderRebalance AutoLeaderRebalance
+	NumReplicaFetchers  int // num.replica.fetchers, default 1
 
 	// Authorizer: authorizer.class.name, super.users,
 	// allow.everyone.if.no.acl.found (authorizer.go).
@@ -209,15 +216,16 @@ func Defaults() *Broker {
 		MessageTimestampType:               "CreateTime",
 		LogMessageTimestampDifferenceMaxMs: math.MaxInt64,
 
-		MessageMaxBytes:          1048588,
-		SocketRequestMaxBytes:    104857600,
-		SocketSendBufferBytes:    102400,
-		SocketReceiveBufferBytes: 102400,
-		NumNetworkThreads:        3,
-		NumIOThreads:             8,
-		QueuedMaxRequests:        500,
-		ConnectionLimits:         defaultConnectionLimits(),
-		Quotas:                   defaultQuotas(),
+		MessageMaxBytes:              1048588,
+		SocketRequestMaxBytes:        104857600,
+		SocketSendBufferBytes:        102400,
+		SocketReceiveBufferBytes:     102400,
+		NumNetworkThreads:            3,
+		NumIOThreads:                 8,
+		QueuedMaxRequests:            500,
+		MaxRequestPartitionSizeLimit: defaultMaxRequestPartitionSizeLimit,
+		ConnectionLimits:             defaultConnectionLimits(),
+		Quotas:                       defaultQuotas(),
 
 		OffsetsTopicNumPartitions:     50,
 		OffsetsTopicReplicationFactor: 3,
@@ -242,8 +250,9 @@ func Defaults() *Broker {
 		ProducerIDExpiration:                    86400000 * time.Millisecond,
 		ProducerIDExpirationCheck:               600000 * time.Millisecond,
 
-		ReplicaLagTimeMax:  30000 * time.Millisecond,
-		NumReplicaFetchers: 1,
+		ReplicaLagTimeMax:   30000 * time.Millisecond,
+		AutoLeaderRebalance: defaultAutoLeaderRebalance(),
+		NumReplicaFetchers:  1,
 
 		Raw: map[string]string{},
 	}

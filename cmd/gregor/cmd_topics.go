@@ -42,6 +42,7 @@ func init() {
 	f.StringArrayVar(&o.Configs, "config", nil, "a topic config override, name=value (repeatable)")
 	f.BoolVar(&o.IfExists, "if-exists", false, "with --alter, --delete or --describe: only act if the topic exists")
 	f.BoolVar(&o.IfNotExists, "if-not-exists", false, "with --create: only create if the topic does not exist")
+	f.BoolVar(&o.DisableRackAware, "disable-rack-aware", false, "with --zookeeper --create/--alter: assign replicas ignoring broker.rack")
 	f.BoolVar(&o.ExcludeInternal, "exclude-internal", false, "exclude internal topics from --list and --describe")
 	f.BoolVar(&o.UnderReplicated, "under-replicated-partitions", false, "with --describe: only show under-replicated partitions")
 	f.BoolVar(&o.Unavailable, "unavailable-partitions", false, "with --describe: only show partitions whose leader is not available")

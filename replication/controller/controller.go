@@ -567,6 +567,16 @@ func (c *Controller) liveBrokers() []int32 {
 	return out
 }
 
+// liveRacks lists the registered brokers with their broker.rack, sorted
+// by id (AssignReplicasWithRacks' input).
+func (c *Controller) liveRacks() []BrokerRack {
+	out := make([]BrokerRack, 0, len(c.liveInfo))
+	for _, id := range c.liveBrokers() {
+		out = append(out, BrokerRack{ID: id, Rack: c.liveInfo[id].Rack})
+	}
+	return out
+}
+
 // onlineAll elects leaders for every partition and sends LeaderAndIsr
 // (Kafka's onControllerFailover: every partition's state goes to every
 // live replica), the writes batched across topics.

@@ -3,7 +3,6 @@ package controller
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -245,21 +244,12 @@ func (c *Controller) onPreferredZnode() error {
 	return c.deleteIgnoringMissing(zkmeta.PreferredReplicaElectionPath)
 }
 
-// rebalanceConfig reads auto.leader.rebalance.enable (default true),
-// leader.imbalance.check.interval.seconds (300) and
-// leader.imbalance.per.broker.percentage (10) from server.properties.
+// rebalanceConfig is auto.leader.rebalance.enable,
+// leader.imbalance.check.interval.seconds and
+// leader.imbalance.per.broker.percentage (config.AutoLeaderRebalance).
 func (c *Controller) rebalanceConfig() (enabled bool, interval time.Duration, percent int) {
-	enabled, interval, percent = true, 300*time.Second, 10
-	if v := strings.TrimSpace(c.cfg.Raw["auto.leader.rebalance.enable"]); v != "" {
-		enabled = strings.EqualFold(v, "true")
-	}
-	if v, err := strconv.Atoi(strings.TrimSpace(c.cfg.Raw["leader.imbalance.check.interval.seconds"])); err == nil && v > 0 {
-		interval = time.Duration(v) * time.Second
-	}
-	if v, err := strconv.Atoi(strings.TrimSpace(c.cfg.Raw["leader.imbalance.per.broker.percentage"])); err == nil && v >= 0 {
-		percent = v
-	}
-	return
+	r := c.cfg.AutoLeaderRebalance
+	return r.Enable, r.CheckInterval, r.PerBrokerPercentage
 }
 
 // scheduleRebalance arms the next leader-imbalance check (active

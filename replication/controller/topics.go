@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
@@ -137,7 +138,10 @@ func (c *Controller) checkNewTopic(nt NewTopic) (map[int32][]int32, error) {
 		if int(rf) > len(live) {
 			return nil, errf(kerr.InvalidReplicationFactor, "Replication factor: %d larger than available brokers: %d.", rf, len(live))
 		}
-		assignment = AssignReplicas(live, np, rf, -1, 0)
+		var err error
+		if assignment, err = AssignReplicasWithRacks(c.liveRacks(), np, rf, -1, 0); err != nil {
+			return nil, errf(kerr.UnknownServerError, "%s", err.Error())
+		}
 	}
 	if err := config.ValidateTopicConfigs(nt.Configs); err != nil {
 		return nil, errf(kerr.InvalidConfig, "%s", err.Error())
@@ -342,7 +346,10 @@ func (c *Controller) createPartitionsLocked(inc PartitionIncrease, validateOnly 
 			return errf(kerr.InvalidReplicationFactor, "Replication factor: %d larger than available brokers: %d.", rf, len(live))
 		}
 		start := indexOf(sortedCopy(live), t.assignment[0][0])
-		added = AssignReplicas(live, add, int16(rf), start, cur)
+		var err error
+		if added, err = AssignReplicasWithRacks(c.liveRacks(), add, int16(rf), start, cur); err != nil {
+			return errf(kerr.UnknownServerError, "%s", err.Error())
+		}
 	}
 	if validateOnly {
 		return nil
@@ -425,12 +432,16 @@ func (c *Controller) createInZk(nt NewTopic) error {
 	if err := config.ValidateTopicConfigs(nt.Configs); err != nil {
 		return errf(kerr.InvalidConfig, "%s", err.Error())
 	}
-	var live []int32
+	var live []BrokerRack
 	for _, b := range snap.Brokers {
-		live = append(live, b.ID)
+		br := BrokerRack{ID: b.ID}
+		if b.Rack != nil {
+			br.Rack = *b.Rack
+		}
+		live = append(live, br)
 	}
 	if len(live) == 0 {
-		live = []int32{c.cfg.BrokerID}
+		live = []BrokerRack{{ID: c.cfg.BrokerID, Rack: strings.TrimSpace(c.cfg.Raw["broker.rack"])}}
 	}
 	rf := nt.ReplicationFactor
 	if rf <= 0 {
@@ -449,11 +460,15 @@ func (c *Controller) createInZk(nt NewTopic) error {
 	if np <= 0 {
 		np = 1
 	}
-	a := zkmeta.TopicAssignment{TopicID: zkmeta.RandomUUID(), Partitions: AssignReplicas(live, np, rf, -1, 0)}
+	parts, err := AssignReplicasWithRacks(live, np, rf, -1, 0)
+	if err != nil {
+		return errf(kerr.UnknownServerError, "%s", err.Error())
+	}
+	a := zkmeta.TopicAssignment{TopicID: zkmeta.RandomUUID(), Partitions: parts}
 	if err := c.meta.Create(zkmeta.TopicConfigPath(nt.Name), zkmeta.EncodeConfig(nt.Configs), false); err != nil && !errors.Is(err, metastore.ErrNodeExists) {
 		return errf(kerr.UnknownServerError, "%v", err)
 	}
-	err := c.meta.Create(zkmeta.TopicPath(nt.Name), a.Encode(), false)
+	err = c.meta.Create(zkmeta.TopicPath(nt.Name), a.Encode(), false)
 	if errors.Is(err, metastore.ErrNodeExists) {
 		return errf(kerr.TopicAlreadyExists, "Topic '%s' already exists.", nt.Name)
 	}

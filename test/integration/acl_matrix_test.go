@@ -432,6 +432,21 @@ func matrixRows(t *testing.T, admin *kgo.Client, b *harness.Broker, pid int64, e
 				slices.Sort(got)
 				return slices.Equal(got, []string{"mx", "mx-alt", "mx-del", "mx-rec"})
 			}},
+		{name: "DescribeTopicPartitions/explicit topic", describeOK: true, denied: topicAuth, allowed: 0,
+			req: func() kmsg.Request {
+				req := kmsg.NewPtrDescribeTopicPartitionsRequest()
+				req.ResponsePartitionLimit = 100
+				rt := kmsg.NewDescribeTopicPartitionsRequestTopic()
+				rt.Topic = "mx"
+				req.Topics = append(req.Topics, rt)
+				return req
+			},
+			codes: func(r kmsg.Response) (c []int16) {
+				for _, t := range r.(*kmsg.DescribeTopicPartitionsResponse).Topics {
+					c = append(c, t.ErrorCode)
+				}
+				return c
+			}},
 		{name: "Metadata/auto-create", denied: topicAuth, allowed: kerr.LeaderNotAvailable.Code, // created now, no leader yet
 			state: topics, changes: true,
 			req: func() kmsg.Request { return metadataFor("mx-auto") }, codes: metadataCodes},

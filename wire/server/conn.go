@@ -199,7 +199,7 @@ func (c *conn) handleFrame(frame []byte, handle *[]byte, observe bool) (ok bool)
 		return false
 	}
 	if !c.s.supports(h.key, h.version) {
-		return c.unsupportedVersion(h, req)
+		return c.unsupportedVersion(h)
 	}
 	req.SetVersion(h.version)
 	// ControlledShutdown v0 is the one request with header v0 (no client_id).

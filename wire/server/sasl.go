@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"time"
 
@@ -435,4 +436,20 @@ func (c *conn) saslRawToken(token []byte) bool {
 	}
 	return c.enqueue(&pending{key: -1, raw: true, reply: wire.Now(wire.Response{Body: &wire.Body{
 		Chunks: []wire.Chunk{{Bytes: challenge}}, Size: int64(len(challenge))}})})
+}
+
+// setTopLevelErrorCode sets resp's top-level ErrorCode int16 field, if the
+// response type has one. Only for answers followed by closing the
+// connection: at some versions the field is not encoded.
+func setTopLevelErrorCode(resp kmsg.Response, code int16) bool {
+	v := reflect.ValueOf(resp)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	f := v.Elem().FieldByName("ErrorCode")
+	if !f.IsValid() || f.Kind() != reflect.Int16 || !f.CanSet() {
+		return false
+	}
+	f.SetInt(int64(code))
+	return true
 }

@@ -26,6 +26,9 @@ type Options struct {
 	IfExists                              bool
 	IfNotExists                           bool
 	ExcludeInternal                       bool
+	// DisableRackAware is --disable-rack-aware: with --zookeeper, assign
+	// replicas ignoring broker.rack (Kafka's RackAwareMode.Disabled).
+	DisableRackAware bool
 	// Describe filters (TopicCommand's replication reports): with any of
 	// them --describe prints no topic summary line, only the partitions
 	// the filter selects. At most one may be given.
@@ -66,6 +69,12 @@ func (o *Options) Check() error {
 	}
 	if o.IfExists && !(o.Alter || o.Delete || o.Describe) {
 		return clientutil.Usage("Option \"[if-exists]\" can only be used with --alter, --delete or --describe")
+	}
+	if o.DisableRackAware && o.ZooKeeper == "" {
+		return clientutil.Usage("--disable-rack-aware is applied with --zookeeper only: with --bootstrap-server the controller assigns replicas (rack-aware when every broker has broker.rack)")
+	}
+	if o.DisableRackAware && !o.Create && !o.Alter {
+		return clientutil.Usage("Option \"[disable-rack-aware]\" can only be used with --create or --alter")
 	}
 	if o.IfNotExists && !o.Create {
 		return clientutil.Usage("Option \"[if-not-exists]\" can only be used with --create")

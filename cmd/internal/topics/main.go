@@ -37,7 +37,11 @@ func connect(o Options, props map[string]string) (Admin, error) {
 		if ZooKeeperAdmin == nil {
 			return nil, clientutil.ZooKeeperUnsupported("kafka-topics")
 		}
-		return ZooKeeperAdmin(o.ZooKeeper)
+		a, err := ZooKeeperAdmin(o.ZooKeeper)
+		if za, ok := a.(*ZkAdmin); ok {
+			za.DisableRackAware = o.DisableRackAware
+		}
+		return a, err
 	}
 	adm, err := clientutil.AdminClient(o.BootstrapServer, props)
 	if err != nil {

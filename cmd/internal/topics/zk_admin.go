@@ -47,6 +47,11 @@ func OpenZooKeeperAdmin(connect string) (Admin, error) {
 // rest. Describe reads the assignment and each partition's state znode.
 type ZkAdmin struct {
 	Store metastore.Store
+	// DisableRackAware: assign replicas ignoring broker.rack
+	// (--disable-rack-aware); otherwise rack-aware when every registered
+	// broker has a rack, refused when only some have one (Kafka's
+	// RackAwareMode.Enforced).
+	DisableRackAware bool
 }
 
 // zkError prints Kafka's TopicCommand message alone while errors.Is still
@@ -92,6 +97,31 @@ func (a *ZkAdmin) liveBrokers() ([]int32, error) {
 	return ids, nil
 }
 
+// assign is AdminUtils.assignReplicasToBrokers over the registered brokers
+// with their racks read from /brokers/ids/<id> (none when
+// DisableRackAware).
+func (a *ZkAdmin) assign(brokers []int32, partitions int32, rf int16, start int, startPartition int32) (map[int32][]int32, error) {
+	racks := make([]controller.BrokerRack, 0, len(brokers))
+	for _, id := range brokers {
+		br := controller.BrokerRack{ID: id}
+		if !a.DisableRackAware {
+			data, _, err := a.Store.Get(zkmeta.BrokerPath(id))
+			if err != nil && !errors.Is(err, metastore.ErrNoNode) {
+				return nil, err
+			}
+			if info, err := zkmeta.DecodeBrokerInfo(id, data); err == nil {
+				br.Rack = info.Rack
+			}
+		}
+		racks = append(racks, br)
+	}
+	out, err := controller.AssignReplicasWithRacks(racks, partitions, rf, start, startPartition)
+	if errors.Is(err, controller.ErrIncompleteRacks) {
+		return nil, fmt.Errorf("Not all brokers have rack information. Add --disable-rack-aware in command line to make replica assignment without rack information.")
+	}
+	return out, err
+}
+
 // CreateTopic implements Admin. --zookeeper needs both --partitions and
 // --replication-factor, as in Kafka 2.x. Errors: kerr.InvalidTopicException
 // (bad name), kerr.TopicAlreadyExists, kerr.InvalidReplicationFactor (more
@@ -124,7 +154,11 @@ func (a *ZkAdmin) CreateTopic(ctx context.Context, topic string, partitions int3
 	if int(replicationFactor) > len(brokers) {
 		return kafkaErr(kerr.InvalidReplicationFactor, "Replication factor: %d larger than available brokers: %d.", replicationFactor, len(brokers))
 	}
-	assignment := zkmeta.TopicAssignment{Partitions: controller.AssignReplicas(brokers, partitions, replicationFactor, -1, 0)}
+	parts, err := a.assign(brokers, partitions, replicationFactor, -1, 0)
+	if err != nil {
+		return err
+	}
+	assignment := zkmeta.TopicAssignment{Partitions: parts}
 	if _, err := rand.Read(assignment.TopicID[:]); err != nil {
 		return err
 	}
@@ -227,7 +261,11 @@ func (a *ZkAdmin) SetPartitionCount(ctx context.Context, topic string, total int
 	if start == len(brokers) || brokers[start] != first[0] {
 		start = -1 // partition 0's leader is not registered: random start
 	}
-	for p, reps := range controller.AssignReplicas(brokers, int32(total-cur), int16(rf), start, int32(cur)) {
+	added, err := a.assign(brokers, int32(total-cur), int16(rf), start, int32(cur))
+	if err != nil {
+		return err
+	}
+	for p, reps := range added {
 		asg.Partitions[p] = reps
 	}
 	if _, err := a.Store.Set(zkmeta.TopicPath(topic), asg.Encode(), version); err != nil {
