@@ -3,6 +3,7 @@ package reassign
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -224,11 +225,33 @@ func (a *adminCluster) setBrokerConfigs(ctx context.Context, brokers []int32, kv
 	return alterErr(a.adm.AlterBrokerConfigs(ctx, alterOps(kadm.SetConfig, kv, sortedKeys(kv)), brokers...))
 }
 
+// deleteBrokerConfigs sends the DELETEs to the brokers that hold one of
+// keys as a per-broker dynamic config (DescribeConfigs source
+// DYNAMIC_BROKER_CONFIG), and to every broker it could not describe.
+// Kafka sends them to every broker; deleting an absent key changes
+// nothing, so the outcome is the same, and a broker without dynamic
+// broker configs is not asked to alter what it does not have.
 func (a *adminCluster) deleteBrokerConfigs(ctx context.Context, brokers []int32, keys []string) error {
-	if len(brokers) == 0 {
+	var todo []int32
+	for _, b := range brokers {
+		rcs, err := a.adm.DescribeBrokerConfigs(ctx, b)
+		if err != nil || len(rcs) != 1 || rcs[0].Err != nil || hasDynamic(rcs[0].Configs, keys) {
+			todo = append(todo, b)
+		}
+	}
+	if len(todo) == 0 {
 		return nil
 	}
-	return alterErr(a.adm.AlterBrokerConfigs(ctx, alterOps(kadm.DeleteConfig, nil, keys), brokers...))
+	return alterErr(a.adm.AlterBrokerConfigs(ctx, alterOps(kadm.DeleteConfig, nil, keys), todo...))
+}
+
+func hasDynamic(cs []kadm.Config, keys []string) bool {
+	for _, c := range cs {
+		if c.Source == kmsg.ConfigSourceDynamicBrokerConfig && slices.Contains(keys, c.Key) {
+			return true
+		}
+	}
+	return false
 }
 
 func (a *adminCluster) deleteTopicConfigs(ctx context.Context, topics []string, keys []string) error {
