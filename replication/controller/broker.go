@@ -64,6 +64,7 @@ func (c *Controller) HandleLeaderAndIsr(req *kmsg.LeaderAndISRRequest) *kmsg.Lea
 			if !ok {
 				overrides = c.zk.TopicConfig(ps.Topic)
 				cfgs[ps.Topic] = overrides
+				c.noteTopicConfig(ps.Topic, overrides)
 			}
 			policy, _ := c.cfg.TopicPolicy(overrides)
 			tp := partition.TopicPartition{Topic: ps.Topic, Partition: ps.Partition}

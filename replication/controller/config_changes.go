@@ -157,6 +157,7 @@ func (c *Controller) applyTopicConfigLocked(topic string) {
 	}
 	policy, _ := c.cfg.TopicPolicy(overrides) // invalid overrides: broker defaults (logged by logConfig)
 	lc := c.logConfig(topic, overrides)
+	c.noteTopicConfig(topic, overrides)
 	// Queued after the LeaderAndIsr already sent to this broker, so a
 	// partition they create gets this config, not the one they carry.
 	c.local.enqueue(func() {

@@ -123,7 +123,8 @@ type Controller struct {
 
 	// cfgChanges: the /config/changes listener of every broker (config_changes.go).
 	cfgChanges   configChangeState
-	onUserChange func(string) // Options.OnUserConfigChange
+	onUserChange func(string)                    // Options.OnUserConfigChange
+	onTopicCfg   func(string, map[string]string) // Options.OnTopicConfig
 
 	// offline: replicas reported offline (offline.go), active controller only.
 	offline map[partition.TopicPartition]offlineMark
@@ -219,6 +220,14 @@ type Options struct {
 	// notification (SCRAM credentials, replication/usercreds); it must not
 	// block. nil = user changes are only logged.
 	OnUserConfigChange func(sanitizedUser string)
+	// OnTopicConfig is called with a topic's config overrides
+	// (/config/topics/<t>) each time this broker applies them: the
+	// LeaderAndIsr requests it gets (remote or in-process) for the topic's
+	// partitions, and every topic config change notification. It runs on
+	// the controller's or a request goroutine and must not block; the
+	// map must not be kept or modified. The replication throttles use it
+	// (replication/throttle Managers.ApplyTopicConfig). nil = none.
+	OnTopicConfig func(topic string, overrides map[string]string)
 }
 
 // New builds a controller over store for the broker configured by cfg
@@ -230,7 +239,7 @@ func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Opti
 	c := &Controller{store: store, rm: rm, cfg: cfg, log: opts.Log, now: opts.Now, peers: opts.Peers,
 		topics: map[string]*topicState{}, liveInfo: map[int32]zkmeta.BrokerInfo{}, shuttingDown: map[int32]bool{},
 		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), local: newLocalQueue(), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval,
-		onUserChange: opts.OnUserConfigChange}
+		onUserChange: opts.OnUserConfigChange, onTopicCfg: opts.OnTopicConfig}
 	c.meta = eventStore{c: c, s: store}
 	c.security, c.controlPlane = opts.Security, opts.Security
 	if opts.ControlPlaneSecurity != nil {
@@ -794,6 +803,13 @@ func (c *Controller) sendLeaderAndIsrPlan(per map[int32][]partition.LeaderAndIsr
 			continue
 		}
 		c.peers.Send(id, c.leaderAndIsrRequest(ss), c.logFailure(id, "LeaderAndIsr"))
+	}
+}
+
+// noteTopicConfig hands a topic's overrides to Options.OnTopicConfig.
+func (c *Controller) noteTopicConfig(topic string, overrides map[string]string) {
+	if c.onTopicCfg != nil {
+		c.onTopicCfg(topic, overrides)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"gregor/config"
 	"gregor/replication/metastore"
+	"gregor/replication/throttle"
 	"gregor/wire"
 	"gregor/wire/security/acl"
 )
@@ -69,6 +70,12 @@ type Broker struct {
 	Users metastore.Store
 	// Metrics counts per-topic fetch traffic (cmd/internal/admin); nil = none.
 	Metrics interface{ FetchBytesOut(topic string, n int64) }
+	// LeaderQuota is the leader replication quota
+	// (leader.replication.throttled.rate with the topic configs
+	// leader.replication.throttled.replicas): a follower's Fetch leaves
+	// out its throttled, out-of-sync partitions while it is exceeded
+	// (01_fetch.go). nil = no throttling.
+	LeaderQuota *throttle.Quota
 
 	// tasks owns the goroutines answering requests Later (tasks.go).
 	tasks tasks

@@ -27,6 +27,7 @@ import (
 	"gregor/replication/fetcher"
 	"gregor/replication/metadata"
 	"gregor/replication/metastore"
+	"gregor/replication/throttle"
 	"gregor/replication/usercreds"
 	"gregor/replication/zkclient"
 	"gregor/storage"
@@ -54,6 +55,7 @@ type Broker struct {
 	admin         *admin.Server         // nil unless admin.listener is set
 	creds         *sasl.CredentialCache // SCRAM credentials of /config/users (sasl.go)
 	credWatcher   *usercreds.Watcher    // keeps creds current
+	quotas        *throttle.Managers    // replication throttles (leader, follower, alter-log-dirs)
 	closers       []func() error        // in start order; Close runs them in reverse
 	started       bool                  // Start completed: Close first does a controlled shutdown (cluster mode)
 }
@@ -161,6 +163,10 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	}
 	stopTxns := sync.OnceFunc(b.txns.Stop)
 	b.closers = append(b.closers, func() error { stopTxns(); return nil })
+	// Replication throttles: rates from config.Quotas (the dynamic broker
+	// config layer changes them with Quota.SetRate), throttled replicas
+	// from the topic configs the controller reads (Options.OnTopicConfig).
+	b.quotas = throttle.New(cfg.BrokerID, cfg.Quotas)
 	var fm *fetcher.Manager
 	b.replicas, err = partition.NewManager(partition.ManagerConfig{
 		System:            b.system,
@@ -183,6 +189,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 			fc := fetcher.ConfigFromBroker(cfg)
 			fc.System, fc.Replicas, fc.Endpoints, fc.Logger = b.system, r, controller.NewEndpoints(cfg, cache, b.zk), log.Named("fetcher")
 			fc.Security = peers.inter
+			fc.Quota = b.quotas.Follower
 			var err error
 			if fm, err = fetcher.Start(fc); err != nil {
 				return nil, err
@@ -209,7 +216,8 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	}
 
 	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk, Cache: cache,
-		Security: peers.inter, ControlPlaneSecurity: peers.control, OnUserConfigChange: b.credWatcher.Changed})
+		Security: peers.inter, ControlPlaneSecurity: peers.control, OnUserConfigChange: b.credWatcher.Changed,
+		OnTopicConfig: b.applyThrottledReplicas})
 	topic.topics = b.ctrl
 	txnTopic.topics = b.ctrl
 	// Deleted topics' offsets leave the groups coordinated here.
@@ -232,7 +240,8 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		b.closers = append(b.closers, func() error { v.Close(); return nil })
 		verifier = v
 	}
-	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl}
+	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl,
+		LeaderQuota: b.quotas.Leader}
 	if err := b.startAuthorizer(h, store); err != nil { // authorizer.class.name (authorizer.go)
 		return nil, err
 	}
