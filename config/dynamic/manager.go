@@ -96,9 +96,14 @@ func (m *Manager) RegisterFunc(name string, keys []string, apply func(next *conf
 	m.Register(Component{Name: name, Keys: keys, Apply: apply})
 }
 
-// effective parses the overlay of the layers. Errors: a value or a
-// cross-key rule the static parser refuses (*config.ValueError).
+// effective parses the overlay of the layers: static itself when both
+// are empty (so fields a caller set on it without Raw stay), else a new
+// config parsed from static.Raw with the layers on top. Errors: a value or
+// a cross-key rule the static parser refuses (*config.ValueError).
 func (m *Manager) effective(defaults, perBroker map[string]string) (*config.Broker, error) {
+	if len(defaults) == 0 && len(perBroker) == 0 {
+		return m.static, nil
+	}
 	return config.Parse(config.Overlay(m.static.Raw, defaults, perBroker), nil)
 }
 

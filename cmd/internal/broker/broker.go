@@ -255,7 +255,8 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	if err != nil {
 		return nil, err
 	}
-	sc := server.ConfigFromBroker(eff)
+	sc := server.ConfigFromBroker(cfg)
+	sc.Limits = &eff.ConnectionLimits // the dynamic connection quotas in force
 	sc.Security = listenerSec
 	b.saslSecurity(&sc)
 	b.server = server.New(sc, d, log.Named("server"))
