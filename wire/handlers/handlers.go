@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"gregor/config"
+	"gregor/config/dynamic"
 	"gregor/replication/metastore"
 	"gregor/replication/throttle"
 	"gregor/wire"
@@ -67,7 +68,14 @@ type Broker struct {
 	// Users is where SCRAM credentials live (/config/users in the
 	// metadata store, deps_users.go); nil = DescribeUserScramCredentials
 	// and AlterUserScramCredentials answer UNKNOWN_SERVER_ERROR.
+	// It also holds the dynamic broker configs (/config/brokers/<id>,
+	// <default>) that AlterConfigs and IncrementalAlterConfigs write.
 	Users metastore.Store
+	// Dynamic is this broker's dynamic config layer (config/dynamic):
+	// BROKER resources are validated against it and described with its
+	// sources; nil = BROKER alters answer INVALID_REQUEST and describes
+	// show the static config only.
+	Dynamic *dynamic.Manager
 	// Metrics counts per-topic fetch traffic (cmd/internal/admin); nil = none.
 	Metrics interface{ FetchBytesOut(topic string, n int64) }
 	// LeaderQuota is the leader replication quota

@@ -22,6 +22,7 @@ import (
 	"gregor/actors/txncoordinator"
 	"gregor/cmd/internal/admin"
 	"gregor/config"
+	"gregor/config/dynamic"
 	"gregor/partition"
 	"gregor/replication/controller"
 	"gregor/replication/fetcher"
@@ -56,6 +57,8 @@ type Broker struct {
 	creds         *sasl.CredentialCache // SCRAM credentials of /config/users (sasl.go)
 	credWatcher   *usercreds.Watcher    // keeps creds current
 	quotas        *throttle.Managers    // replication throttles (leader, follower, alter-log-dirs)
+	dyn           *dynamic.Manager      // dynamic broker configs (/config/brokers; dynamic.go)
+	dynWatcher    *dynamic.Watcher      // keeps dyn current
 	closers       []func() error        // in start order; Close runs them in reverse
 	started       bool                  // Start completed: Close first does a controlled shutdown (cluster mode)
 }
@@ -119,6 +122,12 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	b.zk = zkclient.New(store, cfg.BrokerID, log.Named("zk"))
 	if err := b.startCredentials(); err != nil { // sasl.go
 		return nil, fmt.Errorf("loading SCRAM credentials: %w", err)
+	}
+	// Dynamic broker configs before the components that read them
+	// (dynamic.go): eff is server.properties with /config/brokers on top.
+	eff, err := b.startDynamicConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading dynamic broker configs: %w", err)
 	}
 
 	pids, err := partition.OpenProducerIDs(onlineDir)
@@ -217,7 +226,8 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 
 	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk, Cache: cache,
 		Security: peers.inter, ControlPlaneSecurity: peers.control, OnUserConfigChange: b.credWatcher.Changed,
-		OnTopicConfig: b.applyThrottledReplicas})
+		OnTopicConfig: b.applyThrottledReplicas, OnBrokerConfigChange: b.dynWatcher.Changed})
+	b.ctrl.SetTopicDefaults(eff)
 	topic.topics = b.ctrl
 	txnTopic.topics = b.ctrl
 	// Deleted topics' offsets leave the groups coordinated here.
@@ -241,7 +251,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		verifier = v
 	}
 	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl,
-		LeaderQuota: b.quotas.Leader}
+		LeaderQuota: b.quotas.Leader, Dynamic: b.dyn}
 	if err := b.startAuthorizer(h, store); err != nil { // authorizer.class.name (authorizer.go)
 		return nil, err
 	}
@@ -254,11 +264,13 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		return nil, err
 	}
 	sc := server.ConfigFromBroker(cfg)
+	sc.Limits = &eff.ConnectionLimits // the dynamic connection quotas in force
 	sc.Security = listenerSec
 	b.saslSecurity(&sc)
 	b.server = server.New(sc, d, log.Named("server"))
 	b.attachAdmin(b.server)
 	b.observeAuth(b.server)
+	b.registerDynamic() // dynamic.go: the components that change at run time
 	closeServer := sync.OnceValue(b.server.Close)
 	b.closers = append(b.closers, closeServer)
 	if err := b.server.Listen(); err != nil {
