@@ -20,25 +20,20 @@ import (
 	"gregor/test/harness"
 )
 
-// TestThrottledReassignment: kafka-reassign-partitions.sh --zookeeper
-// --execute --throttle 1000000 adds a replica of a 20 MB partition on
+// TestThrottledReassignment: kafka-reassign-partitions.sh
+// --bootstrap-server --execute --throttle 1000000 adds a replica of a 20 MB partition on
 // another broker; the tool writes the broker rates (/config/brokers/<id>)
 // and the topic's throttled replicas as Kafka computes them; the new
 // replica grows at 1 MB/s ±20% (measured on its log over 12 s after the
 // first two seconds); --verify while it moves says it is in progress and
 // keeps the throttles; once done --verify clears them (the znodes keep no
 // throttle key). The leader and follower byte-rate metrics report the
-// traffic and partitions were left out.
-//
-// Until dynamic broker configs apply /config/brokers/<id> at run time,
-// the brokers get the same rates statically (server.properties); the
-// throttled replicas, what makes the rates bite, come from the tool.
+// traffic and partitions were left out. The rates reach the brokers as
+// dynamic broker configs (IncrementalAlterConfigs, then /config/changes):
+// nothing is set in server.properties.
 func TestThrottledReassignment(t *testing.T) {
 	const rate = 1_000_000
-	c := startCluster(t, 3, map[string]string{
-		"leader.replication.throttled.rate":   strconv.Itoa(rate),
-		"follower.replication.throttled.rate": strconv.Itoa(rate),
-	}, nil)
+	c := startCluster(t, 3, nil, nil)
 	const topic = "throttled"
 	c.createTopic(topic, 1, 1, nil)
 	leader := c.assignment(topic)[0][0]
@@ -63,7 +58,7 @@ func TestThrottledReassignment(t *testing.T) {
 	}
 
 	plan := writeFile(t, "plan.json", fmt.Sprintf(`{"version":1,"partitions":[{"topic":%q,"partition":0,"replicas":[%d,%d]}]}`, topic, leader, dest))
-	code, out, errs := script(t, "kafka-reassign-partitions.sh", "--zookeeper", c.connect, "--reassignment-json-file", plan, "--execute", "--throttle", strconv.Itoa(rate))
+	code, out, errs := script(t, "kafka-reassign-partitions.sh", "--bootstrap-server", c.seeds()[0], "--reassignment-json-file", plan, "--execute", "--throttle", strconv.Itoa(rate))
 	if code != 0 || !strings.Contains(out, "Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle is removed.\nThe inter-broker throttle limit was set to 1000000 B/s\nSuccessfully started partition reassignment for throttled-0\n") {
 		t.Fatalf("--execute: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -107,7 +102,7 @@ func TestThrottledReassignment(t *testing.T) {
 	t1, b1 := sampleAt(2 * time.Second)
 
 	// In progress: --verify says so and leaves every throttle in place.
-	code, out, errs = script(t, "kafka-reassign-partitions.sh", "--zookeeper", c.connect, "--verify", "--reassignment-json-file", plan)
+	code, out, errs = script(t, "kafka-reassign-partitions.sh", "--bootstrap-server", c.seeds()[0], "--verify", "--reassignment-json-file", plan)
 	if code != 0 || !strings.Contains(out, "Reassignment of partition throttled-0 is still in progress.") || strings.Contains(out, "Clearing") {
 		t.Fatalf("--verify in progress: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -135,7 +130,7 @@ func TestThrottledReassignment(t *testing.T) {
 
 	// Done: --verify clears every throttle.
 	c.waitFor("--verify reports completion", 60*time.Second, func() (bool, string) {
-		code, out, errs = script(t, "kafka-reassign-partitions.sh", "--zookeeper", c.connect, "--verify", "--reassignment-json-file", plan)
+		code, out, errs = script(t, "kafka-reassign-partitions.sh", "--bootstrap-server", c.seeds()[0], "--verify", "--reassignment-json-file", plan)
 		return code == 0 && strings.Contains(out, "Reassignment of partition throttled-0 is completed."), out + errs
 	})
 	if !strings.Contains(out, "Clearing broker-level throttles on brokers 1,2,3\nClearing topic-level throttles on topic throttled\n") {

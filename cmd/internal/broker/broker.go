@@ -172,10 +172,11 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	}
 	stopTxns := sync.OnceFunc(b.txns.Stop)
 	b.closers = append(b.closers, func() error { stopTxns(); return nil })
-	// Replication throttles: rates from config.Quotas (the dynamic broker
-	// config layer changes them with Quota.SetRate), throttled replicas
-	// from the topic configs the controller reads (Options.OnTopicConfig).
-	b.quotas = throttle.New(cfg.BrokerID, cfg.Quotas)
+	// Replication throttles: rates from the effective config.Quotas (the
+	// dynamic broker config layer changes them: registerDynamic),
+	// throttled replicas from the topic configs the controller reads
+	// (Options.OnTopicConfig).
+	b.quotas = throttle.New(cfg.BrokerID, eff.Quotas)
 	var fm *fetcher.Manager
 	b.replicas, err = partition.NewManager(partition.ManagerConfig{
 		System:            b.system,

@@ -22,10 +22,16 @@ func (b *Broker) startDynamicConfig() (*config.Broker, error) {
 
 // registerDynamic registers the broker's reconfigurable components
 // (Kafka's addReconfigurable calls). Other components register with one
-// b.dyn.Register / RegisterFunc call; the replication throttle keys
-// (config.ReplicationQuotaKeys) are dynamic already and visible in
-// b.dyn.Current().
+// b.dyn.Register / RegisterFunc call.
 func (b *Broker) registerDynamic() {
+	// Replication throttle rates (Kafka's BrokerConfigHandler →
+	// ReplicationQuotaManager.updateQuota).
+	b.dyn.RegisterFunc("replication-quotas", config.ReplicationQuotaKeys, func(next *config.Broker) {
+		q := next.Quotas
+		b.quotas.Leader.SetRate(q.LeaderReplicationThrottledRate)
+		b.quotas.Follower.SetRate(q.FollowerReplicationThrottledRate)
+		b.quotas.AlterLogDirs.SetRate(q.ReplicaAlterLogDirsIOMaxBytesPerSecond)
+	})
 	// Topic defaults: partitions of topics without their own override
 	// take the new default (controller.DefaultsChanged).
 	b.dyn.RegisterFunc("topic-defaults", config.TopicDefaultKeys, func(next *config.Broker) {
