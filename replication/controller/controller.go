@@ -122,8 +122,9 @@ type Controller struct {
 	reassigning map[partition.TopicPartition]*ongoing
 
 	// cfgChanges: the /config/changes listener of every broker (config_changes.go).
-	cfgChanges   configChangeState
-	onUserChange func(string) // Options.OnUserConfigChange
+	cfgChanges    configChangeState
+	onUserChange  func(string) // Options.OnUserConfigChange
+	onQuotaChange func(string) // Options.OnQuotaConfigChange
 
 	// offline: replicas reported offline (offline.go), active controller only.
 	offline map[partition.TopicPartition]offlineMark
@@ -219,6 +220,11 @@ type Options struct {
 	// notification (SCRAM credentials, replication/usercreds); it must not
 	// block. nil = user changes are only logged.
 	OnUserConfigChange func(sanitizedUser string)
+	// OnQuotaConfigChange is called, on the controller's goroutine, with
+	// the entity path of every client quota notification ("users/<u>",
+	// "clients/<c>", "users/<u>/clients/<c>"; quota/clientquota.Watcher);
+	// it must not block. nil = quota changes are only logged.
+	OnQuotaConfigChange func(entityPath string)
 }
 
 // New builds a controller over store for the broker configured by cfg
@@ -230,7 +236,7 @@ func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Opti
 	c := &Controller{store: store, rm: rm, cfg: cfg, log: opts.Log, now: opts.Now, peers: opts.Peers,
 		topics: map[string]*topicState{}, liveInfo: map[int32]zkmeta.BrokerInfo{}, shuttingDown: map[int32]bool{},
 		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), local: newLocalQueue(), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval,
-		onUserChange: opts.OnUserConfigChange}
+		onUserChange: opts.OnUserConfigChange, onQuotaChange: opts.OnQuotaConfigChange}
 	c.meta = eventStore{c: c, s: store}
 	c.security, c.controlPlane = opts.Security, opts.Security
 	if opts.ControlPlaneSecurity != nil {

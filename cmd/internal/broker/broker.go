@@ -23,6 +23,7 @@ import (
 	"gregor/cmd/internal/admin"
 	"gregor/config"
 	"gregor/partition"
+	"gregor/quota/clientquota"
 	"gregor/replication/controller"
 	"gregor/replication/fetcher"
 	"gregor/replication/metadata"
@@ -54,6 +55,8 @@ type Broker struct {
 	admin         *admin.Server         // nil unless admin.listener is set
 	creds         *sasl.CredentialCache // SCRAM credentials of /config/users (sasl.go)
 	credWatcher   *usercreds.Watcher    // keeps creds current
+	quotas        *clientquota.Manager  // client quotas (quotas.go)
+	quotaWatcher  *clientquota.Watcher  // keeps quotas current
 	closers       []func() error        // in start order; Close runs them in reverse
 	started       bool                  // Start completed: Close first does a controlled shutdown (cluster mode)
 }
@@ -115,6 +118,9 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	// The replica manager writes ISR changes and reserves producer ids
 	// through the broker's ZooKeeper client; the controller shares it.
 	b.zk = zkclient.New(store, cfg.BrokerID, log.Named("zk"))
+	if err := b.startQuotas(); err != nil { // quotas.go
+		return nil, err
+	}
 	if err := b.startCredentials(); err != nil { // sasl.go
 		return nil, fmt.Errorf("loading SCRAM credentials: %w", err)
 	}
@@ -209,7 +215,8 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	}
 
 	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk, Cache: cache,
-		Security: peers.inter, ControlPlaneSecurity: peers.control, OnUserConfigChange: b.credWatcher.Changed})
+		Security: peers.inter, ControlPlaneSecurity: peers.control, OnUserConfigChange: b.credWatcher.Changed,
+		OnQuotaConfigChange: b.quotaWatcher.Changed})
 	topic.topics = b.ctrl
 	txnTopic.topics = b.ctrl
 	// Deleted topics' offsets leave the groups coordinated here.
@@ -232,7 +239,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		b.closers = append(b.closers, func() error { v.Close(); return nil })
 		verifier = v
 	}
-	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl}
+	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, QuotaStore: store, Quotas: b.quotas, Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl}
 	if err := b.startAuthorizer(h, store); err != nil { // authorizer.class.name (authorizer.go)
 		return nil, err
 	}
