@@ -44,6 +44,13 @@ type RequestContext struct {
 	// 4-byte size prefix): what producer_byte_rate counts (Kafka's
 	// request.sizeInBytes).
 	Size int
+	// Mute, when set, holds the connection's next request back for d
+	// from now (the server's KIP-219 mute, started early): a handler
+	// that knows a throttle time at dispatch (Produce: the request's
+	// bytes) calls it, so requests the client pipelined behind are not
+	// read and counted before the throttle is known, as Kafka reads one
+	// request of a connection at a time.
+	Mute func(d time.Duration)
 }
 
 // Response is what a handler answers. Exactly one of Msg, Body or None.

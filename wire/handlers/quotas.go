@@ -48,11 +48,21 @@ func (b *Broker) withQuotas(rc *wire.RequestContext, req kmsg.Request, reply wir
 	}
 	handled := time.Since(start)
 	user, client := rc.Principal.Name, rc.ClientID
+	var bw time.Duration
+	if rc.Key == 0 {
+		// Produce bytes are known now: recorded at dispatch, and a
+		// throttle mutes the connection at once, so the produces the
+		// client pipelined behind this one wait (Kafka reads one request
+		// of a connection at a time and would not have read them yet).
+		bw = q.RecordAndThrottle(clientquota.Produce, user, client, float64(rc.Size))
+		if bw > 0 && rc.Mute != nil {
+			rc.Mute(bw)
+		}
+	}
 	return reply.Then(func(resp wire.Response) wire.Response {
 		reqThrottle := q.RecordAndThrottle(clientquota.Request, user, client, float64(handled)/float64(time.Millisecond))
 		switch rc.Key {
 		case 0: // Produce
-			bw := q.RecordAndThrottle(clientquota.Produce, user, client, float64(rc.Size))
 			return setThrottle(resp, max(bw, reqThrottle))
 		case 1: // Fetch (consumer)
 			return b.throttleFetch(rc, resp, reqThrottle)

@@ -245,6 +245,7 @@ func (c *conn) handleFrame(frame []byte, handle *[]byte, observe bool) (ok bool)
 		Protocol:      c.protocol,
 		Raw:           body,
 		Size:          len(frame),
+		Mute:          c.mute,
 	}
 	var timing *RequestTiming
 	if observe {
