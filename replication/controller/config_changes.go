@@ -121,13 +121,19 @@ func (c *Controller) onConfigChanges() error {
 					pending[name] = true
 					topics = append(topics, name)
 				}
-			case typ == "users" && name != "" && !strings.Contains(name, "/") && c.onUserChange != nil:
-				// SCRAM credentials: the broker's watcher re-reads them off this goroutine.
-				c.onUserChange(name)
+			case (typ == "users" || typ == "clients") && name != "":
+				// SCRAM credentials and client quotas: the broker's
+				// watchers re-read them off this goroutine.
+				if typ == "users" && !strings.Contains(name, "/") && c.onUserChange != nil {
+					c.onUserChange(name)
+				}
+				if c.onQuotaChange != nil {
+					c.onQuotaChange(entity)
+				}
 			case typ == "brokers" && name != "" && c.onBrokerConfig != nil:
 				// Dynamic broker configs: the broker's watcher re-reads them off this goroutine.
 				c.onBrokerConfig(name)
-			default: // clients, user/client quotas: no dynamic configs of those here
+			default: // ips (IP connection quotas): not applied here
 				c.log.Debug("config change of an entity type without dynamic configs", zap.String("entity", entity))
 			}
 			c.cfgChanges.last = n.seq

@@ -126,6 +126,7 @@ type Controller struct {
 	onUserChange   func(string)                    // Options.OnUserConfigChange
 	onTopicCfg     func(string, map[string]string) // Options.OnTopicConfig
 	onBrokerConfig func(string)                    // Options.OnBrokerConfigChange
+	onQuotaChange  func(string)                    // Options.OnQuotaConfigChange
 	// topicDefaults is the broker config topic defaults come from when a
 	// dynamic broker config replaced cfg (SetTopicDefaults); nil = cfg.
 	topicDefaults atomic.Pointer[config.Broker]
@@ -237,6 +238,11 @@ type Options struct {
 	// change notification (dynamic broker configs, config/dynamic); it
 	// must not block. nil = broker changes are only logged.
 	OnBrokerConfigChange func(entity string)
+	// OnQuotaConfigChange is called, on the controller's goroutine, with
+	// the entity path of every client quota notification ("users/<u>",
+	// "clients/<c>", "users/<u>/clients/<c>"; quota/clientquota.Watcher);
+	// it must not block. nil = quota changes are only logged.
+	OnQuotaConfigChange func(entityPath string)
 }
 
 // New builds a controller over store for the broker configured by cfg
@@ -248,7 +254,7 @@ func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Opti
 	c := &Controller{store: store, rm: rm, cfg: cfg, log: opts.Log, now: opts.Now, peers: opts.Peers,
 		topics: map[string]*topicState{}, liveInfo: map[int32]zkmeta.BrokerInfo{}, shuttingDown: map[int32]bool{},
 		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), local: newLocalQueue(), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval,
-		onUserChange: opts.OnUserConfigChange, onTopicCfg: opts.OnTopicConfig, onBrokerConfig: opts.OnBrokerConfigChange}
+		onUserChange: opts.OnUserConfigChange, onTopicCfg: opts.OnTopicConfig, onBrokerConfig: opts.OnBrokerConfigChange, onQuotaChange: opts.OnQuotaConfigChange}
 	c.meta = eventStore{c: c, s: store}
 	c.security, c.controlPlane = opts.Security, opts.Security
 	if opts.ControlPlaneSecurity != nil {

@@ -87,6 +87,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/partition"
+	"gregor/quota/clientquota"
 	"gregor/replication/throttle"
 	"gregor/storage"
 	"gregor/wire"
@@ -133,6 +134,10 @@ type fetchState struct {
 	idx     [][]*fetchPart // [topic][partition] in response order
 	hasErr  bool
 	gotData int64
+	// quotaMax bounds the response's bytes to what the consumer's
+	// consumer_byte_rate accepts in one quota window (Kafka's
+	// getMaxValueInQuotaWindow); 0 = no bound.
+	quotaMax int64
 }
 
 func handleFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
@@ -143,6 +148,11 @@ func handleFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Rep
 		return wire.Now(wire.Response{Msg: resp})
 	}
 	s := &fetchState{b: b, req: req, resp: resp}
+	if b.Quotas != nil && req.ReplicaID < 0 {
+		if m := b.Quotas.MaxValueInWindow(clientquota.Fetch, rc.Principal.Name, rc.ClientID); m < 1<<31-1 {
+			s.quotaMax = max(int64(m), 1)
+		}
+	}
 	for ti := range req.Topics {
 		rt := &req.Topics[ti]
 		st := kmsg.NewFetchResponseTopic()
@@ -307,6 +317,9 @@ func (s *fetchState) readAll() {
 	limit := int64(s.req.MaxBytes)
 	if limit <= 0 {
 		limit = 1<<31 - 1
+	}
+	if s.quotaMax > 0 {
+		limit = min(limit, s.quotaMax)
 	}
 	minOne := true
 	now := time.Now()

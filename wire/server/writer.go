@@ -91,6 +91,9 @@ func (w *respWriter) run() error {
 			c.s.Observer.RequestDone(p.timing)
 			p.timing.Response, p.timing.Request = wire.Response{}, nil
 		}
+		if resp.Throttle > 0 && (err == nil || err == errCloseRequested) {
+			c.mute(resp.Throttle)
+		}
 		release(resp)
 		// The reply resolved, so the handler is done with the request and
 		// its response has been encoded (or sent): the frame is free.

@@ -24,6 +24,7 @@ import (
 	"gregor/config"
 	"gregor/config/dynamic"
 	"gregor/partition"
+	"gregor/quota/clientquota"
 	"gregor/replication/controller"
 	"gregor/replication/fetcher"
 	"gregor/replication/metadata"
@@ -59,6 +60,8 @@ type Broker struct {
 	quotas        *throttle.Managers    // replication throttles (leader, follower, alter-log-dirs)
 	dyn           *dynamic.Manager      // dynamic broker configs (/config/brokers; dynamic.go)
 	dynWatcher    *dynamic.Watcher      // keeps dyn current
+	clientQuotas  *clientquota.Manager  // client quotas (quotas.go)
+	quotaWatcher  *clientquota.Watcher  // keeps clientQuotas current
 	closers       []func() error        // in start order; Close runs them in reverse
 	started       bool                  // Start completed: Close first does a controlled shutdown (cluster mode)
 }
@@ -120,6 +123,9 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	// The replica manager writes ISR changes and reserves producer ids
 	// through the broker's ZooKeeper client; the controller shares it.
 	b.zk = zkclient.New(store, cfg.BrokerID, log.Named("zk"))
+	if err := b.startQuotas(); err != nil { // quotas.go
+		return nil, err
+	}
 	if err := b.startCredentials(); err != nil { // sasl.go
 		return nil, fmt.Errorf("loading SCRAM credentials: %w", err)
 	}
@@ -227,7 +233,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 
 	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk, Cache: cache,
 		Security: peers.inter, ControlPlaneSecurity: peers.control, OnUserConfigChange: b.credWatcher.Changed,
-		OnTopicConfig: b.applyThrottledReplicas, OnBrokerConfigChange: b.dynWatcher.Changed})
+		OnTopicConfig: b.applyThrottledReplicas, OnBrokerConfigChange: b.dynWatcher.Changed, OnQuotaConfigChange: b.quotaWatcher.Changed})
 	b.ctrl.SetTopicDefaults(eff)
 	topic.topics = b.ctrl
 	txnTopic.topics = b.ctrl
@@ -251,7 +257,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		b.closers = append(b.closers, func() error { v.Close(); return nil })
 		verifier = v
 	}
-	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl,
+	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, QuotaStore: store, Quotas: b.clientQuotas, Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl,
 		LeaderQuota: b.quotas.Leader, Dynamic: b.dyn}
 	if err := b.startAuthorizer(h, store); err != nil { // authorizer.class.name (authorizer.go)
 		return nil, err

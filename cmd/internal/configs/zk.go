@@ -48,6 +48,9 @@ func openZooKeeper(connect string) (metastore.Store, error) {
 // topic (UNKNOWN_TOPIC_OR_PARTITION), an invalid config (INVALID_CONFIG),
 // a store failure.
 func RunZooKeeper(o Options, store metastore.Store, stdout io.Writer) error {
+	if o.quota != nil {
+		return runQuotasZooKeeper(o, store, o.quota, stdout) // quotas.go
+	}
 	if o.EntityType == Users {
 		return runUsersZooKeeper(o, store, stdout) // users.go
 	}
