@@ -89,6 +89,10 @@ type Broker struct {
 	NumNetworkThreads int
 	NumIOThreads      int
 	QueuedMaxRequests int // queued.max.requests, default 500
+	// MaxRequestPartitionSizeLimit is max.request.partition.size.limit
+	// (default 2000, at least 1): the most partitions one
+	// DescribeTopicPartitions response carries (KIP-966).
+	MaxRequestPartitionSizeLimit int32
 	// ConnectionLimits are max.connections, max.connections.per.ip(.overrides)
 	// and max.connection.creation.rate (connections.go).
 	ConnectionLimits ConnectionLimits
@@ -212,15 +216,16 @@ func Defaults() *Broker {
 		MessageTimestampType:               "CreateTime",
 		LogMessageTimestampDifferenceMaxMs: math.MaxInt64,
 
-		MessageMaxBytes:          1048588,
-		SocketRequestMaxBytes:    104857600,
-		SocketSendBufferBytes:    102400,
-		SocketReceiveBufferBytes: 102400,
-		NumNetworkThreads:        3,
-		NumIOThreads:             8,
-		QueuedMaxRequests:        500,
-		ConnectionLimits:         defaultConnectionLimits(),
-		Quotas:                   defaultQuotas(),
+		MessageMaxBytes:              1048588,
+		SocketRequestMaxBytes:        104857600,
+		SocketSendBufferBytes:        102400,
+		SocketReceiveBufferBytes:     102400,
+		NumNetworkThreads:            3,
+		NumIOThreads:                 8,
+		QueuedMaxRequests:            500,
+		MaxRequestPartitionSizeLimit: defaultMaxRequestPartitionSizeLimit,
+		ConnectionLimits:             defaultConnectionLimits(),
+		Quotas:                       defaultQuotas(),
 
 		OffsetsTopicNumPartitions:     50,
 		OffsetsTopicReplicationFactor: 3,

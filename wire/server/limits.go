@@ -26,14 +26,37 @@ type connLimits struct {
 }
 
 func newConnLimits(cfg config.ConnectionLimits, interBroker string) *connLimits {
-	l := &connLimits{cfg: cfg, interBroker: interBroker, perIP: map[string]int{}}
-	if cfg.CreationRate > 0 && cfg.CreationRate < config.Unlimited {
-		l.rate = rate.NewLimiter(rate.Limit(cfg.CreationRate), cfg.CreationRate)
-	} else if cfg.CreationRate == 0 {
-		l.rate = rate.NewLimiter(0, 0) // 0: no new connection at all
-	}
+	l := &connLimits{interBroker: interBroker, perIP: map[string]int{}}
+	l.set(cfg)
 	return l
 }
+
+// set installs new limits (dynamic broker configs): later accepts obey
+// them; connections already open stay, even above a lowered limit, as
+// Kafka's ConnectionQuotas leaves them. A changed creation rate starts a
+// fresh limiter (a full second's burst).
+func (l *connLimits) set(cfg config.ConnectionLimits) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if cfg.CreationRate != l.cfg.CreationRate || l.rate == nil {
+		switch {
+		case cfg.CreationRate > 0 && cfg.CreationRate < config.Unlimited:
+			l.rate = rate.NewLimiter(rate.Limit(cfg.CreationRate), cfg.CreationRate)
+		case cfg.CreationRate == 0:
+			l.rate = rate.NewLimiter(0, 0) // 0: no new connection at all
+		default:
+			l.rate = nil
+		}
+	}
+	l.cfg = cfg
+}
+
+// SetConnectionLimits replaces the connection quotas at run time
+// (max.connections, max.connections.per.ip(.overrides),
+// max.connection.creation.rate changed through /config/brokers): new
+// connections are admitted against them; open ones are not disturbed.
+// A server built without Config.Limits starts applying them now.
+func (s *Server) SetConnectionLimits(cfg config.ConnectionLimits) { s.limits.set(cfg) }
 
 // hostOf is the client IP of a connection's remote address, "" when it
 // has none (a pipe in tests).
