@@ -145,3 +145,43 @@ func TestControllerMutationQuotaPartitions(t *testing.T) {
 		t.Fatalf("qm-1 still has %d partitions after the permissive delete", n)
 	}
 }
+
+// TestControllerMutationQuotaAutoCreate: a topic auto-created by a
+// Metadata request (num.partitions=12) is recorded against the client's
+// controller_mutation_rate=1 (a bucket of 11), permissively, as Kafka:
+// the Metadata response is not throttled, but the next CreateTopics of
+// the client id finds the bucket overdrawn and is refused.
+func TestControllerMutationQuotaAutoCreate(t *testing.T) {
+	t.Parallel()
+	b := harness.StartBroker(t, map[string]string{"auto.create.topics.enable": "true", "num.partitions": "12"})
+	if out, err := gregorConfigs(t, "--bootstrap-server", b.Addr(), "--alter", "--client", "qauto", "--add-config", "controller_mutation_rate=1"); err != nil {
+		t.Fatalf("alter: %v %s", err, out)
+	}
+	awaitQuotaLoaded(t, b, "clients/qauto")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	md := kmsg.NewPtrMetadataRequest()
+	md.AllowAutoTopicCreation = true
+	topic := "qa-auto"
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = &topic
+	md.Topics = append(md.Topics, mt)
+	mresp, err := md.RequestWith(ctx, b.Client(kgo.ClientID("qauto")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mresp.ThrottleMillis != 0 {
+		t.Fatalf("auto-creating Metadata throttled %d ms, want 0 (permissive, not throttled)", mresp.ThrottleMillis)
+	}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "qa-next", 1, 1
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, b.Client(kgo.ClientID("qauto")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Topics[0].ErrorCode != kerr.ThrottlingQuotaExceeded.Code {
+		t.Fatalf("CreateTopics after 12 auto-created partitions: code %d, want THROTTLING_QUOTA_EXCEEDED", resp.Topics[0].ErrorCode)
+	}
+}
