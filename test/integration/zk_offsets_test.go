@@ -7,6 +7,7 @@ package integration
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/test/harness"
 	"gregor/test/zkharness"
@@ -112,5 +114,44 @@ func TestKafkaPythonZooKeeperOffsets(t *testing.T) {
 	code, out, errs := cliRun(t, nil, "zookeeper-shell.sh", connect, "get", "/consumers/pygroup/offsets/pyzk/0")
 	if code != 0 || !strings.Contains(out, "\n42\n") {
 		t.Fatalf("zookeeper-shell get: %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestOffsetsV0EmbeddedStore: the single node (no ZooKeeper) answers
+// OffsetCommit/OffsetFetch v0 from its embedded store's /consumers tree;
+// v1 reads __consumer_offsets, where this group has nothing.
+func TestOffsetsV0EmbeddedStore(t *testing.T) {
+	b := harness.StartBroker(t, nil)
+	createTopic(t, b, "v0t", 1, nil)
+	c, err := net.Dial("tcp", b.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Version, commit.Group = 0, "old"
+	ct := kmsg.NewOffsetCommitRequestTopic()
+	ct.Topic = "v0t"
+	cp := kmsg.NewOffsetCommitRequestTopicPartition()
+	cp.Partition, cp.Offset = 0, 11
+	ct.Partitions = []kmsg.OffsetCommitRequestTopicPartition{cp}
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{ct}
+	cr := roundTripRaw(t, c, commit, 1).(*kmsg.OffsetCommitResponse)
+	if len(cr.Topics) != 1 || cr.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("OffsetCommit v0: %+v", cr)
+	}
+	fetch := kmsg.NewPtrOffsetFetchRequest()
+	fetch.Version, fetch.Group = 0, "old"
+	ft := kmsg.NewOffsetFetchRequestTopic()
+	ft.Topic, ft.Partitions = "v0t", []int32{0}
+	fetch.Topics = []kmsg.OffsetFetchRequestTopic{ft}
+	fr := roundTripRaw(t, c, fetch, 2).(*kmsg.OffsetFetchResponse)
+	if len(fr.Topics) != 1 || fr.Topics[0].Partitions[0].Offset != 11 || fr.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("OffsetFetch v0: %+v", fr)
+	}
+	fetch.Version = 1
+	fr = roundTripRaw(t, c, fetch, 3).(*kmsg.OffsetFetchResponse)
+	if len(fr.Topics) != 1 || fr.Topics[0].Partitions[0].Offset != -1 {
+		t.Fatalf("OffsetFetch v1: %+v", fr)
 	}
 }
