@@ -86,6 +86,11 @@ type Broker struct {
 	// AlterClientQuotas writes it, DescribeClientQuotas reads it; nil =
 	// both answer UNKNOWN_SERVER_ERROR.
 	QuotaStore metastore.Store
+	// ConsumerStore is where OffsetCommit v0 and OffsetFetch v0 keep the
+	// pre-0.9 consumers' offsets, /consumers/<group>/offsets/<topic>/<p>
+	// (ZooKeeper, or the embedded store's same tree; offsets_zk.go); nil
+	// = those versions answer UNKNOWN_SERVER_ERROR per partition.
+	ConsumerStore metastore.Store
 	// Quotas are the client quota managers (quota/clientquota): every
 	// response's throttle time and the connection's mute come from them
 	// (quotas.go); nil = no client quotas.
