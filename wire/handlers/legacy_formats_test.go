@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/storage"
 	"gregor/storage/compress"
@@ -261,4 +263,45 @@ func TestFetchDownConvertChunkedAndCut(t *testing.T) {
 		}
 	}
 	// Only control batches left to read → an overflow header only.
+}
+
+func TestListOffsetsV0(t *testing.T) {
+	e := newDataEnv(t, storage.DefaultLogConfig(), tpA)
+	for i := 0; i < 3; i++ {
+		e.produce(0, 1, tpA, legacySet(t, 0, record.CodecNone, 1, 0))
+	}
+	ask := func(ts int64, maxN int32) (int16, []int64) {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.ReplicaID = -1
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = tpA.Topic
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.Timestamp, rp.MaxNumOffsets = tpA.Partition, ts, maxN
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp := e.call(2, 0, req).Msg.(*kmsg.ListOffsetsResponse)
+		resp.SetVersion(0)
+		resp.AppendTo(nil)
+		p := resp.Topics[0].Partitions[0]
+		return p.ErrorCode, p.OldStyleOffsets
+	}
+	for _, c := range []struct {
+		ts   int64
+		maxN int32
+		want string
+	}{
+		{-1, 1, "[3]"},
+		{-1, 10, "[3 0]"},
+		{-2, 10, "[0]"},
+		{time.Now().Add(time.Hour).UnixMilli(), 10, "[3 0]"},
+		{1, 10, "[]"}, // before any segment was written
+	} {
+		code, offs := ask(c.ts, c.maxN)
+		if code != 0 || fmt.Sprint(offs) != c.want {
+			t.Errorf("ts %d max %d: error %d offsets %v, want %s", c.ts, c.maxN, code, offs, c.want)
+		}
+	}
+	if code, _ := ask(-3, 1); code != kerr.UnsupportedVersion.Code {
+		t.Errorf("ts -3: error %d, want UNSUPPORTED_VERSION", code)
+	}
 }
