@@ -2,7 +2,6 @@ package config
 
 import (
 	"sort"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -26,15 +25,27 @@ import (
 //     log.retention.hours=168 DEFAULT] and log.retention.ms is
 //     DEFAULT_CONFIG, null, without synonyms.
 //
-// Every entry is read-only (Gregor has no dynamic broker configs); keys
-// naming a password or secret are sensitive.
+// Entries are read-only unless the key is dynamic (IsDynamicBrokerConfig);
+// keys naming a password or secret are sensitive. This is
+// DescribeBrokerConfigsWith without dynamic configs.
 func (b *Broker) DescribeBrokerConfigs() []ConfigEntry {
+	return b.DescribeBrokerConfigsWith(DynamicLayers{})
+}
+
+// DescribeBrokerConfigsWith is DescribeBrokerConfigs over b's static
+// config (b.Raw) with the dynamic layers on top: a key a dynamic layer
+// sets is listed with the effective value (per-broker over default over
+// static), source DYNAMIC_BROKER_CONFIG or DYNAMIC_DEFAULT_BROKER_CONFIG,
+// and synonyms in Kafka's order (per-broker dynamic, default dynamic,
+// static, default; DynamicBrokerConfig's configSynonyms).
+func (b *Broker) DescribeBrokerConfigsWith(dyn DynamicLayers) []ConfigEntry {
 	d := Defaults()
-	names := make([]string, 0, len(brokerKeys)+len(b.Raw))
+	eff := Overlay(b.Raw, dyn.Defaults, dyn.PerBroker)
+	names := make([]string, 0, len(brokerKeys)+len(eff))
 	for k := range brokerKeys {
 		names = append(names, k)
 	}
-	for k := range b.Raw {
+	for k := range eff {
 		if _, ok := brokerKeys[k]; !ok {
 			names = append(names, k)
 		}
@@ -43,12 +54,11 @@ func (b *Broker) DescribeBrokerConfigs() []ConfigEntry {
 	out := make([]ConfigEntry, 0, len(names))
 	for _, name := range names {
 		bk, known := brokerKeys[name]
-		e := ConfigEntry{Name: name, Source: kmsg.ConfigSourceDefaultConfig, ReadOnly: true,
-			Sensitive: strings.Contains(name, "password") || strings.Contains(name, "secret") || strings.HasSuffix(name, "sasl.jaas.config")}
+		e := ConfigEntry{Name: name, Source: kmsg.ConfigSourceDefaultConfig, ReadOnly: !dynamicKeys[name], Sensitive: sensitiveKey(name)}
 		if known {
 			e.Type = bk.typ
 		}
-		switch v, set := b.Raw[name]; {
+		switch v, set := eff[name]; {
 		case set:
 			e.Value = v
 		case known && bk.def != nil:
@@ -56,28 +66,10 @@ func (b *Broker) DescribeBrokerConfigs() []ConfigEntry {
 		default:
 			e.Null = true
 		}
-		group := brokerSynonyms[name]
-		if group == nil {
-			group = []string{name}
+		e.Synonyms = brokerSynonymList(name, b.Raw, dyn)
+		if len(e.Synonyms) > 0 {
+			e.Source = e.Synonyms[0].Source
 		}
-		var syn []ConfigSynonym
-		for _, k := range group {
-			if v, ok := b.Raw[k]; ok {
-				syn = append(syn, ConfigSynonym{Name: k, Value: v, Source: kmsg.ConfigSourceStaticBrokerConfig})
-			}
-		}
-		for _, k := range group {
-			if sk, ok := brokerKeys[k]; ok && sk.def != nil {
-				syn = append(syn, ConfigSynonym{Name: k, Value: sk.def(d), Source: kmsg.ConfigSourceDefaultConfig})
-			}
-		}
-		for len(syn) > 0 && syn[0].Name != name {
-			syn = syn[1:]
-		}
-		if len(syn) > 0 {
-			e.Source = syn[0].Source
-		}
-		e.Synonyms = syn
 		out = append(out, e)
 	}
 	return out

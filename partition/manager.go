@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -483,6 +484,20 @@ func (m *Manager) HighWatermarks() map[TopicPartition]int64 {
 	for tp, h := range m.parts {
 		out[tp] = h.View().HighWatermark
 	}
+	return out
+}
+
+// HostedTopics are the topics this broker hosts a partition of, sorted.
+func (m *Manager) HostedTopics() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, h := range m.Partitions() {
+		if !seen[h.tp.Topic] {
+			seen[h.tp.Topic] = true
+			out = append(out, h.tp.Topic)
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 

@@ -89,3 +89,20 @@ func TestTokenBucket(t *testing.T) {
 		t.Fatalf("tokens capped at burst: %v, want 110", got)
 	}
 }
+
+func TestSimpleRateWindow(t *testing.T) {
+	r := NewSimpleRate(DefaultConfig)
+	r.Record(1_000_000, at(0))
+	// At least one window: 1e6 over 1 s, not over 10 s as Rate.
+	if got := r.Measure(at(0)); got != 1_000_000 {
+		t.Fatalf("simple rate after one record = %v, want 1e6/s", got)
+	}
+	r.Record(1_000_000, at(4000))
+	if got := r.Measure(at(4000)); got != 500_000 {
+		t.Fatalf("simple rate = %v, want 2e6 over 4 s", got)
+	}
+	// 2e6 over 4 s against 4e5/s: (5e5-4e5)/4e5 * 4 s = 1 s.
+	if got := r.ThrottleTime(400_000, at(4000)); got != time.Second {
+		t.Fatalf("throttle = %v, want 1s", got)
+	}
+}

@@ -51,6 +51,7 @@ type sample struct {
 // Samples×Window are reset. The zero value is not usable; see NewRate.
 type Rate struct {
 	cfg     Config
+	simple  bool // SimpleRate's window (NewSimpleRate)
 	mu      sync.Mutex
 	samples []sample
 	current int
@@ -59,6 +60,15 @@ type Rate struct {
 // NewRate returns an empty rate measured over cfg's windows.
 func NewRate(cfg Config) *Rate {
 	return &Rate{cfg: cfg.normalized()}
+}
+
+// NewSimpleRate is NewRate with Kafka's SimpleRate window, which the
+// replication quota managers use: the time since the oldest kept sample
+// started, but at least one Window (not Samples-1 of them), so a
+// throttle bites from the first second instead of letting about
+// Samples-1 windows' worth of bytes through at the start.
+func NewSimpleRate(cfg Config) *Rate {
+	return &Rate{cfg: cfg.normalized(), simple: true}
 }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
@@ -116,6 +126,9 @@ func (r *Rate) windowLocked(t int64) int64 {
 	}
 	elapsed := t - oldest
 	w := r.cfg.Window.Milliseconds()
+	if r.simple {
+		return max(elapsed, w)
+	}
 	if full, min := elapsed/w, int64(r.cfg.Samples-1); full < min {
 		elapsed += (min - full) * w
 	}

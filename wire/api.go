@@ -14,6 +14,7 @@ package wire
 import (
 	"context"
 	"net"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -39,6 +40,17 @@ type RequestContext struct {
 	// UnsafeReadFrom decodes alias it, so it stays valid until the response
 	// has been written.
 	Raw []byte
+	// Size is the request's size in bytes (header and body, without the
+	// 4-byte size prefix): what producer_byte_rate counts (Kafka's
+	// request.sizeInBytes).
+	Size int
+	// Mute, when set, holds the connection's next request back for d
+	// from now (the server's KIP-219 mute, started early): a handler
+	// that knows a throttle time at dispatch (Produce: the request's
+	// bytes) calls it, so requests the client pipelined behind are not
+	// read and counted before the throttle is known, as Kafka reads one
+	// request of a connection at a time.
+	Mute func(d time.Duration)
 }
 
 // Response is what a handler answers. Exactly one of Msg, Body or None.
@@ -54,6 +66,12 @@ type Response struct {
 	// CloseConn closes the connection after this response (or instead of it
 	// when the response is None).
 	CloseConn bool
+	// Throttle is the client quota throttle time (KIP-219): once this
+	// response is sent (or, for None, once it would have been) the server
+	// reads no further request of the connection for this long, as
+	// Kafka's SocketServer mutes a throttled channel. The response's
+	// throttle_time_ms carries the same time (the handlers set it).
+	Throttle time.Duration
 }
 
 // Chunk is one piece of a pre-encoded body: bytes, a file region sent
@@ -91,6 +109,27 @@ type Body struct {
 type Reply struct {
 	now   Response
 	later <-chan Response
+	then  func(Response) Response // applied once to the resolved response (Then)
+}
+
+// Then returns r with f applied to its response when it resolves (on the
+// goroutine that resolves it: the connection's writer for a Later
+// reply). The quota layer uses it to record a response's bytes and set
+// its throttle time once the response exists. f must not block.
+func (r Reply) Then(f func(Response) Response) Reply {
+	if prev := r.then; prev != nil {
+		r.then = func(resp Response) Response { return f(prev(resp)) }
+	} else {
+		r.then = f
+	}
+	return r
+}
+
+func (r Reply) finish(resp Response) Response {
+	if r.then != nil {
+		return r.then(resp)
+	}
+	return resp
 }
 
 // Now answers immediately.
@@ -103,11 +142,11 @@ func Later(ch <-chan Response) Reply { return Reply{later: ch} }
 // then ok is false).
 func (r Reply) Resolve(ctx context.Context) (resp Response, ok bool) {
 	if r.later == nil {
-		return r.now, true
+		return r.finish(r.now), true
 	}
 	select {
 	case resp = <-r.later:
-		return resp, true
+		return r.finish(resp), true
 	case <-ctx.Done():
 		return Response{}, false
 	}
@@ -135,11 +174,11 @@ type Dispatcher interface {
 // to flush what it holds before it blocks.
 func (r Reply) TryResolve() (resp Response, ok bool) {
 	if r.later == nil {
-		return r.now, true
+		return r.finish(r.now), true
 	}
 	select {
 	case resp = <-r.later:
-		return resp, true
+		return r.finish(resp), true
 	default:
 		return Response{}, false
 	}

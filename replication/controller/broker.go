@@ -64,8 +64,9 @@ func (c *Controller) HandleLeaderAndIsr(req *kmsg.LeaderAndISRRequest) *kmsg.Lea
 			if !ok {
 				overrides = c.zk.TopicConfig(ps.Topic)
 				cfgs[ps.Topic] = overrides
+				c.noteTopicConfig(ps.Topic, overrides)
 			}
-			policy, _ := c.cfg.TopicPolicy(overrides)
+			policy, _ := c.defaults().TopicPolicy(overrides)
 			tp := partition.TopicPartition{Topic: ps.Topic, Partition: ps.Partition}
 			idx[tp] = i
 			states = append(states, partition.LeaderAndIsr{TopicPartition: tp, TopicID: it.id, ControllerEpoch: ps.ControllerEpoch,

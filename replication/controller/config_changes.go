@@ -121,10 +121,19 @@ func (c *Controller) onConfigChanges() error {
 					pending[name] = true
 					topics = append(topics, name)
 				}
-			case typ == "users" && name != "" && !strings.Contains(name, "/") && c.onUserChange != nil:
-				// SCRAM credentials: the broker's watcher re-reads them off this goroutine.
-				c.onUserChange(name)
-			default: // brokers, clients, user/client quotas: no dynamic configs of those here
+			case (typ == "users" || typ == "clients") && name != "":
+				// SCRAM credentials and client quotas: the broker's
+				// watchers re-read them off this goroutine.
+				if typ == "users" && !strings.Contains(name, "/") && c.onUserChange != nil {
+					c.onUserChange(name)
+				}
+				if c.onQuotaChange != nil {
+					c.onQuotaChange(entity)
+				}
+			case typ == "brokers" && name != "" && c.onBrokerConfig != nil:
+				// Dynamic broker configs: the broker's watcher re-reads them off this goroutine.
+				c.onBrokerConfig(name)
+			default: // ips (IP connection quotas): not applied here
 				c.log.Debug("config change of an entity type without dynamic configs", zap.String("entity", entity))
 			}
 			c.cfgChanges.last = n.seq
@@ -146,6 +155,46 @@ func (c *Controller) onConfigChanges() error {
 	return nil
 }
 
+// TopicLister is the optional part of a ReplicaManager that lists the
+// topics this broker hosts a partition of (partition.Manager implements it).
+type TopicLister interface{ HostedTopics() []string }
+
+var _ TopicLister = (*partition.Manager)(nil)
+
+// DefaultsChanged re-applies every topic's config on the controller's
+// goroutine, after SetTopicDefaults installed new broker defaults: the
+// partitions this broker hosts of topics without their own override of a
+// changed key take the new default (Kafka's DynamicLogConfig.reconfigure)
+// and, on the active controller, a topic whose unclean.leader.election.enable
+// is now true elects leaders for its leaderless partitions (Kafka's
+// enableDefaultUncleanLeaderElection). It does not wait.
+func (c *Controller) DefaultsChanged() {
+	c.tell(func() {
+		seen := map[string]bool{}
+		var names []string
+		if l, ok := c.rm.(TopicLister); ok {
+			for _, t := range l.HostedTopics() {
+				if !seen[t] {
+					seen[t] = true
+					names = append(names, t)
+				}
+			}
+		}
+		if c.active {
+			for t := range c.topics {
+				if !seen[t] {
+					seen[t] = true
+					names = append(names, t)
+				}
+			}
+		}
+		sort.Strings(names)
+		for _, t := range names {
+			c.applyTopicConfigLocked(t)
+		}
+	})
+}
+
 // applyTopicConfigLocked applies /config/topics/<t> as it is now to this
 // broker's partitions of t and, on the active controller, to its state
 // (see the file comment). A topic that is gone is skipped.
@@ -155,8 +204,9 @@ func (c *Controller) applyTopicConfigLocked(topic string) {
 		c.log.Info("config change of a topic that cannot be read, skipped", zap.String("topic", topic), zap.Error(err))
 		return
 	}
-	policy, _ := c.cfg.TopicPolicy(overrides) // invalid overrides: broker defaults (logged by logConfig)
+	policy, _ := c.defaults().TopicPolicy(overrides) // invalid overrides: broker defaults (logged by logConfig)
 	lc := c.logConfig(topic, overrides)
+	c.noteTopicConfig(topic, overrides)
 	// Queued after the LeaderAndIsr already sent to this broker, so a
 	// partition they create gets this config, not the one they carry.
 	c.local.enqueue(func() {

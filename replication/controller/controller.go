@@ -122,8 +122,14 @@ type Controller struct {
 	reassigning map[partition.TopicPartition]*ongoing
 
 	// cfgChanges: the /config/changes listener of every broker (config_changes.go).
-	cfgChanges   configChangeState
-	onUserChange func(string) // Options.OnUserConfigChange
+	cfgChanges     configChangeState
+	onUserChange   func(string)                    // Options.OnUserConfigChange
+	onTopicCfg     func(string, map[string]string) // Options.OnTopicConfig
+	onBrokerConfig func(string)                    // Options.OnBrokerConfigChange
+	onQuotaChange  func(string)                    // Options.OnQuotaConfigChange
+	// topicDefaults is the broker config topic defaults come from when a
+	// dynamic broker config replaced cfg (SetTopicDefaults); nil = cfg.
+	topicDefaults atomic.Pointer[config.Broker]
 
 	// offline: replicas reported offline (offline.go), active controller only.
 	offline map[partition.TopicPartition]offlineMark
@@ -219,6 +225,24 @@ type Options struct {
 	// notification (SCRAM credentials, replication/usercreds); it must not
 	// block. nil = user changes are only logged.
 	OnUserConfigChange func(sanitizedUser string)
+	// OnTopicConfig is called with a topic's config overrides
+	// (/config/topics/<t>) each time this broker applies them: the
+	// LeaderAndIsr requests it gets (remote or in-process) for the topic's
+	// partitions, and every topic config change notification. It runs on
+	// the controller's or a request goroutine and must not block; the
+	// map must not be kept or modified. The replication throttles use it
+	// (replication/throttle Managers.ApplyTopicConfig). nil = none.
+	OnTopicConfig func(topic string, overrides map[string]string)
+	// OnBrokerConfigChange is called, on the controller's goroutine, with
+	// the entity of every "brokers/<id>" or "brokers/<default>" config
+	// change notification (dynamic broker configs, config/dynamic); it
+	// must not block. nil = broker changes are only logged.
+	OnBrokerConfigChange func(entity string)
+	// OnQuotaConfigChange is called, on the controller's goroutine, with
+	// the entity path of every client quota notification ("users/<u>",
+	// "clients/<c>", "users/<u>/clients/<c>"; quota/clientquota.Watcher);
+	// it must not block. nil = quota changes are only logged.
+	OnQuotaConfigChange func(entityPath string)
 }
 
 // New builds a controller over store for the broker configured by cfg
@@ -230,7 +254,7 @@ func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Opti
 	c := &Controller{store: store, rm: rm, cfg: cfg, log: opts.Log, now: opts.Now, peers: opts.Peers,
 		topics: map[string]*topicState{}, liveInfo: map[int32]zkmeta.BrokerInfo{}, shuttingDown: map[int32]bool{},
 		armed: map[string]uint64{}, stop: make(chan struct{}), scope: make(chan struct{}), local: newLocalQueue(), sys: opts.System, asys: opts.System, rejoinInterval: RejoinInterval,
-		onUserChange: opts.OnUserConfigChange}
+		onUserChange: opts.OnUserConfigChange, onTopicCfg: opts.OnTopicConfig, onBrokerConfig: opts.OnBrokerConfigChange, onQuotaChange: opts.OnQuotaConfigChange}
 	c.meta = eventStore{c: c, s: store}
 	c.security, c.controlPlane = opts.Security, opts.Security
 	if opts.ControlPlaneSecurity != nil {
@@ -632,7 +656,7 @@ func (c *Controller) electBatchWith(tps []partition.TopicPartition, forceUnclean
 		t := c.topics[tp.Topic]
 		u, ok := unclean[tp.Topic]
 		if !ok {
-			policy, _ := c.cfg.TopicPolicy(t.overrides) // invalid overrides: broker defaults (logged by logConfig)
+			policy, _ := c.defaults().TopicPolicy(t.overrides) // invalid overrides: broker defaults (logged by logConfig)
 			u = policy.UncleanLeaderElection || forceUnclean
 			unclean[tp.Topic] = u
 		}
@@ -752,7 +776,7 @@ func (c *Controller) reloadState(t *topicState, p int32) error {
 // stateOf is the LeaderAndIsr of partition p of t as the controller holds it.
 func (c *Controller) stateOf(t *topicState, p int32) partition.LeaderAndIsr {
 	cur := t.state[p]
-	policy, _ := c.cfg.TopicPolicy(t.overrides)
+	policy, _ := c.defaults().TopicPolicy(t.overrides)
 	return partition.LeaderAndIsr{
 		TopicPartition:    partition.TopicPartition{Topic: t.name, Partition: p},
 		TopicID:           t.id,
@@ -797,11 +821,34 @@ func (c *Controller) sendLeaderAndIsrPlan(per map[int32][]partition.LeaderAndIsr
 	}
 }
 
+// noteTopicConfig hands a topic's overrides to Options.OnTopicConfig.
+func (c *Controller) noteTopicConfig(topic string, overrides map[string]string) {
+	if c.onTopicCfg != nil {
+		c.onTopicCfg(topic, overrides)
+	}
+}
+
 // logConfig is a topic's effective log config (overrides over
 // server.properties). Overrides were validated when written; one that no
 // longer validates (hand-edited znode) is logged and the broker defaults used.
+// SetTopicDefaults installs the broker config whose log.*, message.max.bytes,
+// min.insync.replicas, unclean.leader.election.enable… are the defaults of
+// topics without their own override from now on (dynamic broker configs:
+// the effective config after a change of /config/brokers/<id> or
+// <default>). Safe from any goroutine; partitions already hosted are
+// updated by the caller (DefaultsChanged).
+func (c *Controller) SetTopicDefaults(cfg *config.Broker) { c.topicDefaults.Store(cfg) }
+
+// defaults is the broker config topic defaults come from.
+func (c *Controller) defaults() *config.Broker {
+	if d := c.topicDefaults.Load(); d != nil {
+		return d
+	}
+	return c.cfg
+}
+
 func (c *Controller) logConfig(topic string, overrides map[string]string) storage.LogConfig {
-	lc, err := config.TopicLogConfig(c.cfg.LogConfig(), overrides)
+	lc, err := config.TopicLogConfig(c.defaults().LogConfig(), overrides)
 	if err != nil {
 		c.log.Error("invalid topic config, using broker defaults", zap.String("topic", topic), zap.Error(err))
 	}

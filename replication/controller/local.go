@@ -164,6 +164,13 @@ func (c *Controller) localTag() localTag { return localTag{incarnation: c.incarn
 // which marks the partitions that failed to start (reported offline).
 func (c *Controller) applyLocalLeaderAndIsr(states []partition.LeaderAndIsr) {
 	c.zk.NoteControllerEpoch(c.epoch)
+	noted := map[string]bool{}
+	for _, s := range states {
+		if t := c.topics[s.Topic]; t != nil && !noted[s.Topic] {
+			noted[s.Topic] = true
+			c.noteTopicConfig(s.Topic, t.overrides)
+		}
+	}
 	tag := c.localTag()
 	c.local.enqueue(func() {
 		errs := c.rm.ApplyLeaderAndIsr(states)

@@ -57,7 +57,17 @@ type partState struct {
 	// doing for us (0: none); opAt is when it was asked.
 	op   uint64
 	opAt time.Time
+	// leaderHW is the leader's high watermark in its last Fetch answer
+	// (hwKnown once there was one): the replica is in sync for the
+	// follower throttle when offset has reached it (Kafka's
+	// PartitionFetchState.isReplicaInSync, lag <= 0).
+	leaderHW int64
+	hwKnown  bool
 }
+
+// caughtUp reports whether the replica has reached the leader's last
+// known high watermark.
+func (ps *partState) caughtUp() bool { return ps.hwKnown && ps.offset >= ps.leaderHW }
 
 func (ps *partState) ready(now time.Time) bool { return !now.Before(ps.retryAt) && ps.op == 0 }
 
@@ -183,12 +193,16 @@ func (f *fetcherActor) backoff() {
 // delay holds tp back for replica.fetch.backoff.ms.
 func (f *fetcherActor) delay(ps *partState) { ps.retryAt = time.Now().Add(f.cfg.Backoff) }
 
-// wakeAt arms the retry timer for the earliest delayed partition.
-func (f *fetcherActor) wakeAt(now time.Time) {
+// wakeAt arms the retry timer for the earliest delayed partition, or
+// within (when > 0) if that is sooner.
+func (f *fetcherActor) wakeAt(now time.Time, within time.Duration) {
 	if f.timer != nil {
 		return
 	}
 	var next time.Time
+	if within > 0 {
+		next = now.Add(within)
+	}
 	for _, ps := range f.parts {
 		if ps.retryAt.After(now) && (next.IsZero() || ps.retryAt.Before(next)) {
 			next = ps.retryAt
@@ -259,10 +273,17 @@ func (f *fetcherActor) kick() {
 	} else if lo := f.offsetsRequests(sent, now); lo != nil {
 		do = lo
 	} else {
-		fetch = f.fetchRequest(sent, now)
+		var throttled int
+		fetch, throttled = f.fetchRequest(sent, now)
+		if throttled > 0 && len(sent) == 0 {
+			// Every fetchable partition is throttled: ask again once the
+			// follower quota frees (not in a loop, not sleeping here).
+			f.wakeAt(now, f.throttleWait(now))
+			return
+		}
 	}
 	if len(sent) == 0 {
-		f.wakeAt(now) // every partition is backing off
+		f.wakeAt(now, 0) // every partition is backing off
 		return
 	}
 	cl, err := f.conn()

@@ -41,6 +41,7 @@ import (
 
 	"gregor/actors"
 	"gregor/partition"
+	"gregor/replication/throttle"
 	"gregor/wire/security/clientsec"
 )
 
@@ -72,6 +73,10 @@ type Config struct {
 	PartitionMaxBytes int32
 	// Backoff: replica.fetch.backoff.ms (default 1s), after an error.
 	Backoff time.Duration
+	// Quota is the follower replication quota
+	// (follower.replication.throttled.rate with the topic configs
+	// follower.replication.throttled.replicas); nil = no throttling.
+	Quota *throttle.Quota
 	// Security is the inter-broker listener's client security (TLS, SASL)
 	// for both the kgo client and the raw fetch connection. Zero = PLAINTEXT.
 	Security clientsec.Client

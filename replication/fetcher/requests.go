@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/partition"
+	"gregor/replication/throttle"
 )
 
 // result carries a finished request back to the fetcher actor.
@@ -127,7 +128,10 @@ func (f *fetcherActor) offsetsRequests(sent map[partition.TopicPartition]int32, 
 	}
 }
 
-func (f *fetcherActor) fetchRequest(sent map[partition.TopicPartition]int32, now time.Time) *kmsg.FetchRequest {
+// fetchRequest builds the Fetch for the partitions ready to fetch, and
+// counts those left out by the follower throttle (Config.Quota: throttled,
+// not caught up, quota exceeded — Kafka's shouldFollowerThrottle).
+func (f *fetcherActor) fetchRequest(sent map[partition.TopicPartition]int32, now time.Time) (*kmsg.FetchRequest, int) {
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = f.cfg.BrokerID
 	req.MaxWaitMillis = int32(f.cfg.MaxWait / time.Millisecond)
@@ -136,6 +140,7 @@ func (f *fetcherActor) fetchRequest(sent map[partition.TopicPartition]int32, now
 	req.IsolationLevel = 0
 	req.SessionEpoch = -1 // KIP-227: no session, full requests
 	topics := map[string]int{}
+	throttled := 0
 	for tp, ps := range f.parts {
 		if ps.truncating || ps.resetting || !ps.ready(now) {
 			continue
@@ -145,6 +150,10 @@ func (f *fetcherActor) fetchRequest(sent map[partition.TopicPartition]int32, now
 			continue
 		}
 		ps.offset = v.LogEndOffset
+		if throttle.ShouldFollowerThrottle(f.cfg.Quota, tp.Topic, tp.Partition, ps.caughtUp(), now) {
+			throttled++
+			continue
+		}
 		i := topicSlot(&req.Topics, topics, tp.Topic, func(t *kmsg.FetchRequestTopic) { t.Default(); t.Topic = tp.Topic })
 		p := kmsg.NewFetchRequestTopicPartition()
 		p.Partition = tp.Partition
@@ -156,8 +165,21 @@ func (f *fetcherActor) fetchRequest(sent map[partition.TopicPartition]int32, now
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
 		sent[tp] = ps.epoch
 	}
-	return req
+	f.cfg.Quota.NoteOmitted(throttled)
+	return req, throttled
 }
+
+// throttleWait is how long a fetcher whose every partition is throttled
+// waits before it looks again: until the follower quota is back at its
+// bound, at least minThrottleWait (no spinning on rounding), at most
+// replica.fetch.backoff.ms (what Kafka's fetcher thread waits when it has
+// nothing to fetch).
+func (f *fetcherActor) throttleWait(now time.Time) time.Duration {
+	return min(max(f.cfg.Quota.ThrottleTime(now), minThrottleWait), f.cfg.Backoff)
+}
+
+// minThrottleWait bounds throttleWait from below.
+const minThrottleWait = 10 * time.Millisecond
 
 // topicSlot is the index of topic in a request's topic list (idx maps the
 // names already there), appending a new entry set up by init when absent.

@@ -3,6 +3,7 @@ package fetcher
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -158,6 +159,7 @@ func (f *fetcherActor) handleFetch(r *result) bool {
 				f.delay(ps)
 				continue
 			}
+			ps.leaderHW, ps.hwKnown = rp.HighWatermark, true
 			v := h.View()
 			if rp.DivergingEpoch.EndOffset >= 0 && rp.DivergingEpoch.Epoch >= 0 {
 				target := rp.DivergingEpoch.EndOffset
@@ -170,6 +172,10 @@ func (f *fetcherActor) handleFetch(r *result) bool {
 				continue
 			}
 			batches := wholeBatches(rp.RecordBatches)
+			if f.cfg.Quota.IsThrottled(tp.Topic, tp.Partition) {
+				// in sync or not, as Kafka's processPartitionData
+				f.cfg.Quota.Record(int64(len(batches)), time.Now())
+			}
 			if len(batches) == 0 && v.Log != nil && v.HighWatermark == min(rp.HighWatermark, v.LogEndOffset) && rp.LogStartOffset <= v.LogStartOffset {
 				continue // nothing new: spare the partition actor a message
 			}

@@ -1,6 +1,7 @@
 package zkmeta
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -280,11 +281,14 @@ func DecodeConfig(data []byte) (map[string]string, error) {
 // EncodeConfigChange renders a /config/changes/config_change_<seq>
 // notification (version 2), e.g. entityPath "topics/orders".
 func EncodeConfigChange(entityPath string) []byte {
-	raw, _ := json.Marshal(struct {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // "brokers/<default>" as Kafka writes it, not \u003cdefault\u003e
+	_ = enc.Encode(struct {
 		Version    int    `json:"version"`
 		EntityPath string `json:"entity_path"`
 	}{2, entityPath})
-	return raw
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // ConfigEntityTopics is the entity type of a topic's config change

@@ -853,11 +853,11 @@ func matrixRows(t *testing.T, admin *kgo.Client, b *harness.Broker, pid int64, e
 				return alterConfigs(kmsg.ConfigResourceTypeTopic, "mx-cfg", "retention.ms", "3600000", false)
 			},
 			codes: alterConfigsCodes},
-		// Gregor refuses dynamic broker configs (INVALID_REQUEST, after
-		// authorization); Kafka would validate them.
-		{name: "AlterConfigs/broker", denied: clusAuth, allowed: kerr.InvalidRequest.Code,
+		// Dynamic broker configs: ALTER_CONFIGS on the cluster, then
+		// validated (validate_only: nothing written).
+		{name: "AlterConfigs/broker", denied: clusAuth, allowed: 0,
 			req: func() kmsg.Request {
-				return alterConfigs(kmsg.ConfigResourceTypeBroker, "0", "log.cleaner.threads", "2", true)
+				return alterConfigs(kmsg.ConfigResourceTypeBroker, "0", "log.retention.ms", "60000", true)
 			},
 			codes: alterConfigsCodes},
 		{name: "IncrementalAlterConfigs/topic", denied: topicAuth, allowed: 0, state: topicConfig, changes: true,
@@ -865,9 +865,9 @@ func matrixRows(t *testing.T, admin *kgo.Client, b *harness.Broker, pid int64, e
 				return incrementalAlterConfigs(kmsg.ConfigResourceTypeTopic, "mx-cfg", "retention.ms", "7200000", false)
 			},
 			codes: incrementalAlterConfigsCodes},
-		{name: "IncrementalAlterConfigs/broker", denied: clusAuth, allowed: kerr.InvalidRequest.Code,
+		{name: "IncrementalAlterConfigs/broker", denied: clusAuth, allowed: 0,
 			req: func() kmsg.Request {
-				return incrementalAlterConfigs(kmsg.ConfigResourceTypeBroker, "0", "log.cleaner.threads", "2", true)
+				return incrementalAlterConfigs(kmsg.ConfigResourceTypeBroker, "0", "log.retention.ms", "60000", true)
 			},
 			codes: incrementalAlterConfigsCodes},
 
@@ -969,6 +969,22 @@ func matrixRows(t *testing.T, admin *kgo.Client, b *harness.Broker, pid int64, e
 		{name: "ListPartitionReassignments", describeOK: true, denied: clusAuth, allowed: 0,
 			req:   func() kmsg.Request { return kmsg.NewPtrListPartitionReassignmentsRequest() },
 			codes: func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.ListPartitionReassignmentsResponse).ErrorCode} }},
+		// DescribeLogDirs: cluster Describe; the allowed principal sees the
+		// broker's one log dir, online.
+		{name: "DescribeLogDirs", describeOK: true, denied: clusAuth, allowed: 0,
+			req: func() kmsg.Request { return kmsg.NewPtrDescribeLogDirsRequest() },
+			codes: func(r kmsg.Response) []int16 {
+				resp := r.(*kmsg.DescribeLogDirsResponse)
+				c := []int16{resp.ErrorCode}
+				for _, d := range resp.Dirs {
+					c = append(c, d.ErrorCode)
+				}
+				return c
+			},
+			sees: func(r kmsg.Response) bool {
+				d := r.(*kmsg.DescribeLogDirsResponse).Dirs
+				return len(d) == 1 && d[0].TotalBytes > 0
+			}},
 		{name: "AlterUserScramCredentials", denied: clusAuth, allowed: 0, state: scram, changes: true,
 			req: func() kmsg.Request {
 				req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"gregor/storage/record"
 	"gregor/test/harness"
 )
 
@@ -161,4 +164,88 @@ func roundTripRaw(t *testing.T, c net.Conn, req kmsg.Request, corr int32) kmsg.R
 		t.Fatal(err)
 	}
 	return resp
+}
+
+// TestProduceAcksZeroSendsNothing: a Produce with acks=0 gets no response
+// (the next response on the connection is the next request's), and one
+// that fails (an unknown topic) closes the connection, as Kafka does, so
+// the producer notices. A response to acks=0 once desynchronised
+// pipelining clients: kafka-go, which reads no response for it, decoded
+// the stray Produce answer as its next request's and failed.
+func TestProduceAcksZeroSendsNothing(t *testing.T) {
+	b := harness.StartBroker(t, nil)
+	createTopic(t, b, "zero", 1, nil)
+	produce := func(topic string) *kmsg.ProduceRequest {
+		req := kmsg.NewPtrProduceRequest()
+		req.Version, req.Acks, req.TimeoutMillis = 8, 0, 5000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = oneBatch(t)
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return req
+	}
+	c, err := net.DialTimeout("tcp", b.Addr(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("zero"))
+	for corr := int32(1); corr <= 3; corr++ {
+		if _, err := c.Write(f.AppendRequest(nil, produce("zero"), corr)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 4
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write(f.AppendRequest(nil, md, 4)); err != nil {
+		t.Fatal(err)
+	}
+	var hdr [8]byte
+	if _, err := io.ReadFull(c, hdr[:]); err != nil {
+		t.Fatal(err)
+	}
+	if corr := int32(binary.BigEndian.Uint32(hdr[4:])); corr != 4 {
+		t.Fatalf("first response has correlation id %d; want 4 (Metadata): acks=0 was answered", corr)
+	}
+	if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(hdr[:4]))-4); err != nil {
+		t.Fatal(err)
+	}
+	// A failing acks=0 produce closes the connection, without a response.
+	if _, err := c.Write(f.AppendRequest(nil, produce("no-such-topic"), 5)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.Read(hdr[:])
+	var ne net.Error
+	if n != 0 || err == nil || (errors.As(err, &ne) && ne.Timeout()) {
+		t.Fatalf("after a failed acks=0 produce: read %d bytes, %v; want the connection closed", n, err)
+	}
+	if !strings.Contains(b.Log(), "Closing connection due to error during produce request with ack=0") {
+		t.Error("the close was not logged")
+	}
+	// The records of the good requests were appended.
+	cl := b.Client()
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListEndOffsets(t.Context(), "zero")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := ends.Lookup("zero", 0); o.Offset != 3 {
+		t.Fatalf("end offset %d; want the 3 acks=0 records", o.Offset)
+	}
+}
+
+// oneBatch is a v2 record batch of one record, as a producer without an
+// idempotent id writes it.
+func oneBatch(t *testing.T) []byte {
+	t.Helper()
+	b, err := record.BuildBatch(record.BatchOptions{PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli()},
+		[]record.BatchRecord{{Value: []byte("v")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -65,7 +65,8 @@ package handlers
 //     has not started by then get REQUEST_TIMED_OUT and are never appended;
 //     one already being appended is waited for (its bytes are still read).
 //   - acks=0: no response is sent, but only after the actors are done with
-//     the request buffer.
+//     the request buffer; when any partition failed, the connection is
+//     closed instead (logged), as Kafka does, so the producer notices.
 //   - Record-level rules, timestamps, LogAppendTime stamping and
 //     compression.type recompression: validateProduceBatch
 //     (produce_validate.go). LogAppendTime is -1 on CreateTime topics.
@@ -85,10 +86,12 @@ package handlers
 //     KIP-890 verification answers; below v11 it is INVALID_TXN_STATE).
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 
 	"gregor/partition"
 	"gregor/replication/metadata"
@@ -193,7 +196,7 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 	none := req.Acks == 0
 	if len(pending) == 0 {
 		order.done()
-		return wire.Now(wire.Response{Msg: resp, None: none})
+		return wire.Now(acksZero(b, rc, resp, none))
 	}
 	return b.later(func() wire.Response { // ends with rc.Ctx, cancelled by the server's Close before the handlers' Close
 		defer order.done()
@@ -202,8 +205,33 @@ func handleProduce(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.R
 			b.verifyProduce(rc, req, unverified, timeout, order)
 		}
 		order.done()
-		return wire.Response{Msg: resp, None: none}
+		return acksZero(b, rc, resp, none)
 	})
+}
+
+// acksZero is the reply to a Produce: resp, or with acks=0 nothing at all
+// and, when any partition failed, the connection closed so the producer
+// learns of the error and refreshes its metadata (Kafka's
+// handleProduceRequest: "Closing connection due to error during produce
+// request ... with ack=0").
+func acksZero(b *Broker, rc *wire.RequestContext, resp *kmsg.ProduceResponse, none bool) wire.Response {
+	if !none {
+		return wire.Response{Msg: resp}
+	}
+	var failed []string
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				failed = append(failed, fmt.Sprintf("%s-%d: %s", t.Topic, p.Partition, kerr.ErrorForCode(p.ErrorCode)))
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return wire.Response{None: true}
+	}
+	b.Log.Info("Closing connection due to error during produce request with ack=0",
+		zap.Int32("correlation_id", rc.CorrelationID), zap.String("client_id", rc.ClientID), zap.Strings("partitions", failed))
+	return wire.Response{None: true, CloseConn: true}
 }
 
 // prepareProduce validates one partition's records and builds its Produce

@@ -49,6 +49,14 @@ package handlers
 //     than the fetch offset (or has a lower epoch), the partition answers
 //     DivergingEpoch{epoch, end offset} and no records (KIP-595), and the
 //     follower truncates. A non-leader answers NOT_LEADER_OR_FOLLOWER.
+//     Replication throttle (Broker.LeaderQuota, Kafka's
+//     shouldLeaderThrottle): a partition named by the topic config
+//     leader.replication.throttled.replicas for this broker, fetched by a
+//     follower not in its ISR while the leader quota
+//     (leader.replication.throttled.rate) is exceeded, returns no records;
+//     it counts for nothing towards MinBytes and its long poll does not
+//     wake on its data. The record bytes sent for throttled partitions
+//     (in sync or not) are recorded against the quota.
 //   - Consumers (ReplicaID -1) never read above the high watermark.
 //   - IsolationLevel (KIP-98): LastStableOffset is always the partition's
 //     last stable offset (partition.View). READ_COMMITTED (1) consumers
@@ -73,12 +81,15 @@ package handlers
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/partition"
+	"gregor/quota/clientquota"
+	"gregor/replication/throttle"
 	"gregor/storage"
 	"gregor/wire"
 	"gregor/wire/fetchresp"
@@ -89,9 +100,10 @@ func init() { register(1, 0, 12, handleFetch) }
 
 // fetchPart is one requested partition and what was read for it.
 type fetchPart struct {
-	req *kmsg.FetchRequestTopicPartition
-	out *kmsg.FetchResponseTopicPartition
-	h   *partition.Handle
+	topic string
+	req   *kmsg.FetchRequestTopicPartition
+	out   *kmsg.FetchResponseTopicPartition
+	h     *partition.Handle
 	// missing is the error for a partition not hosted here (h nil).
 	missing *kerr.Error
 	fd      storage.FetchData
@@ -103,6 +115,10 @@ type fetchPart struct {
 	answered bool
 	recErr   *kerr.Error
 	diverged bool // answered with a DivergingEpoch: respond at once
+	// throttled: the last read left this follower's partition out
+	// (Broker.LeaderQuota); it does not count towards MinBytes and its
+	// long poll does not wait for its data, as Kafka's DelayedFetch.
+	throttled bool
 }
 
 // recordedFetch is a partition actor's answer to RecordFollowerFetch.
@@ -119,6 +135,10 @@ type fetchState struct {
 	idx     [][]*fetchPart // [topic][partition] in response order
 	hasErr  bool
 	gotData int64
+	// quotaMax bounds the response's bytes to what the consumer's
+	// consumer_byte_rate accepts in one quota window (Kafka's
+	// getMaxValueInQuotaWindow); 0 = no bound.
+	quotaMax int64
 }
 
 func handleFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
@@ -129,6 +149,11 @@ func handleFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Rep
 		return wire.Now(wire.Response{Msg: resp})
 	}
 	s := &fetchState{b: b, req: req, resp: resp}
+	if b.Quotas != nil && req.ReplicaID < 0 {
+		if m := b.Quotas.MaxValueInWindow(clientquota.Fetch, rc.Principal.Name, rc.ClientID); m < 1<<31-1 {
+			s.quotaMax = max(int64(m), 1)
+		}
+	}
 	for ti := range req.Topics {
 		rt := &req.Topics[ti]
 		st := kmsg.NewFetchResponseTopic()
@@ -147,7 +172,7 @@ func handleFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Rep
 	for ti := range req.Topics {
 		rt := &req.Topics[ti]
 		for pi := range rt.Partitions {
-			fp := &fetchPart{req: &rt.Partitions[pi], out: &resp.Topics[ti].Partitions[pi]}
+			fp := &fetchPart{topic: rt.Topic, req: &rt.Partitions[pi], out: &resp.Topics[ti].Partitions[pi]}
 			tp := storage.TopicPartition{Topic: rt.Topic, Partition: rt.Partitions[pi].Partition}
 			if !followerOK || !allowed(readable, rt.Topic) {
 				fp.missing = kerr.TopicAuthorizationFailed
@@ -251,7 +276,7 @@ func (s *fetchState) longPoll(rc *wire.RequestContext) wire.Response {
 		cancels := make([]func(), 0, len(s.parts))
 		for _, fp := range s.parts {
 			switch {
-			case fp.h == nil:
+			case fp.h == nil, fp.throttled:
 			case s.req.ReplicaID >= 0:
 				cancels = append(cancels, fp.h.WaitForLogEnd(fp.req.FetchOffset, wake))
 			case s.readCommitted():
@@ -294,9 +319,14 @@ func (s *fetchState) readAll() {
 	if limit <= 0 {
 		limit = 1<<31 - 1
 	}
+	if s.quotaMax > 0 {
+		limit = min(limit, s.quotaMax)
+	}
 	minOne := true
+	now := time.Now()
 	for _, fp := range s.parts {
-		n, err := s.readOne(fp, limit, minOne)
+		fp.throttled = false
+		n, err := s.readOne(fp, limit, minOne, now)
 		out := fp.out
 		if err != nil {
 			*out = kmsg.NewFetchResponseTopicPartition()
@@ -365,7 +395,7 @@ func (s *fetchState) readCommitted() bool {
 
 // readOne reads one partition with at most min(PartitionMaxBytes, limit)
 // bytes (at least one batch if minOne) and fills its response fields.
-func (s *fetchState) readOne(fp *fetchPart, limit int64, minOne bool) (int64, *kerr.Error) {
+func (s *fetchState) readOne(fp *fetchPart, limit int64, minOne bool, now time.Time) (int64, *kerr.Error) {
 	v, kerrv := s.check(fp)
 	if kerrv != nil {
 		return 0, kerrv
@@ -407,6 +437,10 @@ func (s *fetchState) readOne(fp *fetchPart, limit int64, minOne bool) (int64, *k
 	if off >= bound || maxBytes <= 0 && !minOne {
 		return 0, nil
 	}
+	if s.req.ReplicaID >= 0 && throttle.ShouldLeaderThrottle(s.b.LeaderQuota, fp.topic, fp.req.Partition, slices.Contains(v.ISR, s.req.ReplicaID), now) {
+		fp.throttled = true // no records, as Kafka's readFromLog for a throttled partition
+		return 0, nil
+	}
 	fd, err := v.Log.Read(off, max(maxBytes, 0), bound)
 	switch {
 	case errors.Is(err, storage.ErrOffsetOutOfRange):
@@ -426,6 +460,26 @@ func (s *fetchState) readOne(fp *fetchPart, limit int64, minOne bool) (int64, *k
 	}
 	fp.fd, fp.has = fd, true
 	return fd.Bytes, nil
+}
+
+// recordThrottled records in the leader quota the bytes this follower
+// response carries for throttled partitions, in sync or not (Kafka's
+// sizeOfThrottledPartitions; Gregor counts the record bytes, not the
+// partition headers), and counts the partitions left out.
+func (s *fetchState) recordThrottled() {
+	q := s.b.LeaderQuota
+	var n int64
+	omitted := 0
+	for _, fp := range s.parts {
+		if fp.throttled {
+			omitted++
+		}
+		if fp.has && q.IsThrottled(fp.topic, fp.req.Partition) {
+			n += fp.fd.Bytes
+		}
+	}
+	q.Record(n, time.Now())
+	q.NoteOmitted(omitted)
 }
 
 // abortedTxns is a read_committed fetch's AbortedTransactions for data read
@@ -463,6 +517,9 @@ func (s *fetchState) respond(version int16) wire.Response {
 				fp.fd.Release()
 			}
 		}
+	}
+	if s.req.ReplicaID >= 0 && s.b.LeaderQuota != nil {
+		s.recordThrottled()
 	}
 	if m := s.b.Metrics; m != nil { // kafka_server_brokertopicmetrics_bytes_out_total
 		for ti, fps := range s.idx {

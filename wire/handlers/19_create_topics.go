@@ -22,6 +22,7 @@ package handlers
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"gregor/quota/clientquota"
 
 	"gregor/replication/controller"
 	"gregor/wire"
@@ -50,8 +51,14 @@ func handleCreateTopics(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 			configsVisible[t.Topic] = b.authorizeQuiet(rc, acl.OpDescribeConfigs, acl.ResourceTopic, t.Topic)
 		}
 	}
+	var mq *clientquota.MutationQuota
+	if b.Quotas != nil && !req.ValidateOnly {
+		// KIP-599: strict from v6 (THROTTLING_QUOTA_EXCEEDED), permissive before.
+		mq = b.Quotas.Mutation(rc.Principal.Name, rc.ClientID, req.Version >= 6)
+	}
 	return b.async(func() kmsg.Response {
-		resp := createTopics(b, req, creatable)
+		resp := createTopics(b, req, creatable, mq)
+		resp.ThrottleMillis = throttleMillis(mq.Throttle())
 		count := map[string]int{}
 		for _, t := range req.Topics {
 			count[t.Topic]++
@@ -73,15 +80,30 @@ func handleCreateTopics(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 
 // createTopics creates req's topics; creatable (nil: all) holds those the
 // client may create.
-func createTopics(b *Broker, req *kmsg.CreateTopicsRequest, creatable map[string]bool) *kmsg.CreateTopicsResponse {
+// mq (nil: unbounded) is the request's controller mutation quota: each
+// topic takes its partition count from it, in request order, before the
+// creation; a topic the strict quota refuses answers
+// THROTTLING_QUOTA_EXCEEDED and is not created.
+func createTopics(b *Broker, req *kmsg.CreateTopicsRequest, creatable map[string]bool, mq *clientquota.MutationQuota) *kmsg.CreateTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	count := map[string]int{}
 	for _, t := range req.Topics {
 		count[t.Topic]++
 	}
 	var todo []controller.NewTopic
+	throttled := map[string]bool{}
 	for _, t := range req.Topics {
 		if count[t.Topic] > 1 || !allowed(creatable, t.Topic) {
+			continue
+		}
+		parts := int(t.NumPartitions)
+		if len(t.ReplicaAssignment) > 0 {
+			parts = len(t.ReplicaAssignment)
+		} else if parts < 0 {
+			parts = int(b.Config.NumPartitions)
+		}
+		if !mq.Record(parts) {
+			throttled[t.Topic] = true
 			continue
 		}
 		nt := controller.NewTopic{Name: t.Topic, NumPartitions: t.NumPartitions, ReplicationFactor: t.ReplicationFactor,
@@ -116,6 +138,9 @@ func createTopics(b *Broker, req *kmsg.CreateTopicsRequest, creatable map[string
 			continue
 		}
 		r, ok := byName[t.Topic]
+		if throttled[t.Topic] {
+			r.Err = &controller.Error{Code: kerr.ThrottlingQuotaExceeded, Message: kerr.ThrottlingQuotaExceeded.Description}
+		}
 		if !ok && !allowed(creatable, t.Topic) {
 			r.Err = &controller.Error{Code: kerr.TopicAuthorizationFailed, Message: "Authorization failed."}
 		}

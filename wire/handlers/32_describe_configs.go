@@ -13,15 +13,19 @@ package handlers
 //     ZooKeeper (controller.ReadTopicConfig), as in Kafka's ZooKeeper mode.
 //   - BROKER, this broker's id: every broker config Gregor knows (the
 //     config package's key table) plus any other key server.properties
-//     sets, sorted by name (config.DescribeBrokerConfigs): a key the file
-//     sets is STATIC_BROKER_CONFIG with its value as written; one left out
-//     is DEFAULT_CONFIG with its default (null where Kafka's default is
-//     null, e.g. log.retention.ms); synonyms as Kafka's (log.retention.*,
-//     log.roll.*). All read-only (no dynamic broker configs); keys naming a
+//     or a dynamic layer sets, sorted by name
+//     (config.DescribeBrokerConfigsWith): a key /config/brokers/<id> sets
+//     is DYNAMIC_BROKER_CONFIG, one /config/brokers/<default> sets
+//     DYNAMIC_DEFAULT_BROKER_CONFIG, one the file sets
+//     STATIC_BROKER_CONFIG with its value as written; one left out is
+//     DEFAULT_CONFIG with its default (null where Kafka's default is
+//     null, e.g. log.retention.ms); synonyms in Kafka's order over the
+//     four layers (log.retention.*, log.roll.*). read_only is false for
+//     the dynamic keys (config.IsDynamicBrokerConfig); keys naming a
 //     password or secret are sensitive and have a null value. ConfigNames
 //     filters (null = all).
-//   - BROKER "" (the cluster-wide dynamic defaults, --entity-default): no
-//     configs, as a Kafka cluster without dynamic broker configs answers.
+//   - BROKER "" (the cluster-wide dynamic defaults, --entity-default):
+//     the keys /config/brokers/<default> sets, DYNAMIC_DEFAULT_BROKER_CONFIG.
 //     Another broker id, or a non-numeric name: INVALID_REQUEST.
 //   - Other resource types: INVALID_REQUEST.
 //
@@ -31,8 +35,6 @@ package handlers
 //     IncludeDocumentation).  v4: flexible.
 
 import (
-	"strconv"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -91,7 +93,7 @@ func describeTopicConfigs(b *Broker, req *kmsg.DescribeConfigsRequest, r kmsg.De
 	}
 	want := wanted(r.ConfigNames)
 	var out []kmsg.DescribeConfigsResponseResourceConfig
-	for _, e := range b.Config.DescribeTopicConfigs(overrides) {
+	for _, e := range b.currentConfig().DescribeTopicConfigs(overrides) {
 		if !want(e.Name) {
 			continue
 		}
@@ -128,21 +130,13 @@ func describeTopicConfigs(b *Broker, req *kmsg.DescribeConfigsRequest, r kmsg.De
 }
 
 func describeBrokerConfigs(b *Broker, req *kmsg.DescribeConfigsRequest, r kmsg.DescribeConfigsRequestResource) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
-	cfg := b.Config
-	if cfg == nil {
-		cfg = config.Defaults()
-	}
-	if r.ResourceName == "" {
-		// The cluster-wide dynamic broker defaults (--entity-default): none.
-		return nil, nil
-	}
-	if id, err := strconv.ParseInt(r.ResourceName, 10, 32); err != nil || int32(id) != cfg.BrokerID {
-		return nil, &controller.Error{Code: kerr.InvalidRequest, Message: "Unexpected broker id, expected " +
-			strconv.Itoa(int(cfg.BrokerID)) + " or empty string, but received " + r.ResourceName}
+	entries, err := b.brokerConfigEntries(r.ResourceName) // configs_broker.go
+	if err != nil {
+		return nil, err
 	}
 	want := wanted(r.ConfigNames)
 	var out []kmsg.DescribeConfigsResponseResourceConfig
-	for _, e := range cfg.DescribeBrokerConfigs() {
+	for _, e := range entries {
 		if !want(e.Name) {
 			continue
 		}

@@ -9,8 +9,9 @@ package handlers
 // (controller.ChangeTopicConfig); any broker serves it, as in Kafka's
 // ZooKeeper mode.
 // ValidateOnly writes nothing. Unknown topic: UNKNOWN_TOPIC_OR_PARTITION;
-// BROKER resources: INVALID_REQUEST (no dynamic broker configs); a resource
-// named twice: INVALID_REQUEST.
+// BROKER resources (a broker id or "" = the default): the entity's
+// dynamic configs in /config/brokers are replaced the same way
+// (configs_broker.go); a resource named twice: INVALID_REQUEST.
 //
 // Version notes: v1 same as v0 (throttle after response); v2 flexible.
 
@@ -53,11 +54,16 @@ func handleAlterConfigs(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 						next[c.Name] = *c.Value
 					}
 				}
-				err = b.Topics.AlterTopicConfig(r.ResourceName, func(m map[string]string) error {
+				replace := func(m map[string]string) error {
 					maps.DeleteFunc(m, func(string, string) bool { return true })
 					maps.Copy(m, next)
 					return nil
-				}, req.ValidateOnly)
+				}
+				if r.ResourceType == kmsg.ConfigResourceTypeBroker {
+					err = b.alterBrokerConfig(r.ResourceName, replace, req.ValidateOnly)
+				} else {
+					err = b.Topics.AlterTopicConfig(r.ResourceName, replace, req.ValidateOnly)
+				}
 			}
 			rr.ErrorCode, rr.ErrorMessage = controller.Code(err)
 			resp.Resources = append(resp.Resources, rr)

@@ -11,8 +11,10 @@ package handlers
 // (controller.AlterTopicConfig; any broker serves it, as in Kafka's
 // ZooKeeper mode); ValidateOnly writes nothing. A config
 // named twice, or a resource named twice in one request: INVALID_REQUEST.
-// Unknown topic: UNKNOWN_TOPIC_OR_PARTITION. BROKER resources: dynamic
-// broker configs are not supported (INVALID_REQUEST).
+// Unknown topic: UNKNOWN_TOPIC_OR_PARTITION. BROKER resources (a broker
+// id, or "" = the cluster-wide default): SET and DELETE on the entity's
+// dynamic configs in /config/brokers (configs_broker.go); APPEND and
+// SUBTRACT on a broker list config as for topics.
 //
 // Version notes: v1 flexible.
 
@@ -64,6 +66,16 @@ func incrementalAlter(b *Broker, r kmsg.IncrementalAlterConfigsRequestResource, 
 			return &controller.Error{Code: kerr.InvalidRequest, Message: "Error due to duplicate config keys: " + c.Name}
 		}
 		seen[c.Name] = true
+	}
+	if r.ResourceType == kmsg.ConfigResourceTypeBroker {
+		return b.alterBrokerConfig(r.ResourceName, func(m map[string]string) error {
+			for _, c := range r.Configs {
+				if err := applyIncrementalBroker(m, c); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, validateOnly)
 	}
 	return b.Topics.AlterTopicConfig(r.ResourceName, func(m map[string]string) error {
 		for _, c := range r.Configs {
@@ -126,15 +138,54 @@ func splitConfigList(v string) []string {
 	return out
 }
 
-// checkAlterResource accepts TOPIC resources only.
+// applyIncrementalBroker is one op on a BROKER entity's dynamic configs
+// (Kafka's prepareIncrementalConfigs over KafkaConfig's keys).
+func applyIncrementalBroker(m map[string]string, c kmsg.IncrementalAlterConfigsRequestResourceConfig) error {
+	invalid := func(msg string) error { return &controller.Error{Code: kerr.InvalidConfig, Message: msg} }
+	switch c.Op {
+	case kmsg.IncrementalAlterConfigOpSet:
+		if c.Value == nil {
+			return invalid("Null value not supported for : " + c.Name)
+		}
+		m[c.Name] = *c.Value
+	case kmsg.IncrementalAlterConfigOpDelete:
+		delete(m, c.Name)
+	case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+		if c.Name != "log.cleanup.policy" { // the one dynamic list config
+			return invalid("Config value append is not allowed for config key: " + c.Name)
+		}
+		cur, ok := m[c.Name]
+		if !ok {
+			cur = "delete"
+		}
+		list := splitConfigList(cur)
+		var vals []string
+		if c.Value != nil {
+			vals = splitConfigList(*c.Value)
+		}
+		for _, v := range vals {
+			i := slices.Index(list, v)
+			if c.Op == kmsg.IncrementalAlterConfigOpAppend && i < 0 {
+				list = append(list, v)
+			} else if c.Op == kmsg.IncrementalAlterConfigOpSubtract && i >= 0 {
+				list = slices.Delete(list, i, i+1)
+			}
+		}
+		m[c.Name] = strings.Join(list, ",")
+	default:
+		return &controller.Error{Code: kerr.InvalidRequest, Message: "Unknown operation for config " + c.Name}
+	}
+	return nil
+}
+
+// checkAlterResource accepts TOPIC and BROKER resources (Kafka's
+// "AlterConfigs is only supported for topics and brokers").
 func checkAlterResource(t kmsg.ConfigResourceType) error {
 	switch t {
-	case kmsg.ConfigResourceTypeTopic:
+	case kmsg.ConfigResourceTypeTopic, kmsg.ConfigResourceTypeBroker:
 		return nil
-	case kmsg.ConfigResourceTypeBroker:
-		return &controller.Error{Code: kerr.InvalidRequest, Message: "Dynamic broker configs are not supported; edit server.properties."}
 	}
-	return &controller.Error{Code: kerr.InvalidRequest, Message: "Unsupported resource type " + t.String()}
+	return &controller.Error{Code: kerr.InvalidRequest, Message: "AlterConfigs is only supported for topics and brokers, but resource type is " + strings.ToUpper(t.String())}
 }
 
 type resourceKey struct {

@@ -8,12 +8,16 @@ package handlers
 import (
 	"sort"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
 	"gregor/config"
+	"gregor/config/dynamic"
+	"gregor/quota/clientquota"
 	"gregor/replication/metastore"
+	"gregor/replication/throttle"
 	"gregor/wire"
 	"gregor/wire/security/acl"
 )
@@ -43,8 +47,11 @@ type Broker struct {
 	Config   *config.Broker
 	Log      *zap.Logger
 	Replicas ReplicaSource // partitions hosted here (deps_replicas.go)
-	Topics   TopicSource   // topic metadata and admin (deps_topics.go)
-	Groups   GroupSource   // group coordinator (deps_groups.go); nil = COORDINATOR_NOT_AVAILABLE
+	// LogDirs describes log.dirs for DescribeLogDirs (deps_replicas.go);
+	// nil = DescribeLogDirs answers UNKNOWN_SERVER_ERROR.
+	LogDirs LogDirSource
+	Topics  TopicSource // topic metadata and admin (deps_topics.go)
+	Groups  GroupSource // group coordinator (deps_groups.go); nil = COORDINATOR_NOT_AVAILABLE
 	// Txns is the transaction coordinator (deps_txns.go); nil = the
 	// transaction APIs answer COORDINATOR_NOT_AVAILABLE (FindCoordinator) or
 	// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (InitProducerId), as before.
@@ -66,9 +73,31 @@ type Broker struct {
 	// Users is where SCRAM credentials live (/config/users in the
 	// metadata store, deps_users.go); nil = DescribeUserScramCredentials
 	// and AlterUserScramCredentials answer UNKNOWN_SERVER_ERROR.
+	// It also holds the dynamic broker configs (/config/brokers/<id>,
+	// <default>) that AlterConfigs and IncrementalAlterConfigs write.
 	Users metastore.Store
+	// Dynamic is this broker's dynamic config layer (config/dynamic):
+	// BROKER resources are validated against it and described with its
+	// sources; nil = BROKER alters answer INVALID_REQUEST and describes
+	// show the static config only.
+	Dynamic *dynamic.Manager
+	// QuotaStore is where client quotas live (/config/users,
+	// /config/clients in the metadata store; the same store as Users):
+	// AlterClientQuotas writes it, DescribeClientQuotas reads it; nil =
+	// both answer UNKNOWN_SERVER_ERROR.
+	QuotaStore metastore.Store
+	// Quotas are the client quota managers (quota/clientquota): every
+	// response's throttle time and the connection's mute come from them
+	// (quotas.go); nil = no client quotas.
+	Quotas *clientquota.Manager
 	// Metrics counts per-topic fetch traffic (cmd/internal/admin); nil = none.
 	Metrics interface{ FetchBytesOut(topic string, n int64) }
+	// LeaderQuota is the leader replication quota
+	// (leader.replication.throttled.rate with the topic configs
+	// leader.replication.throttled.replicas): a follower's Fetch leaves
+	// out its throttled, out-of-sync partitions while it is exceeded
+	// (01_fetch.go). nil = no throttling.
+	LeaderQuota *throttle.Quota
 
 	// tasks owns the goroutines answering requests Later (tasks.go).
 	tasks tasks
@@ -88,7 +117,11 @@ func (b *Broker) Handle(rc *wire.RequestContext, req kmsg.Request) wire.Reply {
 		b.Log.Error("no handler for API key", zap.Int16("key", rc.Key))
 		return wire.Now(wire.Response{CloseConn: true, None: true})
 	}
-	return e.fn(b, rc, req)
+	if b.Quotas == nil {
+		return e.fn(b, rc, req)
+	}
+	start := time.Now()
+	return b.withQuotas(rc, req, e.fn(b, rc, req), start)
 }
 
 // Supported implements wire.Dispatcher: every registered key and its versions, by key.

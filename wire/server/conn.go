@@ -60,6 +60,10 @@ type conn struct {
 	queue  chan *pending // reader → writer, request order; closed by the reader
 	// outstanding counts requests queued and not yet answered (idle check).
 	outstanding atomic.Int32
+	// mutedUntil (unix ns) is when a client quota throttle ends (KIP-219,
+	// mute.go): set by the writer after a throttled response, honoured
+	// by the reader before it handles the next request.
+	mutedUntil atomic.Int64
 
 	abortOnce sync.Once
 }
@@ -107,6 +111,9 @@ func (c *conn) readLoop() {
 	var sizeBuf [4]byte
 	idle := c.s.cfg.ConnectionsMaxIdle
 	for {
+		if !c.waitMute() {
+			return
+		}
 		c.setReadDeadline(idle)
 		if n, err := io.ReadFull(br, sizeBuf[:]); err != nil {
 			switch {
@@ -152,6 +159,12 @@ func (c *conn) readLoop() {
 		}
 		c.s.Stats.BytesIn.Add(4 + int64(size))
 		c.s.Stats.Requests.Add(1)
+		// A throttle that began while this frame was being read still
+		// holds it back (the client's next request waits out the mute).
+		if !c.waitMute() {
+			putFrame(handle)
+			return
+		}
 		if c.sasl != nil {
 			if dispatch, keep := c.saslGate(frame); !dispatch {
 				putFrame(handle)
@@ -231,6 +244,8 @@ func (c *conn) handleFrame(frame []byte, handle *[]byte, observe bool) (ok bool)
 		Principal:     c.principal,
 		Protocol:      c.protocol,
 		Raw:           body,
+		Size:          len(frame),
+		Mute:          c.mute,
 	}
 	var timing *RequestTiming
 	if observe {

@@ -133,7 +133,7 @@ type Server struct {
 	listeners []net.Listener
 	names     []string // listener names, parallel to listeners
 	conns     map[*conn]struct{}
-	limits    *connLimits // nil = no connection quotas
+	limits    *connLimits // never nil: unlimited without Config.Limits (SetConnectionLimits replaces them)
 }
 
 // New returns a Server that dispatches to d. It binds nothing until Start.
@@ -149,9 +149,11 @@ func New(cfg Config, d wire.Dispatcher, log *zap.Logger) *Server {
 		log = zap.NewNop()
 	}
 	s := &Server{cfg: cfg, d: d, log: log, conns: map[*conn]struct{}{}}
+	lim := config.ConnectionLimits{Max: config.Unlimited, PerIP: config.Unlimited, CreationRate: config.Unlimited}
 	if cfg.Limits != nil {
-		s.limits = newConnLimits(*cfg.Limits, cfg.InterBrokerListener)
+		lim = *cfg.Limits
 	}
+	s.limits = newConnLimits(lim, cfg.InterBrokerListener)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.ranges = d.Supported()
 	for _, r := range s.ranges {
@@ -293,11 +295,9 @@ func (s *Server) acceptLoop(ln net.Listener, name string) {
 		}
 		backoff = 5 * time.Millisecond
 		ip := hostOf(nc)
-		if s.limits != nil {
-			if limit := s.limits.admit(ip, name); limit != "" {
-				s.refuse(nc, name, ip, limit)
-				continue
-			}
+		if limit := s.limits.admit(ip, name); limit != "" {
+			s.refuse(nc, name, ip, limit)
+			continue
 		}
 		s.serve(nc, name, ip)
 	}
@@ -320,9 +320,7 @@ func (s *Server) serve(nc net.Conn, listener, ip string) {
 	if s.closed {
 		s.mu.Unlock()
 		nc.Close()
-		if s.limits != nil {
-			s.limits.release(ip)
-		}
+		s.limits.release(ip, listener)
 		return
 	}
 	s.conns[c] = struct{}{}
@@ -339,9 +337,7 @@ func (s *Server) forget(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
-	if s.limits != nil {
-		s.limits.release(c.ip)
-	}
+	s.limits.release(c.ip, c.listener)
 	s.Stats.ConnectionsOpen.Add(-1)
 	s.Stats.ConnectionsClosed.Add(1)
 }

@@ -91,6 +91,9 @@ func (w *respWriter) run() error {
 			c.s.Observer.RequestDone(p.timing)
 			p.timing.Response, p.timing.Request = wire.Response{}, nil
 		}
+		if resp.Throttle > 0 && (err == nil || err == errCloseRequested) {
+			c.mute(resp.Throttle)
+		}
 		release(resp)
 		// The reply resolved, so the handler is done with the request and
 		// its response has been encoded (or sent): the frame is free.
@@ -128,6 +131,7 @@ func (w *respWriter) send(p *pending, resp wire.Response) (err error) {
 		}
 	}()
 	switch {
+	case resp.None: // checked first: a handler may fill Msg and still send nothing (acks=0)
 	case resp.Msg != nil:
 		if resp.Msg.Key() != p.key {
 			return fmt.Errorf("handler for API key %d answered a key %d response", p.key, resp.Msg.Key())
@@ -145,7 +149,6 @@ func (w *respWriter) send(p *pending, resp wire.Response) (err error) {
 		if err := w.body(p, resp.Body); err != nil {
 			return err
 		}
-	case resp.None:
 	default:
 		return fmt.Errorf("handler for API key %d returned an empty Response", p.key)
 	}

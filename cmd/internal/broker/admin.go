@@ -57,6 +57,7 @@ func (b *Broker) startAdmin(h *handlers.Broker) (wire.Dispatcher, error) {
 	b.closers = append(b.closers, a.Close)
 	h.Metrics = a
 	b.observeTxnVerification(h)
+	a.ObserveReplicationQuotas(b.quotas.Leader, b.quotas.Follower)
 	return a.Dispatcher(h), nil
 }
 

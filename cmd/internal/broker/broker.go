@@ -22,11 +22,14 @@ import (
 	"gregor/actors/txncoordinator"
 	"gregor/cmd/internal/admin"
 	"gregor/config"
+	"gregor/config/dynamic"
 	"gregor/partition"
+	"gregor/quota/clientquota"
 	"gregor/replication/controller"
 	"gregor/replication/fetcher"
 	"gregor/replication/metadata"
 	"gregor/replication/metastore"
+	"gregor/replication/throttle"
 	"gregor/replication/usercreds"
 	"gregor/replication/zkclient"
 	"gregor/storage"
@@ -54,6 +57,11 @@ type Broker struct {
 	admin         *admin.Server         // nil unless admin.listener is set
 	creds         *sasl.CredentialCache // SCRAM credentials of /config/users (sasl.go)
 	credWatcher   *usercreds.Watcher    // keeps creds current
+	quotas        *throttle.Managers    // replication throttles (leader, follower, alter-log-dirs)
+	dyn           *dynamic.Manager      // dynamic broker configs (/config/brokers; dynamic.go)
+	dynWatcher    *dynamic.Watcher      // keeps dyn current
+	clientQuotas  *clientquota.Manager  // client quotas (quotas.go)
+	quotaWatcher  *clientquota.Watcher  // keeps clientQuotas current
 	closers       []func() error        // in start order; Close runs them in reverse
 	started       bool                  // Start completed: Close first does a controlled shutdown (cluster mode)
 }
@@ -115,8 +123,17 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	// The replica manager writes ISR changes and reserves producer ids
 	// through the broker's ZooKeeper client; the controller shares it.
 	b.zk = zkclient.New(store, cfg.BrokerID, log.Named("zk"))
+	if err := b.startQuotas(); err != nil { // quotas.go
+		return nil, err
+	}
 	if err := b.startCredentials(); err != nil { // sasl.go
 		return nil, fmt.Errorf("loading SCRAM credentials: %w", err)
+	}
+	// Dynamic broker configs before the components that read them
+	// (dynamic.go): eff is server.properties with /config/brokers on top.
+	eff, err := b.startDynamicConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading dynamic broker configs: %w", err)
 	}
 
 	pids, err := partition.OpenProducerIDs(onlineDir)
@@ -161,6 +178,11 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	}
 	stopTxns := sync.OnceFunc(b.txns.Stop)
 	b.closers = append(b.closers, func() error { stopTxns(); return nil })
+	// Replication throttles: rates from the effective config.Quotas (the
+	// dynamic broker config layer changes them: registerDynamic),
+	// throttled replicas from the topic configs the controller reads
+	// (Options.OnTopicConfig).
+	b.quotas = throttle.New(cfg.BrokerID, eff.Quotas)
 	var fm *fetcher.Manager
 	b.replicas, err = partition.NewManager(partition.ManagerConfig{
 		System:            b.system,
@@ -183,6 +205,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 			fc := fetcher.ConfigFromBroker(cfg)
 			fc.System, fc.Replicas, fc.Endpoints, fc.Logger = b.system, r, controller.NewEndpoints(cfg, cache, b.zk), log.Named("fetcher")
 			fc.Security = peers.inter
+			fc.Quota = b.quotas.Follower
 			var err error
 			if fm, err = fetcher.Start(fc); err != nil {
 				return nil, err
@@ -209,7 +232,9 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	}
 
 	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk, Cache: cache,
-		Security: peers.inter, ControlPlaneSecurity: peers.control, OnUserConfigChange: b.credWatcher.Changed})
+		Security: peers.inter, ControlPlaneSecurity: peers.control, OnUserConfigChange: b.credWatcher.Changed,
+		OnTopicConfig: b.applyThrottledReplicas, OnBrokerConfigChange: b.dynWatcher.Changed, OnQuotaConfigChange: b.quotaWatcher.Changed})
+	b.ctrl.SetTopicDefaults(eff)
 	topic.topics = b.ctrl
 	txnTopic.topics = b.ctrl
 	// Deleted topics' offsets leave the groups coordinated here.
@@ -232,7 +257,8 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		b.closers = append(b.closers, func() error { v.Close(); return nil })
 		verifier = v
 	}
-	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl}
+	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, QuotaStore: store, Quotas: b.clientQuotas, Replicas: b.replicas, LogDirs: b.logs, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl,
+		LeaderQuota: b.quotas.Leader, Dynamic: b.dyn}
 	if err := b.startAuthorizer(h, store); err != nil { // authorizer.class.name (authorizer.go)
 		return nil, err
 	}
@@ -245,11 +271,13 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		return nil, err
 	}
 	sc := server.ConfigFromBroker(cfg)
+	sc.Limits = &eff.ConnectionLimits // the dynamic connection quotas in force
 	sc.Security = listenerSec
 	b.saslSecurity(&sc)
 	b.server = server.New(sc, d, log.Named("server"))
 	b.attachAdmin(b.server)
 	b.observeAuth(b.server)
+	b.registerDynamic() // dynamic.go: the components that change at run time
 	closeServer := sync.OnceValue(b.server.Close)
 	b.closers = append(b.closers, closeServer)
 	if err := b.server.Listen(); err != nil {

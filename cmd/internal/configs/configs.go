@@ -56,6 +56,9 @@ func Main(ctx context.Context, o Options, commandConfig map[string]string, stdou
 
 // Run executes a resolved command against adm, printing to stdout.
 func Run(ctx context.Context, o Options, adm *kadm.Client, stdout io.Writer) error {
+	if o.quota != nil {
+		return runQuotas(ctx, o, adm, o.quota, stdout) // quotas.go
+	}
 	if o.EntityType == Users {
 		return runUsers(ctx, o, adm, stdout) // users.go
 	}

@@ -33,6 +33,11 @@ type Options struct {
 	AddConfig       string // --add-config k=v,k2=[a,b]
 	DeleteConfig    string // --delete-config k,k2
 	Args            []string
+	// Client quota shorthands (ConfigCommand's --user, --client,
+	// --user-defaults, --client-defaults; quotas.go).
+	User, Client                 string
+	UserDefaults, ClientDefaults bool
+	quota                        []quotaPart // set by resolve for a client quota command
 }
 
 // Entity types this tool serves.
@@ -66,13 +71,16 @@ func (o *Options) resolve() error {
 	if (o.BootstrapServer == "") == (o.ZooKeeper == "") {
 		return clientutil.Usage("Only one of --bootstrap-server or --zookeeper must be specified")
 	}
+	if ok, err := o.resolveQuota(); ok || err != nil { // quotas.go
+		return err
+	}
 	if o.EntityType == "" {
 		return clientutil.Usage("At least one --entity-type must be specified")
 	}
 	switch o.EntityType {
 	case Topics, Brokers, Users:
-	case "clients", "broker-loggers", "ips":
-		return clientutil.Usage("--entity-type %s is not supported yet; only topics, brokers and users", o.EntityType)
+	case "broker-loggers", "ips":
+		return clientutil.Usage("--entity-type %s is not supported yet; only topics, brokers, users and clients", o.EntityType)
 	default:
 		return clientutil.Usage("Invalid entity type %s, the entity type must be one of topics, clients, users, brokers, broker-loggers, ips", o.EntityType)
 	}

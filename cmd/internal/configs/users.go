@@ -66,7 +66,7 @@ func parseUserAlter(o Options) (scramUpdate, error) {
 	}
 	deletes := ParseDeleteConfig(o.DeleteConfig)
 	for _, k := range append(slices.Clone(keys), deletes...) {
-		if userQuotaKeys[k] {
+		if false && userQuotaKeys[k] {
 			return u, clientutil.Usage("user quota config %s is not supported: Gregor does not enforce client quotas yet; only SCRAM credentials (%s, %s) can be set for users", k, sasl.ScramSHA256, sasl.ScramSHA512)
 		}
 		if _, ok := sasl.ScramByName(k); !ok {

@@ -43,16 +43,19 @@ func openZooKeeper(connect string) (metastore.Store, error) {
 //     broker applies (controller.ChangeTopicConfig), then prints
 //     "Completed updating config for entity: topic '<t>'.".
 //
-// Topics here; users (SCRAM credentials) in users.go; brokers have no
-// dynamic configs here. Errors: a missing
+// Topics here; users (SCRAM credentials) in users.go; brokers'
+// dynamic configs in brokers_zk.go. Errors: a missing
 // topic (UNKNOWN_TOPIC_OR_PARTITION), an invalid config (INVALID_CONFIG),
 // a store failure.
 func RunZooKeeper(o Options, store metastore.Store, stdout io.Writer) error {
+	if o.quota != nil {
+		return runQuotasZooKeeper(o, store, o.quota, stdout) // quotas.go
+	}
 	if o.EntityType == Users {
 		return runUsersZooKeeper(o, store, stdout) // users.go
 	}
-	if o.EntityType != Topics {
-		return clientutil.Usage("--entity-type %s with --zookeeper is not supported: brokers have no dynamic configs here; use --bootstrap-server to describe them", o.EntityType)
+	if o.EntityType == Brokers {
+		return runBrokersZooKeeper(o, store, stdout) // brokers_zk.go
 	}
 	if o.Alter {
 		return alterZooKeeper(o, store, stdout)

@@ -88,7 +88,7 @@ func TestZooKeeperAlterErrors(t *testing.T) {
 		{Options{Topic: "t", Alter: true, AddConfig: "retention.ms=soon"}, "retention.ms", kerr.InvalidConfig},
 		{Options{Topic: "t", Alter: true, AddConfig: "no.such.config=1"}, "no.such.config", kerr.InvalidConfig},
 		{Options{Topic: "missing", Alter: true, AddConfig: "retention.ms=1"}, "Topic 'missing' does not exist.", kerr.UnknownTopicOrPartition},
-		{Options{Broker: "1", Alter: true, AddConfig: "log.retention.ms=1"}, "not supported", nil},
+		{Options{Broker: "1", Alter: true, AddConfig: "broker.id=2"}, "Cannot update these configs dynamically: Set(broker.id)", nil},
 	} {
 		_, err := runZk(t, s, c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) || (c.code != nil && !errors.Is(err, c.code)) {
@@ -101,6 +101,46 @@ func TestZooKeeperAlterErrors(t *testing.T) {
 	}
 	if kids, _ := s.Children(zkmeta.ConfigChangesPath); len(kids) != 0 {
 		t.Fatalf("failed alters wrote notifications %v", kids)
+	}
+}
+
+// Brokers with --zookeeper (Kafka 2.x): written in Kafka's layout with a
+// notification; keys other than the replication throttles are refused
+// while the broker (for the default: any broker) is registered.
+func TestZooKeeperBrokers(t *testing.T) {
+	s := zkStore(t)
+	out, err := runZk(t, s, Options{Broker: "1", Alter: true, AddConfig: "log.retention.ms=1000,leader.replication.throttled.rate=500"})
+	if err != nil || out != "Completed updating config for entity: brokers '1'.\n" {
+		t.Fatalf("alter: %q %v", out, err)
+	}
+	data, _, _ := s.Get("/config/brokers/1")
+	if string(data) != `{"version":1,"config":{"leader.replication.throttled.rate":"500","log.retention.ms":"1000"}}` {
+		t.Fatalf("znode %s", data)
+	}
+	out, err = runZk(t, s, Options{BrokerDefaults: true, Alter: true, AddConfig: "max.connections=50"})
+	if err != nil || out != "Completed updating config for entity: default brokers.\n" {
+		t.Fatalf("alter default: %q %v", out, err)
+	}
+	out, err = runZk(t, s, Options{EntityType: Brokers, Describe: true})
+	if err != nil || out != "Configs for brokers '1' are leader.replication.throttled.rate=500,log.retention.ms=1000\nConfigs for default brokers are max.connections=50\n" {
+		t.Fatalf("describe: %q %v", out, err)
+	}
+	if kids, _ := s.Children(zkmeta.ConfigChangesPath); len(kids) != 2 {
+		t.Fatalf("notifications %v", kids)
+	}
+	if err := metastore.CreateAll(s, zkmeta.BrokerPath(1), []byte("{}"), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runZk(t, s, Options{Broker: "1", Alter: true, AddConfig: "log.retention.ms=5"}); err == nil ||
+		!strings.Contains(err.Error(), "--bootstrap-server option must be specified to update broker configs Set(log.retention.ms) when broker 1 is running.") {
+		t.Fatalf("running broker: %v", err)
+	}
+	if _, err := runZk(t, s, Options{BrokerDefaults: true, Alter: true, AddConfig: "max.connections=5"}); err == nil ||
+		!strings.Contains(err.Error(), "for default cluster if any broker is running.") {
+		t.Fatalf("running cluster: %v", err)
+	}
+	if _, err := runZk(t, s, Options{Broker: "1", Alter: true, AddConfig: "follower.replication.throttled.rate=9"}); err != nil {
+		t.Fatalf("throttle while running: %v", err)
 	}
 }
 

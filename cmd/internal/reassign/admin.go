@@ -3,6 +3,7 @@ package reassign
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -158,4 +159,104 @@ func (a *adminCluster) alter(ctx context.Context, reqs map[partition.TopicPartit
 		}
 	}
 	return out, nil
+}
+
+// alterErr is the first failure of an IncrementalAlterConfigs answer, with
+// the broker's message.
+func alterErr(rs kadm.AlterConfigsResponses, err error) error {
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if r.Err != nil {
+			if r.ErrMessage != "" {
+				return fmt.Errorf("%v: %s", r.Err, r.ErrMessage)
+			}
+			return r.Err
+		}
+	}
+	return nil
+}
+
+func alterOps(op kadm.IncrementalOp, kv map[string]string, keys []string) []kadm.AlterConfig {
+	var ops []kadm.AlterConfig
+	for _, k := range keys {
+		c := kadm.AlterConfig{Op: op, Name: k}
+		if v, ok := kv[k]; ok {
+			c.Value = &v
+		}
+		ops = append(ops, c)
+	}
+	return ops
+}
+
+func sortedKeys(kv map[string]string) []string {
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// The throttleWriter over IncrementalAlterConfigs (TOPIC resources go to
+// any broker, BROKER resources to that broker, as Kafka's admin client).
+
+func (a *adminCluster) setTopicConfigs(ctx context.Context, set map[string]map[string]string) error {
+	for _, t := range sortedKeys(func() map[string]string {
+		m := map[string]string{}
+		for t := range set {
+			m[t] = ""
+		}
+		return m
+	}()) {
+		kv := set[t]
+		if err := alterErr(a.adm.AlterTopicConfigs(ctx, alterOps(kadm.SetConfig, kv, sortedKeys(kv)), t)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *adminCluster) setBrokerConfigs(ctx context.Context, brokers []int32, kv map[string]string) error {
+	if len(brokers) == 0 {
+		return nil // kadm would read an empty list as the cluster default
+	}
+	return alterErr(a.adm.AlterBrokerConfigs(ctx, alterOps(kadm.SetConfig, kv, sortedKeys(kv)), brokers...))
+}
+
+// deleteBrokerConfigs sends the DELETEs to the brokers that hold one of
+// keys as a per-broker dynamic config (DescribeConfigs source
+// DYNAMIC_BROKER_CONFIG), and to every broker it could not describe.
+// Kafka sends them to every broker; deleting an absent key changes
+// nothing, so the outcome is the same, and a broker without dynamic
+// broker configs is not asked to alter what it does not have.
+func (a *adminCluster) deleteBrokerConfigs(ctx context.Context, brokers []int32, keys []string) error {
+	var todo []int32
+	for _, b := range brokers {
+		rcs, err := a.adm.DescribeBrokerConfigs(ctx, b)
+		if err != nil || len(rcs) != 1 || rcs[0].Err != nil || hasDynamic(rcs[0].Configs, keys) {
+			todo = append(todo, b)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	return alterErr(a.adm.AlterBrokerConfigs(ctx, alterOps(kadm.DeleteConfig, nil, keys), todo...))
+}
+
+func hasDynamic(cs []kadm.Config, keys []string) bool {
+	for _, c := range cs {
+		if c.Source == kmsg.ConfigSourceDynamicBrokerConfig && slices.Contains(keys, c.Key) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *adminCluster) deleteTopicConfigs(ctx context.Context, topics []string, keys []string) error {
+	if len(topics) == 0 {
+		return nil
+	}
+	return alterErr(a.adm.AlterTopicConfigs(ctx, alterOps(kadm.DeleteConfig, nil, keys), topics...))
 }

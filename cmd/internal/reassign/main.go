@@ -6,7 +6,9 @@
 // --zookeeper it works straight on the znodes (/admin/reassign_partitions,
 // /brokers/topics), as Kafka 2.x did; with --bootstrap-server through
 // AlterPartitionReassignments / ListPartitionReassignments (KIP-455). The
-// output texts are Kafka's.
+// output texts are Kafka's. --throttle and --replica-alter-log-dirs-throttle
+// set the replication throttles and --verify/--cancel clear them
+// (throttles.go).
 package reassign
 
 import (
@@ -15,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,6 +55,7 @@ type cluster interface {
 	// ongoing lists the partitions being reassigned (ZooKeeper: those of
 	// /admin/reassign_partitions) with their current replicas.
 	ongoing(ctx context.Context) (map[partition.TopicPartition][]int32, error)
+	throttleWriter // throttle configs (throttles.go)
 	close()
 }
 
@@ -109,6 +113,10 @@ func validate(o Options) error {
 }
 
 func run(ctx context.Context, o Options, props map[string]string, out io.Writer) error {
+	if o.BootstrapServer == "" && o.ReplicaAlterLogDirsThrottle >= 0 {
+		// Kafka 2.x: a log dir move (and its throttle) needs the admin API.
+		return errors.New(`You must specify --bootstrap-server when using "[replica-alter-log-dirs-throttle]"`)
+	}
 	var cl cluster
 	var adm *adminCluster
 	if o.BootstrapServer != "" {
@@ -313,9 +321,33 @@ func execute(ctx context.Context, cl cluster, adm *adminCluster, o Options, out 
 		cur[tp] = current[tp]
 	}
 	fmt.Fprintf(out, "Current partition replica assignment\n\n%s\n\nSave this to use as the --reassignment-json-file option during rollback\n", FormatJSON(cur))
-	if o.Throttle >= 0 {
+	if o.Throttle >= 0 || o.ReplicaAlterLogDirsThrottle >= 0 {
 		fmt.Fprintln(out, "Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle is removed.")
-		fmt.Fprintf(out, "The inter-broker throttle limit was set to %d B/s\n", o.Throttle)
+		if o.Throttle >= 0 {
+			// --additional: the moves under way keep their throttles (Kafka's calculateProposedMoveMap).
+			var under []controller.PartitionReassignment
+			if adm != nil {
+				if under, err = adm.listFull(ctx); err != nil {
+					return err
+				}
+			}
+			mm, err := proposedMoves(under, proposed, cur)
+			if err != nil {
+				return err
+			}
+			if err := setReassignmentThrottle(ctx, cl, mm, o.Throttle, out); err != nil {
+				return err
+			}
+		}
+		if o.ReplicaAlterLogDirsThrottle >= 0 {
+			doc, err := controller.DecodeReassignment(data)
+			if err != nil {
+				return err
+			}
+			if err := setLogDirThrottle(ctx, cl, logDirBrokers(doc), o.ReplicaAlterLogDirsThrottle, out); err != nil {
+				return err
+			}
+		}
 	}
 	if adm != nil {
 		errs, err := adm.alter(ctx, proposed)
@@ -384,27 +416,9 @@ func verify(ctx context.Context, cl cluster, adm *adminCluster, o Options, out i
 		}
 	}
 	if len(ongoing) == 0 && !o.PreserveThrottles {
-		// Gregor has no replication throttles to clear; the lines are
-		// Kafka's, for scripts that expect them.
-		live, err := cl.brokers(ctx)
-		if err != nil {
-			return err
-		}
-		set := map[int32]bool{}
-		for _, b := range live {
-			set[b] = true
-		}
-		for _, rs := range target {
-			for _, r := range rs {
-				set[r] = true
-			}
-		}
-		ids := make([]int32, 0, len(set))
-		for b := range set {
-			ids = append(ids, b)
-		}
-		fmt.Fprintf(out, "Clearing broker-level throttles on broker%s %s\n", plural(len(ids)), joinIDs(sortIDs(ids)))
-		fmt.Fprintf(out, "Clearing topic-level throttles on topic%s %s\n", plural(len(topics)), strings.Join(topics, ","))
+		// Done: remove every throttle (Kafka cannot tell which brokers an
+		// earlier reassignment throttled, so it clears them all).
+		return clearAllThrottles(ctx, cl, cl, target, topics, out)
 	}
 	return nil
 }
@@ -455,9 +469,23 @@ func cancel(ctx context.Context, adm *adminCluster, o Options, out io.Writer) er
 		}
 	}
 	controller.SortTPs(active)
+	target := map[partition.TopicPartition][]int32{}
+	var topics []string
+	for _, e := range doc.Partitions {
+		if _, ok := target[e.TP()]; !ok && !slices.Contains(topics, e.Topic) {
+			topics = append(topics, e.Topic)
+		}
+		target[e.TP()] = e.Replicas
+	}
+	clear := func() error {
+		if o.PreserveThrottles {
+			return nil
+		}
+		return clearAllThrottles(ctx, adm, adm, target, topics, out)
+	}
 	if len(active) == 0 {
 		fmt.Fprintln(out, "None of the specified partition reassignments are active.")
-		return nil
+		return clear()
 	}
 	req := map[partition.TopicPartition][]int32{}
 	for _, tp := range active {
@@ -475,7 +503,7 @@ func cancel(ctx context.Context, adm *adminCluster, o Options, out io.Writer) er
 		return &terse{"Error cancelling partition reassignment(s):\n" + strings.Join(lines, "\n")}
 	}
 	fmt.Fprintf(out, "Successfully cancelled partition reassignment%s for: %s\n", plural(len(active)), joinTPs(active, ","))
-	return nil
+	return clear()
 }
 
 func hasDirs(dirs []string) bool {

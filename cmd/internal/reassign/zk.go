@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"gregor/cmd/internal/clientutil"
 	"gregor/partition"
 	"gregor/replication/controller"
@@ -116,6 +118,141 @@ func (z *zkCluster) create(proposed map[partition.TopicPartition][]int32) error 
 	}
 	if errors.Is(err, metastore.ErrNoNode) {
 		err = metastore.CreateAll(z.s, zkmeta.ReassignPartitionsPath, doc.Encode(), false)
+	}
+	return err
+}
+
+// The throttleWriter over ZooKeeper, as Kafka 2.x's tool: topic configs
+// through controller.ChangeTopicConfig (validated, announced), broker
+// configs in /config/brokers/<id> with a "brokers/<id>" notification
+// (AdminZkClient.changeBrokerConfig). A clear writes only the configs it
+// changes.
+
+func (z *zkCluster) setTopicConfigs(_ context.Context, set map[string]map[string]string) error {
+	topics := make([]string, 0, len(set))
+	for t := range set {
+		topics = append(topics, t)
+	}
+	sort.Strings(topics)
+	for _, t := range topics {
+		if _, err := controller.ChangeTopicConfig(z.s, t, func(o map[string]string) error {
+			for k, v := range set[t] {
+				o[k] = v
+			}
+			return nil
+		}, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (z *zkCluster) deleteTopicConfigs(_ context.Context, topics []string, keys []string) error {
+	for _, t := range topics {
+		cur, err := controller.ReadTopicConfig(z.s, t)
+		if err != nil {
+			if errors.Is(err, kerr.UnknownTopicOrPartition) {
+				continue // Kafka reads a missing topic's config as empty
+			}
+			return err
+		}
+		if !hasAny(cur, keys) {
+			continue
+		}
+		if _, err := controller.ChangeTopicConfig(z.s, t, func(o map[string]string) error {
+			for _, k := range keys {
+				delete(o, k)
+			}
+			return nil
+		}, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func hasAny(m map[string]string, keys []string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (z *zkCluster) setBrokerConfigs(_ context.Context, brokers []int32, kv map[string]string) error {
+	for _, b := range brokers {
+		if err := z.changeBrokerConfig(b, func(o map[string]string) bool {
+			for k, v := range kv {
+				o[k] = v
+			}
+			return true
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (z *zkCluster) deleteBrokerConfigs(_ context.Context, brokers []int32, keys []string) error {
+	for _, b := range brokers {
+		if err := z.changeBrokerConfig(b, func(o map[string]string) bool {
+			if !hasAny(o, keys) {
+				return false
+			}
+			for _, k := range keys {
+				delete(o, k)
+			}
+			return true
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// changeBrokerConfig edits /config/brokers/<id> (read, mutate, write back
+// conditionally on the version read, retried when another writer won)
+// and announces it; mutate returns false to leave it alone.
+func (z *zkCluster) changeBrokerConfig(id int32, mutate func(map[string]string) bool) error {
+	path := zkmeta.BrokerConfigPath(strconv.Itoa(int(id)))
+	for attempt := 0; ; attempt++ {
+		cur := map[string]string{}
+		data, version, err := z.s.Get(path)
+		switch {
+		case errors.Is(err, metastore.ErrNoNode):
+			version = -1
+		case err != nil:
+			return err
+		default:
+			if cur, err = zkmeta.DecodeConfig(data); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		if !mutate(cur) {
+			return nil
+		}
+		if version < 0 {
+			err = metastore.CreateAll(z.s, path, zkmeta.EncodeConfig(cur), false)
+		} else {
+			_, err = z.s.Set(path, zkmeta.EncodeConfig(cur), version)
+		}
+		if errors.Is(err, metastore.ErrBadVersion) || errors.Is(err, metastore.ErrNodeExists) {
+			if attempt < 10 {
+				continue
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		break
+	}
+	note := zkmeta.EncodeConfigChange("brokers/" + strconv.Itoa(int(id)))
+	_, err := z.s.CreateSequential(zkmeta.ConfigChangePrefix, note, false)
+	if errors.Is(err, metastore.ErrNoNode) {
+		if err = metastore.EnsurePath(z.s, zkmeta.ConfigChangesPath); err == nil {
+			_, err = z.s.CreateSequential(zkmeta.ConfigChangePrefix, note, false)
+		}
 	}
 	return err
 }
