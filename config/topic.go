@@ -103,7 +103,12 @@ var topicConfigKeys = []TopicConfigKey{
 	{Name: "max.message.bytes", Type: kmsg.ConfigTypeInt, Doc: "Largest record batch size allowed.", BrokerKeys: []string{"message.max.bytes"}, Default: "1048588", validate: vInt(32, 0),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.MaxMessageBytes = int32(atoi64(v)) },
 		broker: func(b *Broker) string { return i64(int64(b.MessageMaxBytes)) }},
-	{Name: "message.downconversion.enable", Type: kmsg.ConfigTypeBoolean, Doc: "Whether old consumers may get down-converted batches.", BrokerKeys: []string{"log.message.downconversion.enable"}, Default: "true", validate: vBool},
+	{Name: "message.downconversion.enable", Type: kmsg.ConfigTypeBoolean, Doc: "Whether old consumers may get down-converted batches.", BrokerKeys: []string{"log.message.downconversion.enable"}, Default: "true", validate: vBool,
+		apply: func(c *storage.LogConfig, _ *TopicPolicy, v string) {
+			on, _ := parseBool("message.downconversion.enable", v)
+			c.DownConversionDisabled = !on
+		},
+		broker: func(b *Broker) string { return strconv.FormatBool(b.LogMessageDownConversionEnable) }},
 	{Name: "message.format.version", Type: kmsg.ConfigTypeString, Doc: "Record batch format version (ignored: always magic 2 on disk).", BrokerKeys: []string{"log.message.format.version"}, Default: "3.0-IV1", validate: vAny},
 	{Name: "message.timestamp.difference.max.ms", Type: kmsg.ConfigTypeLong, Doc: "Largest allowed difference between a CreateTime timestamp and the broker's clock.", BrokerKeys: []string{"log.message.timestamp.difference.max.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 0),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.MessageTimestampDifferenceMaxMs = atoi64(v) },
@@ -236,6 +241,7 @@ func (b *Broker) LogConfig() storage.LogConfig {
 		CompressionType:                 b.CompressionType,
 		LogAppendTime:                   b.MessageTimestampType == "LogAppendTime",
 		MessageTimestampDifferenceMaxMs: b.LogMessageTimestampDifferenceMaxMs,
+		DownConversionDisabled:          !b.LogMessageDownConversionEnable,
 
 		DeleteRetentionMs:      b.LogCleanerDeleteRetentionMs,
 		MinCleanableDirtyRatio: b.LogCleanerMinCleanableRatio,
