@@ -47,8 +47,18 @@ func TestLegacySarama(t *testing.T) {
 			for i := range msgs {
 				msgs[i] = &sarama.ProducerMessage{Topic: topic, Partition: 0, Key: sarama.StringEncoder(fmt.Sprintf("k%d", i)), Value: sarama.StringEncoder(fmt.Sprintf("%s-%d", ver.name, i))}
 			}
-			if err := p.SendMessages(msgs); err != nil {
-				t.Fatalf("%s %s: send: %v", ver.name, codecName, err)
+			// Bounded: one run once hung inside Sarama's SendMessages for the
+			// whole test timeout; a minute fails fast with the broker's log.
+			sent := make(chan error, 1)
+			go func() { sent <- p.SendMessages(msgs) }()
+			select {
+			case err := <-sent:
+				if err != nil {
+					t.Fatalf("%s %s: send: %v", ver.name, codecName, err)
+				}
+			case <-time.After(time.Minute):
+				log := b.Log()
+				t.Fatalf("%s %s: SendMessages did not return in a minute; broker log tail:\n%s", ver.name, codecName, log[max(0, len(log)-4000):])
 			}
 			_ = p.Close()
 			for i, m := range msgs {
