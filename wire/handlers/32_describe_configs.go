@@ -27,6 +27,10 @@ package handlers
 //   - BROKER "" (the cluster-wide dynamic defaults, --entity-default):
 //     the keys /config/brokers/<default> sets, DYNAMIC_DEFAULT_BROKER_CONFIG.
 //     Another broker id, or a non-numeric name: INVALID_REQUEST.
+//   - BROKER_LOGGER, this broker's id: every logger (gregor/logging: the
+//     names given to zap's Logger.Named, and root) with its effective
+//     level (Kafka's names: TRACE … FATAL), DYNAMIC_BROKER_LOGGER_CONFIG,
+//     no synonyms. "" or another id: INVALID_REQUEST.
 //   - Other resource types: INVALID_REQUEST.
 //
 // Version notes:
@@ -66,6 +70,8 @@ func describeConfigs(b *Broker, rc *wire.RequestContext, req *kmsg.DescribeConfi
 			rr.Configs, err = describeTopicConfigs(b, req, r)
 		case r.ResourceType == kmsg.ConfigResourceTypeBroker:
 			rr.Configs, err = describeBrokerConfigs(b, req, r)
+		case r.ResourceType == kmsg.ConfigResourceTypeBrokerLogger:
+			rr.Configs, err = describeBrokerLoggers(b, r) // configs_broker_logger.go
 		default:
 			err = &controller.Error{Code: kerr.InvalidRequest, Message: "Unsupported resource type " + r.ResourceType.String()}
 		}

@@ -23,6 +23,7 @@ import (
 	"gregor/cmd/internal/admin"
 	"gregor/config"
 	"gregor/config/dynamic"
+	"gregor/logging"
 	"gregor/partition"
 	"gregor/quota/clientquota"
 	"gregor/replication/controller"
@@ -62,6 +63,7 @@ type Broker struct {
 	dynWatcher    *dynamic.Watcher      // keeps dyn current
 	clientQuotas  *clientquota.Manager  // client quotas (quotas.go)
 	quotaWatcher  *clientquota.Watcher  // keeps clientQuotas current
+	levels        *logging.Levels       // run-time log levels (BROKER_LOGGER resources; loggers.go)
 	closers       []func() error        // in start order; Close runs them in reverse
 	started       bool                  // Start completed: Close first does a controlled shutdown (cluster mode)
 }
@@ -76,6 +78,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	for _, o := range opts {
 		o(b)
 	}
+	log = b.wrapLogger() // loggers.go: every logger below goes through the level registry
 	defer func() {
 		if err != nil { // stop what was started; the caller gets only the error
 			_ = b.Close()
@@ -258,7 +261,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		verifier = v
 	}
 	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, QuotaStore: store, Quotas: b.clientQuotas, Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl,
-		LeaderQuota: b.quotas.Leader, Dynamic: b.dyn}
+		LeaderQuota: b.quotas.Leader, Dynamic: b.dyn, Loggers: b.levels}
 	if err := b.startAuthorizer(h, store); err != nil { // authorizer.class.name (authorizer.go)
 		return nil, err
 	}
