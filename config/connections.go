@@ -26,6 +26,78 @@ type ConnectionLimits struct {
 	// new connections per second on all listeners together (burst of one
 	// second's worth).
 	CreationRate int
+	// PerListener are listener.name.<l>.max.connections and
+	// listener.name.<l>.max.connection.creation.rate, by upper-case
+	// listener name: limits of one listener's connections, the
+	// inter-broker listener's included (KIP-402, KIP-612).
+	PerListener map[string]ListenerConnectionLimits
+}
+
+// ListenerConnectionLimits are one listener's connection quotas; unset
+// ones are Unlimited.
+type ListenerConnectionLimits struct {
+	Max          int // listener.name.<l>.max.connections
+	CreationRate int // listener.name.<l>.max.connection.creation.rate
+}
+
+// listenerConnectionSuffixes are the listener-prefixed connection quota
+// keys: listener.name.<l>.<suffix>.
+var listenerConnectionSuffixes = []string{"max.connections", "max.connection.creation.rate"}
+
+// splitListenerConnectionKey splits listener.name.<l>.<suffix> for the
+// connection quota suffixes.
+func splitListenerConnectionKey(k string) (listener, suffix string, ok bool) {
+	rest, found := strings.CutPrefix(k, "listener.name.")
+	if !found {
+		return "", "", false
+	}
+	for _, suf := range listenerConnectionSuffixes {
+		if l, found := strings.CutSuffix(rest, "."+suf); found && l != "" && !strings.Contains(l, ".") {
+			return strings.ToUpper(l), suf, true
+		}
+	}
+	return "", "", false
+}
+
+func isListenerConnectionKey(k string) bool {
+	_, _, ok := splitListenerConnectionKey(k)
+	return ok
+}
+
+// resolveListenerConnectionLimits reads the listener-prefixed connection
+// quotas once the listeners are known: a value must be a non-negative int,
+// and the listener one of listeners (a typo would otherwise limit nothing).
+func resolveListenerConnectionLimits(b *Broker) error {
+	known := map[string]bool{}
+	for _, l := range b.Listeners {
+		known[strings.ToUpper(l.Name)] = true
+	}
+	out := map[string]ListenerConnectionLimits{}
+	for k, v := range b.Raw {
+		l, suf, ok := splitListenerConnectionKey(k)
+		if !ok {
+			continue
+		}
+		n, err := parseInt(k, v, 32, 0)
+		if err != nil {
+			return err
+		}
+		if !known[l] {
+			return invalid(k, v, "listener %s is not in listeners", l)
+		}
+		lim, ok := out[l]
+		if !ok {
+			lim = ListenerConnectionLimits{Max: Unlimited, CreationRate: Unlimited}
+		}
+		if suf == "max.connections" {
+			lim.Max = int(n)
+		} else {
+			lim.CreationRate = int(n)
+		}
+		out[l] = lim
+	}
+	b.ConnectionLimits.PerListener = out
+	return nil
 }
 
 // Unlimited is Kafka's Int.MaxValue default of the connection limits.

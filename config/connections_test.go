@@ -36,4 +36,21 @@ func TestConnectionLimitsConfig(t *testing.T) {
 			t.Errorf("%s=%s: %v, want %q", kv[0], kv[1], err, want)
 		}
 	}
+
+	b, err = Parse(map[string]string{"listeners": "PLAINTEXT://:9092,INTERNAL://:9093", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
+		"inter.broker.listener.name": "INTERNAL", "listener.name.internal.max.connections": "50", "listener.name.plaintext.max.connection.creation.rate": "10"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl := b.ConnectionLimits.PerListener; pl["INTERNAL"] != (ListenerConnectionLimits{Max: 50, CreationRate: Unlimited}) || pl["PLAINTEXT"] != (ListenerConnectionLimits{Max: Unlimited, CreationRate: 10}) {
+		t.Fatalf("per listener %+v", pl)
+	}
+	for kv, want := range map[[2]string]string{
+		{"listener.name.nosuch.max.connections", "5"}:     "listener NOSUCH is not in listeners",
+		{"listener.name.plaintext.max.connections", "-1"}: "listener.name.plaintext.max.connections",
+	} {
+		if _, err := Parse(map[string]string{kv[0]: kv[1]}, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s=%s: %v, want %q", kv[0], kv[1], err, want)
+		}
+	}
 }

@@ -66,7 +66,7 @@ func Parse(kv map[string]string, log *zap.Logger) (*Broker, error) {
 			}
 			continue
 		}
-		if ignoredKeys[k] || isListenerSSLKey(k) || isSASLListenerKey(k) {
+		if ignoredKeys[k] || isListenerSSLKey(k) || isSASLListenerKey(k) || isListenerConnectionKey(k) {
 			continue
 		}
 		log.Warn("unknown configuration key, ignored (it is not a Kafka broker config Gregor knows)", zap.String("key", k))
@@ -202,6 +202,9 @@ func resolveListeners(b *Broker, raw func(string) (string, bool), num func(strin
 	protocols := make(map[string]string, len(b.Security.Protocols))
 	for name, p := range b.Security.Protocols {
 		protocols[name] = string(p)
+	}
+	if err := resolveListenerConnectionLimits(b); err != nil { // connections.go
+		return err
 	}
 	return resolveSASL(b, protocols) // sasl.go
 }

@@ -1,7 +1,6 @@
 package dynamic
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 
@@ -23,16 +22,9 @@ const changeRetries = 10
 // Kafka's config JSON.
 func Read(store metastore.Store, entity string) (map[string]string, int32, error) {
 	path := zkmeta.BrokerConfigPath(entity)
-	data, version, err := store.Get(path)
-	if errors.Is(err, metastore.ErrNoNode) {
-		return map[string]string{}, -1, nil
-	}
+	m, version, err := zkmeta.ReadEntityConfig(store, path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading %s: %w", path, err)
-	}
-	m, err := zkmeta.DecodeConfig(data)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, version, nil
 }
@@ -68,12 +60,8 @@ func Change(store metastore.Store, entity string, mutate func(map[string]string)
 			return next, nil
 		}
 		path := zkmeta.BrokerConfigPath(entity)
-		if version < 0 {
-			err = metastore.CreateAll(store, path, zkmeta.EncodeConfig(next), false)
-		} else {
-			_, err = store.Set(path, zkmeta.EncodeConfig(next), version)
-		}
-		if errors.Is(err, metastore.ErrBadVersion) || errors.Is(err, metastore.ErrNodeExists) || errors.Is(err, metastore.ErrNoNode) {
+		conflict, err := zkmeta.WriteEntityConfig(store, path, next, version)
+		if conflict {
 			if attempt < changeRetries {
 				continue
 			}
@@ -88,14 +76,7 @@ func Change(store metastore.Store, entity string, mutate func(map[string]string)
 
 // Notify writes the /config/changes notification for brokers/<entity>.
 func Notify(store metastore.Store, entity string) error {
-	note := zkmeta.EncodeConfigChange(EntityType + "/" + entity)
-	_, err := store.CreateSequential(zkmeta.ConfigChangePrefix, note, false)
-	if errors.Is(err, metastore.ErrNoNode) {
-		if err = metastore.EnsurePath(store, zkmeta.ConfigChangesPath); err == nil {
-			_, err = store.CreateSequential(zkmeta.ConfigChangePrefix, note, false)
-		}
-	}
-	if err != nil {
+	if err := zkmeta.NotifyConfigChange(store, EntityType+"/"+entity); err != nil {
 		return fmt.Errorf("the broker config %s is written but the change notification failed: %w", entity, err)
 	}
 	return nil

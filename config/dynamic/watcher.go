@@ -1,13 +1,11 @@
 package dynamic
 
 import (
-	"sync"
-	"time"
-
 	"go.uber.org/zap"
 
 	"gregor/config"
 	"gregor/replication/metastore"
+	"gregor/replication/rereader"
 )
 
 // Watcher keeps a Manager current: each Changed(entity) — called by the
@@ -22,10 +20,7 @@ type Watcher struct {
 	m     *Manager
 	log   *zap.Logger
 
-	kick chan struct{} // 1-buffered: a re-read is due
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	rr *rereader.Rereader[struct{}] // one key: both layers are re-read together
 }
 
 // Watch starts the watcher goroutine over m (already Loaded); Close stops it.
@@ -33,8 +28,10 @@ func Watch(store metastore.Store, m *Manager, log *zap.Logger) *Watcher {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	w := &Watcher{store: store, m: m, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go w.run()
+	w := &Watcher{store: store, m: m, log: log}
+	w.rr = rereader.Start(func(struct{}) error { return w.reread() }, func(_ struct{}, err error) {
+		w.log.Warn("re-reading dynamic broker configs failed; retrying", zap.Error(err))
+	})
 	return w
 }
 
@@ -45,51 +42,25 @@ func (w *Watcher) Changed(entity string) {
 	if entity != config.DefaultEntity && entity != w.m.BrokerID() {
 		return
 	}
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
+	w.rr.Changed(struct{}{})
 }
 
 // Close stops the goroutine and waits for it. Idempotent.
-func (w *Watcher) Close() {
-	w.once.Do(func() { close(w.stop) })
-	<-w.done
-}
+func (w *Watcher) Close() { w.rr.Close() }
 
-func (w *Watcher) run() {
-	defer close(w.done)
-	backoff := 100 * time.Millisecond
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-w.kick:
-		}
-		defaults, _, err := Read(w.store, config.DefaultEntity)
-		var per map[string]string
-		if err == nil {
-			per, _, err = Read(w.store, w.m.BrokerID())
-		}
-		if err == nil {
-			backoff = 100 * time.Millisecond
-			if uerr := w.m.Update(defaults, per); uerr != nil {
-				w.log.Error("dynamic broker config not applied; the previous config stays in force", zap.Error(uerr))
-			}
-			continue
-		}
-		w.log.Warn("re-reading dynamic broker configs failed; retrying", zap.Error(err))
-		t := time.NewTimer(backoff)
-		select {
-		case <-w.stop:
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		backoff = min(2*backoff, 5*time.Second)
-		select {
-		case w.kick <- struct{}{}:
-		default:
-		}
+// reread loads both layers and applies them; only a failed read is an
+// error (retried): an update the components refuse is logged and skipped.
+func (w *Watcher) reread() error {
+	defaults, _, err := Read(w.store, config.DefaultEntity)
+	if err != nil {
+		return err
 	}
+	per, _, err := Read(w.store, w.m.BrokerID())
+	if err != nil {
+		return err
+	}
+	if uerr := w.m.Update(defaults, per); uerr != nil {
+		w.log.Error("dynamic broker config not applied; the previous config stays in force", zap.Error(uerr))
+	}
+	return nil
 }

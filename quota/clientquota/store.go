@@ -16,15 +16,7 @@ func ConfigPath(e Entity) string { return zkmeta.ConfigPath + "/" + e.Path() }
 // Read returns the entity's znode config (every key: a user's SCRAM
 // credentials too) and its version; no znode is an empty config, -1.
 func Read(store metastore.Store, e Entity) (map[string]string, int32, error) {
-	data, v, err := store.Get(ConfigPath(e))
-	if errors.Is(err, metastore.ErrNoNode) {
-		return map[string]string{}, -1, nil
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	cfg, err := zkmeta.DecodeConfig(data)
-	return cfg, v, err
+	return zkmeta.ReadEntityConfig(store, ConfigPath(e))
 }
 
 // Values picks the quota keys out of a znode config, parsed as doubles;
@@ -102,14 +94,9 @@ func Update(store metastore.Store, e Entity, edit func(cfg map[string]string) er
 		if err := edit(cfg); err != nil {
 			return err
 		}
-		data := zkmeta.EncodeConfig(cfg)
-		if version < 0 {
-			err = metastore.CreateAll(store, path, data, false)
-		} else {
-			_, err = store.Set(path, data, version)
-		}
-		if errors.Is(err, metastore.ErrNodeExists) || errors.Is(err, metastore.ErrBadVersion) {
-			continue
+		conflict, err := zkmeta.WriteEntityConfig(store, path, cfg, version)
+		if conflict {
+			continue // another writer was first: read again
 		}
 		if err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)
@@ -121,14 +108,7 @@ func Update(store metastore.Store, e Entity, edit func(cfg map[string]string) er
 
 // Notify writes /config/changes/config_change_<seq> for e.
 func Notify(store metastore.Store, e Entity) error {
-	note := zkmeta.EncodeConfigChange(e.Path())
-	_, err := store.CreateSequential(zkmeta.ConfigChangePrefix, note, false)
-	if errors.Is(err, metastore.ErrNoNode) {
-		if err = metastore.EnsurePath(store, zkmeta.ConfigChangesPath); err == nil {
-			_, err = store.CreateSequential(zkmeta.ConfigChangePrefix, note, false)
-		}
-	}
-	if err != nil {
+	if err := zkmeta.NotifyConfigChange(store, e.Path()); err != nil {
 		return fmt.Errorf("the quotas of %s are written but the change notification failed (brokers see them on restart): %w", e, err)
 	}
 	return nil

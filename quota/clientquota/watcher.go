@@ -1,12 +1,10 @@
 package clientquota
 
 import (
-	"sync"
-	"time"
-
 	"go.uber.org/zap"
 
 	"gregor/replication/metastore"
+	"gregor/replication/rereader"
 )
 
 // Watcher keeps a Manager's quotas current with the store: Start loads
@@ -20,12 +18,7 @@ type Watcher struct {
 	m     *Manager
 	log   *zap.Logger
 
-	mu      sync.Mutex
-	pending map[Entity]bool
-	kick    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	rr *rereader.Rereader[Entity]
 }
 
 // StartWatcher loads every entity's quotas into m and starts the
@@ -35,8 +28,7 @@ func StartWatcher(store metastore.Store, m *Manager, log *zap.Logger) (*Watcher,
 	if log == nil {
 		log = zap.NewNop()
 	}
-	w := &Watcher{store: store, m: m, log: log, pending: map[Entity]bool{},
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	w := &Watcher{store: store, m: m, log: log}
 	ents, err := List(store)
 	if err != nil {
 		return nil, err
@@ -47,7 +39,9 @@ func StartWatcher(store metastore.Store, m *Manager, log *zap.Logger) (*Watcher,
 		}
 	}
 	log.Info("client quotas loaded", zap.Int("entities", len(m.Quotas())))
-	go w.run()
+	w.rr = rereader.Start(w.load, func(e Entity, err error) {
+		w.log.Warn("re-reading client quotas failed; retrying", zap.String("entity", e.Path()), zap.Error(err))
+	})
 	return w, nil
 }
 
@@ -58,56 +52,11 @@ func (w *Watcher) Changed(entityPath string) {
 	if !ok {
 		return
 	}
-	w.mu.Lock()
-	w.pending[e] = true
-	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
+	w.rr.Changed(e)
 }
 
 // Close stops the goroutine and waits for it. Idempotent.
-func (w *Watcher) Close() {
-	w.once.Do(func() { close(w.stop) })
-	<-w.done
-}
-
-func (w *Watcher) run() {
-	defer close(w.done)
-	backoff := 100 * time.Millisecond
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-w.kick:
-		}
-		w.mu.Lock()
-		ents := w.pending
-		w.pending = map[Entity]bool{}
-		w.mu.Unlock()
-		failed := false
-		for e := range ents {
-			if err := w.load(e); err != nil {
-				w.log.Warn("re-reading client quotas failed; retrying", zap.String("entity", e.Path()), zap.Error(err))
-				w.Changed(e.Path())
-				failed = true
-			}
-		}
-		if !failed {
-			backoff = 100 * time.Millisecond
-			continue
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-w.stop:
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		backoff = min(2*backoff, 5*time.Second)
-	}
-}
+func (w *Watcher) Close() { w.rr.Close() }
 
 func (w *Watcher) load(e Entity) error {
 	cfg, _, err := Read(w.store, e)

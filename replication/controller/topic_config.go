@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"errors"
 	"maps"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -67,12 +66,8 @@ func ChangeTopicConfig(store metastore.Store, topic string, mutate func(override
 			return next, nil
 		}
 		path := zkmeta.TopicConfigPath(topic)
-		if version < 0 {
-			err = metastore.CreateAll(store, path, zkmeta.EncodeConfig(next), false)
-		} else {
-			_, err = store.Set(path, zkmeta.EncodeConfig(next), version)
-		}
-		if errors.Is(err, metastore.ErrBadVersion) || errors.Is(err, metastore.ErrNodeExists) || errors.Is(err, metastore.ErrNoNode) {
+		conflict, err := zkmeta.WriteEntityConfig(store, path, next, version)
+		if conflict {
 			if attempt < changeRetries {
 				continue // another writer got there first: decide again on its result
 			}
@@ -92,13 +87,7 @@ func ChangeTopicConfig(store metastore.Store, topic string, mutate func(override
 // notification for topic (entity path "topics/<t>", version 2) that makes
 // every broker re-read /config/topics/<t>. Errors: UNKNOWN_SERVER_ERROR.
 func NotifyTopicConfigChange(store metastore.Store, topic string) error {
-	note := zkmeta.EncodeConfigChange(zkmeta.ConfigEntityTopics + "/" + topic)
-	_, err := store.CreateSequential(zkmeta.ConfigChangePrefix, note, false)
-	if errors.Is(err, metastore.ErrNoNode) { // no broker has created the persistent paths yet
-		if err = metastore.EnsurePath(store, zkmeta.ConfigChangesPath); err == nil {
-			_, err = store.CreateSequential(zkmeta.ConfigChangePrefix, note, false)
-		}
-	}
+	err := zkmeta.NotifyConfigChange(store, zkmeta.ConfigEntityTopics+"/"+topic)
 	if err != nil {
 		return errf(kerr.UnknownServerError, "the config of topic '%s' is written but the change notification failed (brokers apply it on their next LeaderAndIsr): %v", topic, err)
 	}
@@ -121,16 +110,9 @@ func topicExists(store metastore.Store, topic string) error {
 // (-1 and no overrides when the znode is absent).
 func readConfigZnode(store metastore.Store, topic string) (map[string]string, int32, error) {
 	path := zkmeta.TopicConfigPath(topic)
-	data, version, err := store.Get(path)
-	if errors.Is(err, metastore.ErrNoNode) {
-		return map[string]string{}, -1, nil
-	}
+	m, version, err := zkmeta.ReadEntityConfig(store, path)
 	if err != nil {
 		return nil, 0, errf(kerr.UnknownServerError, "reading %s: %v", path, err)
-	}
-	m, err := zkmeta.DecodeConfig(data)
-	if err != nil {
-		return nil, 0, errf(kerr.UnknownServerError, "%s: %v", path, err)
 	}
 	return m, version, nil
 }

@@ -51,15 +51,7 @@ func UserPath(name string) string { return UsersPath + "/" + Sanitize(name) }
 // ReadConfig returns a user's config znode (every key, SCRAM or not) and
 // its version; a user without a znode has an empty config and version -1.
 func ReadConfig(store metastore.Store, name string) (map[string]string, int32, error) {
-	data, v, err := store.Get(UserPath(name))
-	if errors.Is(err, metastore.ErrNoNode) {
-		return map[string]string{}, -1, nil
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	cfg, err := zkmeta.DecodeConfig(data)
-	return cfg, v, err
+	return zkmeta.ReadEntityConfig(store, UserPath(name))
 }
 
 // Credentials picks the SCRAM credentials out of a user's config; values
@@ -123,13 +115,8 @@ func Update(store metastore.Store, name string, edit func(cfg map[string]string)
 		if err := edit(cfg); err != nil {
 			return err
 		}
-		data := zkmeta.EncodeConfig(cfg)
-		if version < 0 {
-			err = metastore.CreateAll(store, path, data, false)
-		} else {
-			_, err = store.Set(path, data, version)
-		}
-		if errors.Is(err, metastore.ErrNodeExists) || errors.Is(err, metastore.ErrBadVersion) {
+		conflict, err := zkmeta.WriteEntityConfig(store, path, cfg, version)
+		if conflict {
 			continue // another writer was first: read again
 		}
 		if err != nil {
@@ -142,14 +129,7 @@ func Update(store metastore.Store, name string, edit func(cfg map[string]string)
 
 // Notify writes /config/changes/config_change_<seq> for user name.
 func Notify(store metastore.Store, name string) error {
-	note := zkmeta.EncodeConfigChange(EntityType + "/" + Sanitize(name))
-	_, err := store.CreateSequential(zkmeta.ConfigChangePrefix, note, false)
-	if errors.Is(err, metastore.ErrNoNode) {
-		if err = metastore.EnsurePath(store, zkmeta.ConfigChangesPath); err == nil {
-			_, err = store.CreateSequential(zkmeta.ConfigChangePrefix, note, false)
-		}
-	}
-	if err != nil {
+	if err := zkmeta.NotifyConfigChange(store, EntityType+"/"+Sanitize(name)); err != nil {
 		return fmt.Errorf("the config of user %s is written but the change notification failed (brokers see it on restart): %w", name, err)
 	}
 	return nil

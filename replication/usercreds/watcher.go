@@ -1,12 +1,10 @@
 package usercreds
 
 import (
-	"sync"
-	"time"
-
 	"go.uber.org/zap"
 
 	"gregor/replication/metastore"
+	"gregor/replication/rereader"
 	"gregor/wire/security/sasl"
 )
 
@@ -20,12 +18,7 @@ type Watcher struct {
 	cache *sasl.CredentialCache
 	log   *zap.Logger
 
-	mu      sync.Mutex
-	pending map[string]bool // sanitized names to re-read
-	kick    chan struct{}   // 1-buffered: pending is not empty
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	rr *rereader.Rereader[string] // sanitized user names to re-read
 }
 
 // Start loads /config/users into cache and starts the watcher goroutine;
@@ -34,8 +27,7 @@ func Start(store metastore.Store, cache *sasl.CredentialCache, log *zap.Logger) 
 	if log == nil {
 		log = zap.NewNop()
 	}
-	w := &Watcher{store: store, cache: cache, log: log, pending: map[string]bool{},
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	w := &Watcher{store: store, cache: cache, log: log}
 	users, err := ListUsers(store)
 	if err != nil {
 		return nil, err
@@ -46,67 +38,24 @@ func Start(store metastore.Store, cache *sasl.CredentialCache, log *zap.Logger) 
 		}
 	}
 	log.Info("SCRAM credentials loaded", zap.Int("users", cache.Users()))
-	go w.run()
+	w.rr = rereader.Start(func(s string) error {
+		name, err := Desanitize(s)
+		if err == nil {
+			err = w.load(name)
+		}
+		return err
+	}, func(s string, err error) {
+		w.log.Warn("re-reading SCRAM credentials failed; retrying", zap.String("user", s), zap.Error(err))
+	})
 	return w, nil
 }
 
 // Changed schedules a re-read of user (its sanitized znode name, as in
 // the notification's entity path). It never blocks.
-func (w *Watcher) Changed(sanitized string) {
-	w.mu.Lock()
-	w.pending[sanitized] = true
-	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
-}
+func (w *Watcher) Changed(sanitized string) { w.rr.Changed(sanitized) }
 
 // Close stops the goroutine and waits for it. Idempotent.
-func (w *Watcher) Close() {
-	w.once.Do(func() { close(w.stop) })
-	<-w.done
-}
-
-func (w *Watcher) run() {
-	defer close(w.done)
-	backoff := 100 * time.Millisecond
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-w.kick:
-		}
-		w.mu.Lock()
-		names := w.pending
-		w.pending = map[string]bool{}
-		w.mu.Unlock()
-		failed := false
-		for s := range names {
-			name, err := Desanitize(s)
-			if err == nil {
-				err = w.load(name)
-			}
-			if err != nil {
-				w.log.Warn("re-reading SCRAM credentials failed; retrying", zap.String("user", s), zap.Error(err))
-				w.Changed(s)
-				failed = true
-			}
-		}
-		if !failed {
-			backoff = 100 * time.Millisecond
-			continue
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-w.stop:
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		backoff = min(2*backoff, 5*time.Second)
-	}
-}
+func (w *Watcher) Close() { w.rr.Close() }
 
 // load reads one user into the cache (a user without a znode or without
 // SCRAM credentials is removed from it).

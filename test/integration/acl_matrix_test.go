@@ -969,6 +969,22 @@ func matrixRows(t *testing.T, admin *kgo.Client, b *harness.Broker, pid int64, e
 		{name: "ListPartitionReassignments", describeOK: true, denied: clusAuth, allowed: 0,
 			req:   func() kmsg.Request { return kmsg.NewPtrListPartitionReassignmentsRequest() },
 			codes: func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.ListPartitionReassignmentsResponse).ErrorCode} }},
+		// DescribeLogDirs: cluster Describe; the allowed principal sees the
+		// broker's one log dir, online.
+		{name: "DescribeLogDirs", describeOK: true, denied: clusAuth, allowed: 0,
+			req: func() kmsg.Request { return kmsg.NewPtrDescribeLogDirsRequest() },
+			codes: func(r kmsg.Response) []int16 {
+				resp := r.(*kmsg.DescribeLogDirsResponse)
+				c := []int16{resp.ErrorCode}
+				for _, d := range resp.Dirs {
+					c = append(c, d.ErrorCode)
+				}
+				return c
+			},
+			sees: func(r kmsg.Response) bool {
+				d := r.(*kmsg.DescribeLogDirsResponse).Dirs
+				return len(d) == 1 && d[0].TotalBytes > 0
+			}},
 		{name: "AlterUserScramCredentials", denied: clusAuth, allowed: 0, state: scram, changes: true,
 			req: func() kmsg.Request {
 				req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()

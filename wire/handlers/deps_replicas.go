@@ -23,3 +23,13 @@ type ReplicaSource interface {
 }
 
 var _ ReplicaSource = (*partition.Manager)(nil)
+
+// LogDirSource describes the broker's log dirs for DescribeLogDirs (API
+// 35); the *storage.LogManager implements it.
+type LogDirSource interface {
+	// DescribeDirs lists every configured log dir (log.dirs) with its
+	// state, filesystem space and hosted partition logs.
+	DescribeDirs() []storage.DirDescription
+}
+
+var _ LogDirSource = (*storage.LogManager)(nil)

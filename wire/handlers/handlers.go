@@ -48,8 +48,11 @@ type Broker struct {
 	Config   *config.Broker
 	Log      *zap.Logger
 	Replicas ReplicaSource // partitions hosted here (deps_replicas.go)
-	Topics   TopicSource   // topic metadata and admin (deps_topics.go)
-	Groups   GroupSource   // group coordinator (deps_groups.go); nil = COORDINATOR_NOT_AVAILABLE
+	// LogDirs describes log.dirs for DescribeLogDirs (deps_replicas.go);
+	// nil = DescribeLogDirs answers UNKNOWN_SERVER_ERROR.
+	LogDirs LogDirSource
+	Topics  TopicSource // topic metadata and admin (deps_topics.go)
+	Groups  GroupSource // group coordinator (deps_groups.go); nil = COORDINATOR_NOT_AVAILABLE
 	// Txns is the transaction coordinator (deps_txns.go); nil = the
 	// transaction APIs answer COORDINATOR_NOT_AVAILABLE (FindCoordinator) or
 	// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (InitProducerId), as before.

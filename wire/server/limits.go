@@ -2,6 +2,7 @@ package server
 
 import (
 	"net"
+	"strings"
 	"sync"
 
 	"go.uber.org/zap"
@@ -17,18 +18,32 @@ import (
 // and logged; connections already open are never touched.
 type connLimits struct {
 	cfg         config.ConnectionLimits
-	interBroker string        // listener exempt from max.connections
-	rate        *rate.Limiter // nil = unlimited
+	interBroker string                   // listener exempt from max.connections
+	rate        *rate.Limiter            // nil = unlimited
+	lrate       map[string]*rate.Limiter // per listener; absent = unlimited
 
-	mu    sync.Mutex
-	total int
-	perIP map[string]int
+	mu          sync.Mutex
+	total       int
+	perIP       map[string]int
+	perListener map[string]int
 }
 
 func newConnLimits(cfg config.ConnectionLimits, interBroker string) *connLimits {
-	l := &connLimits{interBroker: interBroker, perIP: map[string]int{}}
+	l := &connLimits{interBroker: interBroker, perIP: map[string]int{}, perListener: map[string]int{}, lrate: map[string]*rate.Limiter{}}
 	l.set(cfg)
 	return l
+}
+
+// newRate is the limiter of a creation rate (connections per second,
+// a second's burst); nil = unlimited, and 0 admits nothing.
+func newRate(perSec int) *rate.Limiter {
+	switch {
+	case perSec > 0 && perSec < config.Unlimited:
+		return rate.NewLimiter(rate.Limit(perSec), perSec)
+	case perSec == 0:
+		return rate.NewLimiter(0, 0)
+	}
+	return nil
 }
 
 // set installs new limits (dynamic broker configs): later accepts obey
@@ -39,13 +54,16 @@ func (l *connLimits) set(cfg config.ConnectionLimits) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if cfg.CreationRate != l.cfg.CreationRate || l.rate == nil {
-		switch {
-		case cfg.CreationRate > 0 && cfg.CreationRate < config.Unlimited:
-			l.rate = rate.NewLimiter(rate.Limit(cfg.CreationRate), cfg.CreationRate)
-		case cfg.CreationRate == 0:
-			l.rate = rate.NewLimiter(0, 0) // 0: no new connection at all
-		default:
-			l.rate = nil
+		l.rate = newRate(cfg.CreationRate)
+	}
+	for name, lim := range cfg.PerListener {
+		if old, ok := l.cfg.PerListener[name]; !ok || old.CreationRate != lim.CreationRate || l.lrate[name] == nil {
+			l.lrate[name] = newRate(lim.CreationRate)
+		}
+	}
+	for name := range l.lrate {
+		if _, ok := cfg.PerListener[name]; !ok {
+			delete(l.lrate, name)
 		}
 	}
 	l.cfg = cfg
@@ -72,6 +90,10 @@ func hostOf(nc net.Conn) string {
 func (l *connLimits) admit(ip, listener string) (refusedBy string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	lim, perListener := l.cfg.PerListener[listener]
+	if perListener && l.perListener[listener] >= lim.Max {
+		return listenerKey(listener, "max.connections")
+	}
 	if listener != l.interBroker && l.total >= l.cfg.Max {
 		return "max.connections"
 	}
@@ -82,19 +104,31 @@ func (l *connLimits) admit(ip, listener string) (refusedBy string) {
 	if l.perIP[ip] >= limit {
 		return key
 	}
+	if r := l.lrate[listener]; r != nil && !r.Allow() {
+		return listenerKey(listener, "max.connection.creation.rate")
+	}
 	if l.rate != nil && !l.rate.Allow() {
 		return "max.connection.creation.rate"
 	}
 	l.total++
 	l.perIP[ip]++
+	l.perListener[listener]++
 	return ""
 }
 
+// listenerKey is the config name of a listener's limit, as Kafka writes it.
+func listenerKey(listener, suffix string) string {
+	return "listener.name." + strings.ToLower(listener) + "." + suffix
+}
+
 // release gives back an admitted connection's place.
-func (l *connLimits) release(ip string) {
+func (l *connLimits) release(ip, listener string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.total--
+	if l.perListener[listener]--; l.perListener[listener] <= 0 {
+		delete(l.perListener, listener)
+	}
 	if l.perIP[ip]--; l.perIP[ip] <= 0 {
 		delete(l.perIP, ip)
 	}

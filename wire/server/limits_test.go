@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -34,6 +35,10 @@ func TestConnectionLimits(t *testing.T) {
 		{"override", config.ConnectionLimits{Max: config.Unlimited, PerIP: 0, PerIPOverrides: map[string]int{"127.0.0.1": 3}, CreationRate: config.Unlimited}, 3, "max.connections.per.ip.overrides"},
 		{"broker-wide", config.ConnectionLimits{Max: 1, PerIP: config.Unlimited, CreationRate: config.Unlimited}, 1, "max.connections"},
 		{"creation rate", config.ConnectionLimits{Max: config.Unlimited, PerIP: config.Unlimited, CreationRate: 2}, 2, "max.connection.creation.rate"},
+		{"listener", config.ConnectionLimits{Max: config.Unlimited, PerIP: config.Unlimited, CreationRate: config.Unlimited,
+			PerListener: map[string]config.ListenerConnectionLimits{"PLAINTEXT": {Max: 2, CreationRate: config.Unlimited}}}, 2, "listener.name.plaintext.max.connections"},
+		{"listener creation rate", config.ConnectionLimits{Max: config.Unlimited, PerIP: config.Unlimited, CreationRate: config.Unlimited,
+			PerListener: map[string]config.ListenerConnectionLimits{"PLAINTEXT": {Max: config.Unlimited, CreationRate: 3}}}, 3, "listener.name.plaintext.max.connection.creation.rate"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			limits := c.limits
@@ -58,7 +63,7 @@ func TestConnectionLimits(t *testing.T) {
 			for _, cl := range open { // not disturbed
 				apiVersionsOK(t, cl)
 			}
-			if c.key == "max.connection.creation.rate" {
+			if strings.HasSuffix(c.key, "max.connection.creation.rate") {
 				return // a freed place does not refill the rate
 			}
 			open[0].c.Close()

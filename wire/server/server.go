@@ -320,7 +320,7 @@ func (s *Server) serve(nc net.Conn, listener, ip string) {
 	if s.closed {
 		s.mu.Unlock()
 		nc.Close()
-		s.limits.release(ip)
+		s.limits.release(ip, listener)
 		return
 	}
 	s.conns[c] = struct{}{}
@@ -337,7 +337,7 @@ func (s *Server) forget(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
-	s.limits.release(c.ip)
+	s.limits.release(c.ip, c.listener)
 	s.Stats.ConnectionsOpen.Add(-1)
 	s.Stats.ConnectionsClosed.Add(1)
 }

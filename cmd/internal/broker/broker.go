@@ -260,7 +260,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		b.closers = append(b.closers, func() error { v.Close(); return nil })
 		verifier = v
 	}
-	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, QuotaStore: store, Quotas: b.clientQuotas, Replicas: b.replicas, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl,
+	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, QuotaStore: store, Quotas: b.clientQuotas, Replicas: b.replicas, LogDirs: b.logs, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl,
 		LeaderQuota: b.quotas.Leader, Dynamic: b.dyn, Loggers: b.levels}
 	if err := b.startAuthorizer(h, store); err != nil { // authorizer.class.name (authorizer.go)
 		return nil, err

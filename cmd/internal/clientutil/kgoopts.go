@@ -287,6 +287,7 @@ func ProducerOptions(props map[string]string) (Options, error) {
 // fetch.max.bytes, fetch.max.wait.ms, max.partition.fetch.bytes,
 // isolation.level, session.timeout.ms, heartbeat.interval.ms,
 // max.poll.interval.ms (rebalance timeout), enable.auto.commit,
+// group.instance.id (static membership, KIP-345),
 // auto.commit.interval.ms, partition.assignment.strategy, client.id and the
 // common ones, and the security keys (Security).
 func ConsumerOptions(props map[string]string) (Options, error) {
@@ -313,6 +314,11 @@ func ConsumerOptions(props map[string]string) (Options, error) {
 		switch k {
 		case "group.id":
 			o.Group = v
+		case "group.instance.id":
+			// Static membership (KIP-345): JoinGroup v5+ with this id.
+			if v != "" {
+				o.Opts = append(o.Opts, kgo.InstanceID(v))
+			}
 		case "auto.offset.reset":
 			switch strings.ToLower(v) {
 			case "earliest":

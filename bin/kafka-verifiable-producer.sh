@@ -1,0 +1,3 @@
+#!/bin/sh
+G=${GREGOR_BIN:-$(dirname "$0")/../gregor}; [ -x "$G" ] || G=gregor
+exec "$G" verifiable-producer "$@"
