@@ -2,8 +2,13 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -159,5 +164,130 @@ func TestDynamicBrokerDefaultsReachEveryBroker(t *testing.T) {
 		if vals["max.message.bytes"] != want {
 			t.Errorf("max.message.bytes of %s described by broker %d: %s, want %s", topic, id, vals["max.message.bytes"], want)
 		}
+	}
+}
+
+// fetcherIndexOf is Kafka's AbstractFetcherManager.getFetcherId for an
+// ASCII topic name: abs(31*hashCode(topic) + partition) % n.
+func fetcherIndexOf(topic string, p int32, n int) int {
+	h := int32(0)
+	for _, c := range []byte(topic) {
+		h = 31*h + int32(c)
+	}
+	v := 31*h + p
+	if v < 0 {
+		v = -v
+		if v < 0 {
+			v = 0
+		}
+	}
+	return int(v) % n
+}
+
+// fetcherActors lists the fetcher actors of a broker (GET /actors on its
+// admin listener) by name, "fetcher-<leader>-<index>".
+func fetcherActors(t *testing.T, admin string) []string {
+	t.Helper()
+	resp, err := http.Get(admin + "/actors?kind=fetcher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list []struct {
+		Path string `json:"path"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, a := range list {
+		out = append(out, strings.TrimPrefix(a.Path, "fetcher-manager/"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestDynamicReplicaFetchers: num.replica.fetchers raised to 2 as the
+// cluster-wide dynamic default resizes every broker's fetcher pool at run
+// time (the fetchers running are those Kafka's hash picks among two for the
+// partitions each broker follows), replication goes on (acks=all with
+// min.insync.replicas=3 needs every follower), and a value more than double
+// the current one is refused with Kafka's message.
+func TestDynamicReplicaFetchers(t *testing.T) {
+	c := startCluster(t, 3, nil, nil)
+	const topic = "fetched"
+	minIsr := "3"
+	c.createTopic(topic, 12, 3, map[string]*string{"min.insync.replicas": &minIsr})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cl := c.client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	produceAll := func(round int) {
+		t.Helper()
+		for p := int32(0); p < 12; p++ {
+			pctx, pcancel := context.WithTimeout(ctx, 20*time.Second)
+			err := cl.ProduceSync(pctx, &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprintf("r%d", round))}).FirstErr()
+			pcancel()
+			if err != nil {
+				t.Fatalf("round %d partition %d: %v", round, p, err)
+			}
+		}
+	}
+	// wantFetchers is the set of fetchers broker id runs with n per leader.
+	wantFetchers := func(id int32, n int) []string {
+		set := map[string]bool{}
+		for p := int32(0); p < 12; p++ {
+			s, ok := c.partitionState(topic, p)
+			if !ok {
+				t.Fatalf("no state for partition %d", p)
+			}
+			if s.Leader != id {
+				set[fmt.Sprintf("fetcher-%d-%d", s.Leader, fetcherIndexOf(topic, p, n))] = true
+			}
+		}
+		// The internal topics' followers have fetchers too: only this topic's
+		// are compared (the cluster has no other topic yet).
+		return slices.Sorted(maps.Keys(set))
+	}
+	produceAll(0)
+	for id := int32(1); id <= 3; id++ {
+		if got, want := fetcherActors(t, c.admins[id]), wantFetchers(id, 1); !slices.Equal(got, want) {
+			t.Fatalf("broker %d fetchers %v, want %v", id, got, want)
+		}
+	}
+
+	code, out, errs := script(t, "kafka-configs.sh", "--bootstrap-server", c.brokers[1].Addr(), "--entity-type", "brokers", "--entity-default",
+		"--alter", "--add-config", "num.replica.fetchers=2")
+	if code != 0 || strings.TrimSpace(out) != "Completed updating default config for brokers in the cluster." {
+		t.Fatalf("alter: %d %q %q", code, out, errs)
+	}
+	for id := int32(1); id <= 3; id++ {
+		want := wantFetchers(id, 2)
+		if len(want) <= len(wantFetchers(id, 1)) {
+			t.Fatalf("broker %d: two fetchers per leader change nothing (%v): pick other partitions", id, want)
+		}
+		c.waitFor(fmt.Sprintf("broker %d runs two fetchers per leader", id), 30*time.Second, func() (bool, string) {
+			got := fetcherActors(t, c.admins[id])
+			return slices.Equal(got, want), fmt.Sprint(got, " want ", want)
+		})
+		if v, src, _ := brokerConfigOn(t, c.brokers[id].Addr(), id, "num.replica.fetchers"); v != "2" || src != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+			t.Fatalf("broker %d describes num.replica.fetchers=%s %v", id, v, src)
+		}
+	}
+	for round := 1; round <= 3; round++ {
+		produceAll(round)
+	}
+	for p := int32(0); p < 12; p++ {
+		if s, _ := c.partitionState(topic, p); len(s.ISR) != 3 {
+			t.Fatalf("partition %d ISR %v after the resize", p, s.ISR)
+		}
+	}
+
+	code, out, errs = script(t, "kafka-configs.sh", "--bootstrap-server", c.brokers[2].Addr(), "--entity-type", "brokers", "--entity-name", "2",
+		"--alter", "--add-config", "num.replica.fetchers=5")
+	if code == 0 || !strings.Contains(errs+out, "Dynamic thread count update validation failed for num.replica.fetchers=5, value should not be greater than double the current value 2") {
+		t.Fatalf("num.replica.fetchers=5 over 2: %d %q %q", code, out, errs)
+	}
+	if _, _, err := c.store.Get(zkmeta.BrokerConfigPath("2")); err == nil {
+		t.Fatal("/config/brokers/2 written by a refused alter")
 	}
 }

@@ -61,6 +61,7 @@ type Broker struct {
 	quotas        *throttle.Managers    // replication throttles (leader, follower, alter-log-dirs)
 	dyn           *dynamic.Manager      // dynamic broker configs (/config/brokers; dynamic.go)
 	dynWatcher    *dynamic.Watcher      // keeps dyn current
+	fetchers      *fetcher.Manager      // replica fetchers; nil in single-node mode (resized by num.replica.fetchers)
 	clientQuotas  *clientquota.Manager  // client quotas (quotas.go)
 	quotaWatcher  *clientquota.Watcher  // keeps clientQuotas current
 	levels        *logging.Levels       // run-time log levels (BROKER_LOGGER resources; loggers.go)
@@ -206,6 +207,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 				return nil, nil // single node: no follower ever fetches
 			}
 			fc := fetcher.ConfigFromBroker(cfg)
+			fc.NumFetchers = eff.NumReplicaFetchers // a dynamic num.replica.fetchers in force at start
 			fc.System, fc.Replicas, fc.Endpoints, fc.Logger = b.system, r, controller.NewEndpoints(cfg, cache, b.zk), log.Named("fetcher")
 			fc.Security = peers.inter
 			fc.Quota = b.quotas.Follower
@@ -213,6 +215,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 			if fm, err = fetcher.Start(fc); err != nil {
 				return nil, err
 			}
+			b.fetchers = fm
 			return fm, nil
 		},
 	})
