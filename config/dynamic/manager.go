@@ -76,6 +76,13 @@ func (m *Manager) Current() *config.Broker {
 	return m.current
 }
 
+// Snapshot is Current and Layers read together (one consistent view).
+func (m *Manager) Snapshot() (*config.Broker, config.DynamicLayers) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.current, config.DynamicLayers{PerBroker: maps.Clone(m.perBroker), Defaults: maps.Clone(m.defaults)}
+}
+
 // Layers are copies of the dynamic layers now in force.
 func (m *Manager) Layers() config.DynamicLayers {
 	m.mu.Lock()

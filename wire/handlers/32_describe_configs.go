@@ -6,7 +6,10 @@ package handlers
 //   - TOPIC: every topic config (config.DescribeTopicConfigs; type and
 //     documentation from replication/topicconfig) with its effective
 //     value and source: TOPIC_CONFIG (/config/topics/<t>),
-//     STATIC_BROKER_CONFIG (server.properties synonym) or DEFAULT_CONFIG.
+//     DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG (the broker
+//     key set in /config/brokers/<id> or <default>), STATIC_BROKER_CONFIG
+//     (server.properties synonym) or DEFAULT_CONFIG, synonyms in that order
+//     (config.DescribeTopicConfigsWith).
 //     ConfigNames filters (null = all). Unknown topic:
 //     UNKNOWN_TOPIC_OR_PARTITION. Nothing is read-only or sensitive.
 //     Any broker answers, controller or not: the overrides are read from
@@ -99,7 +102,14 @@ func describeTopicConfigs(b *Broker, req *kmsg.DescribeConfigsRequest, r kmsg.De
 	}
 	want := wanted(r.ConfigNames)
 	var out []kmsg.DescribeConfigsResponseResourceConfig
-	for _, e := range b.currentConfig().DescribeTopicConfigs(overrides) {
+	var entries []config.ConfigEntry
+	if b.Dynamic != nil { // dynamic broker defaults: DYNAMIC_(DEFAULT_)BROKER_CONFIG sources
+		cur, layers := b.Dynamic.Snapshot()
+		entries = cur.DescribeTopicConfigsWith(overrides, b.Dynamic.Static().Raw, layers)
+	} else {
+		entries = b.currentConfig().DescribeTopicConfigs(overrides)
+	}
+	for _, e := range entries {
 		if !want(e.Name) {
 			continue
 		}
