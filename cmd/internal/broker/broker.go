@@ -228,7 +228,8 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 
 	b.maint, err = partition.StartMaintenance(b.system, partition.StorageStore{M: b.logs}, b.replicas.HighWatermarks,
 		partition.MaintenanceConfig{RetentionCheck: cfg.LogRetentionCheckInterval, CleanerBackoff: cfg.LogCleanerBackoff, CleanerDisabled: !cfg.LogCleanerEnable,
-			Cleaner: storage.CleanerConfig{DedupeBufferSize: cfg.LogCleanerDedupeBufferSize, LoadFactor: cfg.LogCleanerLoadFactor}}, log.Named("log-manager"))
+			Cleaner:        storage.CleanerConfig{DedupeBufferSize: cfg.LogCleanerDedupeBufferSize, LoadFactor: cfg.LogCleanerLoadFactor},
+			AfterRetention: b.replicas.RefreshLogStart}, log.Named("log-manager"))
 	if err != nil {
 		return nil, fmt.Errorf("log-manager actor: %w", err)
 	}
