@@ -15,6 +15,7 @@ import (
 
 	"gregor/config"
 	"gregor/config/dynamic"
+	"gregor/logging"
 	"gregor/quota/clientquota"
 	"gregor/replication/metastore"
 	"gregor/replication/throttle"
@@ -81,6 +82,10 @@ type Broker struct {
 	// sources; nil = BROKER alters answer INVALID_REQUEST and describes
 	// show the static config only.
 	Dynamic *dynamic.Manager
+	// Loggers are the broker's run-time log levels (BROKER_LOGGER
+	// resources, KIP-412; configs_broker_logger.go); nil = they are
+	// described as root alone and every logger name is unknown.
+	Loggers *logging.Levels
 	// QuotaStore is where client quotas live (/config/users,
 	// /config/clients in the metadata store; the same store as Users):
 	// AlterClientQuotas writes it, DescribeClientQuotas reads it; nil =
