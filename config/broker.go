@@ -76,6 +76,10 @@ type Broker struct {
 	// LogMessageTimestampDifferenceMaxMs: log.message.timestamp.difference.max.ms,
 	// default MaxInt64 (ms a CreateTime timestamp may differ from the broker clock).
 	LogMessageTimestampDifferenceMaxMs int64
+	// LogMessageDownConversionEnable: log.message.downconversion.enable,
+	// default true: whether Fetch v0-v3 consumers get record batches
+	// down-converted to message format v0/v1 (false: UNSUPPORTED_VERSION).
+	LogMessageDownConversionEnable bool
 
 	MessageMaxBytes          int32 // message.max.bytes, default 1048588
 	SocketRequestMaxBytes    int32 // socket.request.max.bytes, default 104857600
@@ -215,6 +219,7 @@ func Defaults() *Broker {
 		CompressionType:                    "producer",
 		MessageTimestampType:               "CreateTime",
 		LogMessageTimestampDifferenceMaxMs: math.MaxInt64,
+		LogMessageDownConversionEnable:     true,
 
 		MessageMaxBytes:              1048588,
 		SocketRequestMaxBytes:        104857600,

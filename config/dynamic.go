@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"maps"
 	"sort"
 	"strings"
@@ -39,6 +40,8 @@ var dynamicKeys = map[string]bool{
 	// Connection quotas (SocketServer.ReconfigurableConfigs, KIP-612).
 	"max.connections": true, "max.connections.per.ip": true,
 	"max.connections.per.ip.overrides": true, "max.connection.creation.rate": true,
+	// Replica fetchers (DynamicThreadPool; fetcher.Manager.Resize).
+	"num.replica.fetchers": true,
 	// Replication throttles (QuotaConfigs.brokerQuotaConfigs).
 	"leader.replication.throttled.rate": true, "follower.replication.throttled.rate": true,
 	"replica.alter.log.dirs.io.max.bytes.per.second": true,
@@ -59,6 +62,26 @@ var TopicDefaultKeys = []string{
 // ConnectionLimitKeys are the dynamic connection quota keys (KIP-612).
 var ConnectionLimitKeys = []string{"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides", "max.connection.creation.rate"}
 
+// ValidateThreadCount is Kafka's DynamicThreadPool.validateReconfiguration
+// for one thread-count key (num.replica.fetchers): a changed value must
+// be at least 1, at least half the current one and at most double it.
+// Errors: *DynamicError with Kafka's message.
+func ValidateThreadCount(key string, cur, next int) error {
+	if next == cur {
+		return nil
+	}
+	msg := fmt.Sprintf("Dynamic thread count update validation failed for %s=%d", key, next)
+	switch {
+	case next <= 0:
+		return &DynamicError{msg + ", value should be at least 1"}
+	case next < cur/2:
+		return &DynamicError{fmt.Sprintf("%s, value should be at least half the current value %d", msg, cur)}
+	case next > cur*2:
+		return &DynamicError{fmt.Sprintf("%s, value should not be greater than double the current value %d", msg, cur)}
+	}
+	return nil
+}
+
 // ReplicationQuotaKeys are the dynamic replication throttle keys (the
 // replication quota managers register for them).
 var ReplicationQuotaKeys = []string{"leader.replication.throttled.rate", "follower.replication.throttled.rate", "replica.alter.log.dirs.io.max.bytes.per.second"}
@@ -67,7 +90,7 @@ var ReplicationQuotaKeys = []string{"leader.replication.throttled.rate", "follow
 // only at start (or not at all): refused with their own message rather
 // than accepted and ignored.
 var notAppliedDynamic = map[string]bool{
-	"num.io.threads": true, "num.replica.fetchers": true, "num.recovery.threads.per.data.dir": true,
+	"num.io.threads": true, "num.recovery.threads.per.data.dir": true,
 	"background.threads": true, "num.network.threads": true, "log.cleaner.threads": true,
 	"log.cleaner.dedupe.buffer.size": true, "log.cleaner.io.buffer.load.factor": true,
 	"log.cleaner.io.buffer.size": true, "log.cleaner.io.max.bytes.per.second": true,

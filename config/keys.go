@@ -183,6 +183,7 @@ var brokerKeys = map[string]brokerKey{
 	"log.index.size.max.bytes":                intKey(func(b *Broker) *int32 { return &b.LogIndexSizeMaxBytes }, 32, 4),
 	"log.cleanup.policy":                      {setCleanupPolicy, kmsg.ConfigTypeList, func(d *Broker) string { return d.LogCleanupPolicy }},
 	"log.cleaner.enable":                      boolKey(func(b *Broker) *bool { return &b.LogCleanerEnable }),
+	"log.message.downconversion.enable":       boolKey(func(b *Broker) *bool { return &b.LogMessageDownConversionEnable }),
 	"log.cleaner.backoff.ms":                  msKey(func(b *Broker) *time.Duration { return &b.LogCleanerBackoff }, 64, 0),
 	"log.cleaner.dedupe.buffer.size":          intKey(func(b *Broker) *int64 { return &b.LogCleanerDedupeBufferSize }, 64, 1),
 	"log.cleaner.io.buffer.load.factor":       doubleKey(func(b *Broker) *float64 { return &b.LogCleanerLoadFactor }, 0.01, 1),
@@ -330,7 +331,7 @@ var ignoredKeys = map[string]bool{
 	"log.cleaner.io.buffer.size": true, "log.cleaner.io.max.bytes.per.second": true,
 	// Log details.
 	"log.preallocate": true, "log.roll.jitter.ms": true, "log.roll.jitter.hours": true,
-	"log.message.downconversion.enable": true, "log.flush.offset.checkpoint.interval.ms": true, "log.flush.start.offset.checkpoint.interval.ms": true,
+	"log.flush.offset.checkpoint.interval.ms": true, "log.flush.start.offset.checkpoint.interval.ms": true,
 	"log.dir.failure.timeout.ms": true,
 	// Groups, offsets and transactions tuning.
 	"offsets.commit.timeout.ms": true, "offsets.commit.required.acks": true, "offsets.load.buffer.size": true, "offsets.topic.compression.codec": true,

@@ -103,7 +103,12 @@ var topicConfigKeys = []TopicConfigKey{
 	{Name: "max.message.bytes", Type: kmsg.ConfigTypeInt, Doc: "Largest record batch size allowed.", BrokerKeys: []string{"message.max.bytes"}, Default: "1048588", validate: vInt(32, 0),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.MaxMessageBytes = int32(atoi64(v)) },
 		broker: func(b *Broker) string { return i64(int64(b.MessageMaxBytes)) }},
-	{Name: "message.downconversion.enable", Type: kmsg.ConfigTypeBoolean, Doc: "Whether old consumers may get down-converted batches.", BrokerKeys: []string{"log.message.downconversion.enable"}, Default: "true", validate: vBool},
+	{Name: "message.downconversion.enable", Type: kmsg.ConfigTypeBoolean, Doc: "Whether old consumers may get down-converted batches.", BrokerKeys: []string{"log.message.downconversion.enable"}, Default: "true", validate: vBool,
+		apply: func(c *storage.LogConfig, _ *TopicPolicy, v string) {
+			on, _ := parseBool("message.downconversion.enable", v)
+			c.DownConversionDisabled = !on
+		},
+		broker: func(b *Broker) string { return strconv.FormatBool(b.LogMessageDownConversionEnable) }},
 	{Name: "message.format.version", Type: kmsg.ConfigTypeString, Doc: "Record batch format version (ignored: always magic 2 on disk).", BrokerKeys: []string{"log.message.format.version"}, Default: "3.0-IV1", validate: vAny},
 	{Name: "message.timestamp.difference.max.ms", Type: kmsg.ConfigTypeLong, Doc: "Largest allowed difference between a CreateTime timestamp and the broker's clock.", BrokerKeys: []string{"log.message.timestamp.difference.max.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 0),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.MessageTimestampDifferenceMaxMs = atoi64(v) },
@@ -236,6 +241,7 @@ func (b *Broker) LogConfig() storage.LogConfig {
 		CompressionType:                 b.CompressionType,
 		LogAppendTime:                   b.MessageTimestampType == "LogAppendTime",
 		MessageTimestampDifferenceMaxMs: b.LogMessageTimestampDifferenceMaxMs,
+		DownConversionDisabled:          !b.LogMessageDownConversionEnable,
 
 		DeleteRetentionMs:      b.LogCleanerDeleteRetentionMs,
 		MinCleanableDirtyRatio: b.LogCleanerMinCleanableRatio,
@@ -299,23 +305,56 @@ type ConfigSynonym struct {
 // (STATIC_BROKER_CONFIG), else Kafka's default (DEFAULT_CONFIG). Overrides
 // with unknown names are skipped (they were rejected when set).
 func (b *Broker) DescribeTopicConfigs(overrides map[string]string) []ConfigEntry {
+	return b.DescribeTopicConfigsWith(overrides, b.Raw, DynamicLayers{})
+}
+
+// DescribeTopicConfigsWith is DescribeTopicConfigs on a broker's effective
+// config b (server.properties overlaid by the dynamic layers dyn; static
+// is server.properties as read): a topic config without an override
+// whose broker key a dynamic layer sets comes from there, source
+// DYNAMIC_BROKER_CONFIG (/config/brokers/<id>) or
+// DYNAMIC_DEFAULT_BROKER_CONFIG (/config/brokers/<default>), with synonyms
+// in Kafka's order (ConfigHelper.createTopicConfigEntry: the override,
+// then the broker key per layer: per-broker dynamic, default dynamic,
+// static, default). So with log.retention.ms=1000 as the dynamic default,
+// retention.ms is 1000, DYNAMIC_DEFAULT_BROKER_CONFIG, synonyms
+// [DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=1000,
+// DEFAULT_CONFIG:log.retention.hours=168].
+func (b *Broker) DescribeTopicConfigsWith(overrides, static map[string]string, dyn DynamicLayers) []ConfigEntry {
 	out := make([]ConfigEntry, 0, len(topicConfigKeys))
 	for _, tk := range topicConfigKeys {
 		e := ConfigEntry{Name: tk.Name, ReadOnly: tk.ReadOnly, Sensitive: tk.Sensitive}
 		if v, ok := overrides[tk.Name]; ok {
 			e.Synonyms = append(e.Synonyms, ConfigSynonym{Name: tk.Name, Value: strings.TrimSpace(v), Source: kmsg.ConfigSourceDynamicTopicConfig})
 		}
-		bv, key, static := b.staticValue(tk)
-		if static {
-			// The synonym carries the broker key's own value and unit
-			// (log.retention.hours=168); the entry's value is in the topic
-			// config's unit (retention.ms=604800000).
-			e.Synonyms = append(e.Synonyms, ConfigSynonym{Name: key, Value: b.Raw[key], Source: kmsg.ConfigSourceStaticBrokerConfig})
+		bv, _, set := b.staticValue(tk) // the effective broker value, whichever layer set it
+		for _, layer := range []struct {
+			m   map[string]string
+			src kmsg.ConfigSource
+		}{{dyn.PerBroker, kmsg.ConfigSourceDynamicBrokerConfig}, {dyn.Defaults, kmsg.ConfigSourceDynamicDefaultBrokerConfig}} {
+			for _, k := range tk.BrokerKeys {
+				if v, ok := layer.m[k]; ok && strings.TrimSpace(v) != "" {
+					e.Synonyms = append(e.Synonyms, ConfigSynonym{Name: k, Value: strings.TrimSpace(v), Source: layer.src})
+				}
+			}
+		}
+		for _, k := range tk.BrokerKeys {
+			if static[k] != "" {
+				// The synonym carries the broker key's own value and unit
+				// (log.retention.hours=168); the entry's value is in the topic
+				// config's unit (retention.ms=604800000).
+				e.Synonyms = append(e.Synonyms, ConfigSynonym{Name: k, Value: static[k], Source: kmsg.ConfigSourceStaticBrokerConfig})
+				break
+			}
 		}
 		e.Synonyms = append(e.Synonyms, ConfigSynonym{Name: tk.BrokerKeys[0], Value: tk.Default, Source: kmsg.ConfigSourceDefaultConfig})
 		switch e.Source = e.Synonyms[0].Source; e.Source {
-		case kmsg.ConfigSourceStaticBrokerConfig:
-			e.Value = bv
+		case kmsg.ConfigSourceStaticBrokerConfig, kmsg.ConfigSourceDynamicBrokerConfig, kmsg.ConfigSourceDynamicDefaultBrokerConfig:
+			if set {
+				e.Value = bv
+			} else {
+				e.Value = e.Synonyms[0].Value
+			}
 		default:
 			e.Value = e.Synonyms[0].Value
 		}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -156,5 +157,46 @@ func TestEveryTopicConfigHasTypeAndDoc(t *testing.T) {
 	}
 	if k, _ := LookupTopicConfig("retention.ms"); k.Type != kmsg.ConfigTypeLong {
 		t.Errorf("retention.ms type %v, want LONG", k.Type)
+	}
+}
+
+// A topic default from a dynamic layer: DYNAMIC_BROKER_CONFIG or
+// DYNAMIC_DEFAULT_BROKER_CONFIG, synonyms per-broker, default, static,
+// Kafka's default (ConfigHelper.createTopicConfigEntry).
+func TestDescribeTopicConfigsDynamic(t *testing.T) {
+	static := map[string]string{"log.retention.hours": "24", "log.segment.bytes": "1073741824"}
+	defaults := map[string]string{"log.retention.ms": "1000", "compression.type": "gzip"}
+	perBroker := map[string]string{"log.retention.ms": "2000"}
+	eff, err := Parse(Overlay(static, defaults, perBroker), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]ConfigEntry{}
+	for _, e := range eff.DescribeTopicConfigsWith(map[string]string{"segment.bytes": "4096"}, static, DynamicLayers{PerBroker: perBroker, Defaults: defaults}) {
+		by[e.Name] = e
+	}
+	syn := func(name string) string {
+		var parts []string
+		for _, s := range by[name].Synonyms {
+			parts = append(parts, fmt.Sprintf("%v:%s=%s", s.Source, s.Name, s.Value))
+		}
+		return strings.Join(parts, " ")
+	}
+	for _, c := range []struct {
+		name, value string
+		src         kmsg.ConfigSource
+		synonyms    string
+	}{
+		{"retention.ms", "2000", kmsg.ConfigSourceDynamicBrokerConfig,
+			"DYNAMIC_BROKER_CONFIG:log.retention.ms=2000 DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=1000 STATIC_BROKER_CONFIG:log.retention.hours=24 DEFAULT_CONFIG:log.retention.ms=604800000"},
+		{"compression.type", "gzip", kmsg.ConfigSourceDynamicDefaultBrokerConfig,
+			"DYNAMIC_DEFAULT_BROKER_CONFIG:compression.type=gzip DEFAULT_CONFIG:compression.type=producer"},
+		{"segment.bytes", "4096", kmsg.ConfigSourceDynamicTopicConfig,
+			"DYNAMIC_TOPIC_CONFIG:segment.bytes=4096 STATIC_BROKER_CONFIG:log.segment.bytes=1073741824 DEFAULT_CONFIG:log.segment.bytes=1073741824"},
+		{"retention.bytes", "-1", kmsg.ConfigSourceDefaultConfig, "DEFAULT_CONFIG:log.retention.bytes=-1"},
+	} {
+		if e := by[c.name]; e.Value != c.value || e.Source != c.src || syn(c.name) != c.synonyms {
+			t.Errorf("%s = %q %v [%s]; want %q %v [%s]", c.name, e.Value, e.Source, syn(c.name), c.value, c.src, c.synonyms)
+		}
 	}
 }

@@ -109,6 +109,14 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		if a.lg != nil {
 			a.lg.SetConfig(m.cfg)
 		}
+	case *logStartMoved:
+		// Retention deleted segments (Kafka updates the log start offset
+		// as it deletes them): ListOffsets earliest and Fetch's
+		// log_start_offset read the published View, not the log.
+		if a.core != nil && a.lg != nil && a.lg.LogStartOffset() != a.core.rep.LogStartOffset {
+			a.core.rep.SetLogOffsets(a.lg.LogStartOffset(), a.lg.LogEndOffset())
+			a.publish()
+		}
 	case *setMinIsr:
 		if a.core != nil {
 			a.core.SetMinInsync(m.n)

@@ -32,6 +32,11 @@ type MaintenanceConfig struct {
 	// Cleaner: log.cleaner.dedupe.buffer.size and
 	// log.cleaner.io.buffer.load.factor; zero = Kafka's defaults.
 	Cleaner storage.CleanerConfig
+	// AfterRetention runs after a retention pass that deleted segments
+	// (nil = nothing), on the actor's goroutine: it must not block. The
+	// broker passes Manager.RefreshLogStart, so the partitions publish
+	// their new log start offsets.
+	AfterRetention func()
 	// Backoff is the actor's supervision (its root guardian): zero fields
 	// take 100 ms doubling to 10 s, failures older than 60 s forgotten, and
 	// MaxRetries 0 means actors.NeverGiveUp — a stopped log-manager would
@@ -143,8 +148,12 @@ func (a *maintenanceActor) run(kind int) {
 		n, err := a.store.RetentionPass(now)
 		if err != nil {
 			a.log.Warn("retention pass", zap.Error(err))
-		} else if n > 0 {
+		}
+		if n > 0 {
 			a.log.Info("retention deleted segments", zap.Int("segments", n))
+			if a.cfg.AfterRetention != nil {
+				a.cfg.AfterRetention()
+			}
 		}
 	case tickFlush:
 		if err := a.store.FlushPass(now); err != nil {

@@ -48,3 +48,60 @@ func TestMaintenanceRestartsWithoutGivingUp(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// retainingStore's retention pass moves the log start of tp to cut (as
+// deleting its old segments does) and reports one segment deleted.
+type retainingStore struct {
+	*partitiontest.Store
+	tp  partition.TopicPartition
+	cut atomic.Int64
+}
+
+func (s *retainingStore) RetentionPass(time.Time) (int, error) {
+	c := s.cut.Load()
+	l := s.Log(s.tp)
+	if c <= 0 || l == nil || l.LogStartOffset() >= c {
+		return 0, nil
+	}
+	if err := l.DeleteRecordsBefore(c); err != nil {
+		return 0, err
+	}
+	return 1, nil
+}
+
+// A retention pass that deletes segments moves the partition's published
+// log start offset (ListOffsets earliest, Fetch's log_start_offset) at
+// once, as Kafka's does, not at the partition's next append.
+func TestRetentionPublishesLogStart(t *testing.T) {
+	e := newEnv(t, actors.BackoffStrategy{})
+	tp := partition.TopicPartition{Topic: "old", Partition: 0}
+	h := e.lead(tp, 0)
+	for range 4 {
+		if r := produce(t, h, batch(t, 3, nil)); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	if v := h.View(); v.LogStartOffset != 0 || v.LogEndOffset != 12 {
+		t.Fatalf("before retention: start %d end %d", v.LogStartOffset, v.LogEndOffset)
+	}
+	store := &retainingStore{Store: e.store, tp: tp}
+	mt, err := partition.StartMaintenance(e.sys, store, e.m.HighWatermarks, partition.MaintenanceConfig{
+		RetentionCheck: 5 * time.Millisecond, FlushCheck: time.Hour, Checkpoint: time.Hour, CleanerBackoff: time.Hour,
+		AfterRetention: e.m.RefreshLogStart,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mt.Stop()
+	store.cut.Store(6)
+	deadline := time.Now().Add(10 * time.Second)
+	for h.View().LogStartOffset != 6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("log start offset still %d after retention moved the log's to 6", h.View().LogStartOffset)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if v := h.View(); v.LogEndOffset != 12 || v.HighWatermark != 12 {
+		t.Fatalf("after retention: end %d hw %d", v.LogEndOffset, v.HighWatermark)
+	}
+}

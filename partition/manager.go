@@ -487,6 +487,17 @@ func (m *Manager) HighWatermarks() map[TopicPartition]int64 {
 	return out
 }
 
+// RefreshLogStart tells every running partition actor to re-read its log
+// start offset (after a retention pass deleted segments; the actors
+// publish only a change). Non-blocking.
+func (m *Manager) RefreshLogStart() {
+	for _, h := range m.Partitions() {
+		if pid := h.PID(); pid != nil {
+			h.root.Send(pid, &logStartMoved{})
+		}
+	}
+}
+
 // HostedTopics are the topics this broker hosts a partition of, sorted.
 func (m *Manager) HostedTopics() []string {
 	seen := map[string]bool{}

@@ -119,6 +119,10 @@ type applyState struct {
 // setConfig changes the topic config of a running partition.
 type setConfig struct{ cfg storage.LogConfig }
 
+// logStartMoved: retention may have deleted segments of the partition's
+// log; the actor re-reads its log start offset and publishes it.
+type logStartMoved struct{}
+
 // setMinIsr changes min.insync.replicas of a running partition.
 type setMinIsr struct{ n int }
 

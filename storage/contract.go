@@ -183,6 +183,12 @@ type LogConfig struct {
 	// permissive (Kafka's literal 0, "exactly the broker's millisecond", is
 	// therefore not supported).
 	MessageTimestampDifferenceMaxMs int64
+	// DownConversionDisabled: message.downconversion.enable
+	// (log.message.downconversion.enable) is false: consumers fetching
+	// with Fetch v0-v3 (message formats v0/v1) get UNSUPPORTED_VERSION for
+	// the partition instead of down-converted data. Inverted so the zero
+	// LogConfig keeps Kafka's default (enabled).
+	DownConversionDisabled bool
 	// SkipRollFsync turns off the fsync of the old segment when the log
 	// rolls (not a Kafka config: Kafka flushes rolled segments in the
 	// background). For benchmarks and tests; leave false in production.

@@ -14,6 +14,8 @@ command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 # kafka-python's codecs (test/compat): snappy, lz4 frames, zstd.
 /usr/bin/python3 -c 'import snappy' >/dev/null 2>&1 || missing+=(python3-snappy)
 /usr/bin/python3 -c 'import lz4.frame' >/dev/null 2>&1 || missing+=(python3-lz4)
+# xxhash: kafka-python's LZ4 for message format v0 (its pre-0.10 header checksum).
+/usr/bin/python3 -c 'import xxhash' >/dev/null 2>&1 || missing+=(python3-xxhash)
 /usr/bin/python3 -c 'import zstandard' >/dev/null 2>&1 || missing+=(python3-zstandard)
 [ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)

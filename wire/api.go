@@ -74,11 +74,27 @@ type Response struct {
 	Throttle time.Duration
 }
 
-// Chunk is one piece of a pre-encoded body: bytes, or a file region sent
-// with sendfile at an explicit offset.
+// Chunk is one piece of a pre-encoded body: bytes, a file region sent
+// with sendfile at an explicit offset, or a stream produced while it is
+// written.
 type Chunk struct {
 	Bytes  []byte
 	Region storage.Region // used when Bytes is nil and Region.Len > 0
+	Stream Stream         // used when Bytes is nil and Stream is not nil
+}
+
+// Stream is a body chunk whose bytes are produced while the response is
+// written, so a large body need not sit in memory at once (Fetch v0-v3
+// down-conversion, chunked as KIP-283's LazyDownConversionRecordsSend).
+// Its length is fixed when the body is built (it is in the size prefix).
+type Stream interface {
+	// Len is the exact number of bytes Emit produces.
+	Len() int64
+	// Emit produces the bytes in order through emit, in pieces of any
+	// size; a piece may be reused once emit returns. An error (or a total
+	// other than Len) aborts the response and closes the connection, as a
+	// short sendfile region does.
+	Emit(emit func([]byte) error) error
 }
 
 // Body is a pre-encoded response body. Release (may be nil) runs once after

@@ -32,7 +32,7 @@ func init() {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.BootstrapServer, "bootstrap-server", "", "REQUIRED: the server(s) to connect to, host:port[,host:port]")
-	f.StringVar(&o.ZooKeeper, "zookeeper", "", "DEPRECATED: ZooKeeper connection string host:port[/chroot]; the brokers are found under /brokers/ids (use --bootstrap-server)")
+	f.StringVar(&o.ZooKeeper, "zookeeper", "", "DEPRECATED: ZooKeeper connection string host:port[/chroot]; the brokers are found under /brokers/ids (use --bootstrap-server); with --group, the old consumer: offsets in ZooKeeper under /consumers/<group>")
 	f.StringVar(&o.Topic, "topic", "", "the topic to consume")
 	f.StringVar(&o.Include, "include", "", "regular expression of the topics to consume (instead of --topic)")
 	f.StringVar(&whitelist, "whitelist", "", "DEPRECATED, use --include")
@@ -40,6 +40,7 @@ func init() {
 	f.Int32Var(&o.Partition, "partition", -1, "consume only this partition (starts at the end unless --offset/--from-beginning)")
 	f.StringVar(&o.Offset, "offset", "", "with --partition: earliest, latest or an offset (default latest)")
 	f.BoolVar(&o.FromBeginning, "from-beginning", false, "start with the earliest record when there is no committed offset")
+	f.BoolVar(&o.DeleteConsumerOffsets, "delete-consumer-offsets", false, "with --zookeeper and --group: delete the group's /consumers/<group> in ZooKeeper before consuming")
 	f.IntVar(&o.MaxMessages, "max-messages", -1, "exit after this many records")
 	f.Int64Var(&o.TimeoutMs, "timeout-ms", -1, "exit when no record arrived for this many milliseconds")
 	f.StringArrayVar(&o.Properties, "property", nil, "formatter property: print.timestamp, print.key, print.offset, print.partition, print.headers, print.value, key.separator, line.separator, headers.separator, null.literal")

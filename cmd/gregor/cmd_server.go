@@ -13,6 +13,7 @@ import (
 
 	"gregor/cmd/internal/broker"
 	"gregor/config"
+	"gregor/logging"
 )
 
 func init() {
@@ -21,17 +22,20 @@ func init() {
 		Short: "Run a broker (kafka-server-start.sh)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			log := newLogger(false)
+			// One level registry for the process (BROKER_LOGGER resources):
+			// the cores log at debug, the registry filters at root INFO.
+			levels := logging.New(logging.Info)
+			log := levels.Logger(newLogger(false))
 			defer func() { _ = log.Sync() }()
 			cfg, err := config.Load(args[0], log.Named("config"))
 			if err != nil {
 				return err
 			}
 			if cfg.LogFormat == "json" { // log.format=json: JSON lines from here on
-				log = newLogger(true)
+				log = levels.Logger(newLogger(true))
 				defer func() { _ = log.Sync() }()
 			}
-			var opts []broker.Option
+			opts := []broker.Option{broker.WithLogLevels(levels)}
 			if cfg.PidFile != "" { // pid.file: written before the listeners serve, removed at exit
 				written := false
 				opts = append(opts, broker.BeforeServing(func() error {
@@ -75,11 +79,13 @@ func init() {
 // configuration on SIGHUP, and neither does Gregor.
 var shutdownSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}
 
-// newLogger writes to stderr at INFO: human-readable lines, or with
-// jsonLines one JSON object per line (log.format=json, for log collectors
-// under systemd and the like).
+// newLogger writes to stderr: human-readable lines, or with jsonLines one
+// JSON object per line (log.format=json, for log collectors under systemd
+// and the like). Its core is enabled at debug: the level registry
+// (gregor/logging, root INFO) decides what is written.
 func newLogger(jsonLines bool) *zap.Logger {
 	cfg := zap.NewProductionConfig()
+	cfg.Level = zap.NewAtomicLevelAt(zapcore.DebugLevel)
 	if !jsonLines {
 		cfg.Encoding = "console"
 		cfg.EncoderConfig.EncodeLevel = zapcore.CapitalLevelEncoder

@@ -30,9 +30,10 @@ type Component struct {
 	// Keys are the broker config names it reads; Apply runs when the
 	// effective value of one of them changes.
 	Keys []string
-	// Validate may refuse a new effective config (nil = accept all);
-	// it must not change anything.
-	Validate func(next *config.Broker) error
+	// Validate may refuse a new effective config next, the one in force
+	// being cur (nil = accept all); it must not change anything, nor call
+	// the Manager (it runs under its lock).
+	Validate func(cur, next *config.Broker) error
 	// Apply installs the new effective config. It must not block on the
 	// network or another actor for long: it runs on the watcher's
 	// goroutine, one update at a time.
@@ -73,6 +74,13 @@ func (m *Manager) Current() *config.Broker {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.current
+}
+
+// Snapshot is Current and Layers read together (one consistent view).
+func (m *Manager) Snapshot() (*config.Broker, config.DynamicLayers) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.current, config.DynamicLayers{PerBroker: maps.Clone(m.perBroker), Defaults: maps.Clone(m.defaults)}
 }
 
 // Layers are copies of the dynamic layers now in force.
@@ -151,7 +159,7 @@ func validateAll(comps []Component, cur, next *config.Broker) error {
 		if c.Validate == nil || !changed(c.Keys, cur.Raw, next.Raw) {
 			continue
 		}
-		if err := c.Validate(next); err != nil {
+		if err := c.Validate(cur, next); err != nil {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
 	}

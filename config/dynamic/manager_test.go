@@ -62,7 +62,8 @@ func TestValidateDynamicRefusals(t *testing.T) {
 		{map[string]string{"broker.id": "4", "log.dirs": "/x"}, "Cannot update these configs dynamically: Set(broker.id, log.dirs)"},
 		{map[string]string{"log.retention.hours": "1"}, "Cannot update these configs dynamically: Set(log.retention.hours)"},
 		{map[string]string{"zookeeper.connect": "h:1"}, "Cannot update these configs dynamically: Set(zookeeper.connect)"},
-		{map[string]string{"num.replica.fetchers": "2"}, "Gregor does not apply these configs at run time"},
+		{map[string]string{"num.io.threads": "2"}, "Gregor does not apply these configs at run time"},
+		{map[string]string{"num.replica.fetchers": "0"}, "num.replica.fetchers"},
 		{map[string]string{"listener.name.plaintext.ssl.keystore.location": "/k"}, "Gregor does not apply these configs at run time"},
 		{map[string]string{"no.such.config": "1"}, "Unknown broker configs: Set(no.such.config)"},
 		{map[string]string{"log.retention.ms": "soon"}, "log.retention.ms"},
@@ -85,7 +86,7 @@ func TestValidateThenApply(t *testing.T) {
 	var applied []string
 	m.RegisterFunc("a", []string{"log.retention.ms"}, func(next *config.Broker) { applied = append(applied, "a") })
 	m.Register(Component{Name: "b", Keys: []string{"max.connections"},
-		Validate: func(next *config.Broker) error {
+		Validate: func(_, next *config.Broker) error {
 			if next.ConnectionLimits.Max < 5 {
 				return errors.New("too few")
 			}

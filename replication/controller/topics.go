@@ -75,7 +75,7 @@ func (c *Controller) createTopicLocked(nt NewTopic, validateOnly bool) CreatedTo
 	}
 	res.NumPartitions = int32(len(assignment))
 	res.ReplicationFactor = int16(len(assignment[0]))
-	res.Configs = c.cfg.DescribeTopicConfigs(nt.Configs)
+	res.Configs = c.defaults().DescribeTopicConfigs(nt.Configs) // the topic defaults in force (dynamic ones included)
 	if validateOnly {
 		return res
 	}

@@ -33,6 +33,7 @@ package fetcher
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -202,6 +203,14 @@ func (m *Manager) stop() {
 	_ = m.sys.Root.StopFuture(m.pid).Wait()
 }
 
+// Resize changes the number of fetchers per leader (num.replica.fetchers
+// at run time, a dynamic broker config): partitions are re-hashed to the
+// fetchers of the new count and keep replicating. n < 1 is ignored (the
+// dynamic config layer refuses it first). Non-blocking.
+func (m *Manager) Resize(n int) {
+	m.sys.Root.Send(m.pid, &resizeFetchers{n: n})
+}
+
 // Assigned reports which fetcher ("fetcher-<leader>-<index>") replicates
 // tp, "" when none (for tests and diagnostics).
 func (m *Manager) Assigned(tp partition.TopicPartition) string {
@@ -231,6 +240,8 @@ type unfollow struct {
 	tps  []partition.TopicPartition
 	done chan struct{}
 }
+
+type resizeFetchers struct{ n int }
 
 type whoFetches struct {
 	tp    partition.TopicPartition
@@ -282,31 +293,15 @@ func fetcherIndex(tp partition.TopicPartition, n int) int {
 func (a *managerActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *follow:
-		key := fetcherKey{leader: m.leader, index: fetcherIndex(m.tp, a.cfg.NumFetchers)}
-		if old, ok := a.assigned[m.tp]; ok {
-			if old == key && a.epochs[m.tp] == m.epoch {
-				return // already following this leader in this epoch
-			}
-			a.remove(ctx, m.tp, nil)
-		}
-		pid := a.fetchers[key]
-		if pid == nil {
-			var err error
-			if pid, err = a.spawn(ctx, key); err != nil {
-				a.cfg.Logger.Error("spawn fetcher", zap.String("fetcher", key.name()), zap.Error(err))
-				return
-			}
-			a.fetchers[key] = pid
-		}
-		a.assigned[m.tp], a.epochs[m.tp] = key, m.epoch
-		a.load[key]++
-		ctx.Send(pid, &addPartition{tp: m.tp, epoch: m.epoch})
+		a.follow(ctx, m.tp, m.leader, m.epoch)
 	case *unfollow:
 		for _, tp := range m.tps {
 			a.remove(ctx, tp, nil)
 		}
 		// The fetchers handle their removals in order before this marker.
 		a.barrier(ctx, m.done)
+	case *resizeFetchers:
+		a.resize(ctx, m.n)
 	case *whoFetches:
 		if k, ok := a.assigned[m.tp]; ok {
 			m.reply <- k.name()
@@ -332,6 +327,63 @@ func (a *managerActor) Receive(ctx actor.Context) {
 				delete(a.load, k)
 			}
 		}
+	}
+}
+
+// follow assigns tp (led by leader in epoch) to the fetcher of its
+// leader and index, spawning that fetcher when it does not run.
+func (a *managerActor) follow(ctx actor.Context, tp partition.TopicPartition, leader, epoch int32) {
+	key := fetcherKey{leader: leader, index: fetcherIndex(tp, a.cfg.NumFetchers)}
+	if old, ok := a.assigned[tp]; ok {
+		if old == key && a.epochs[tp] == epoch {
+			return // already following this leader in this epoch
+		}
+		a.remove(ctx, tp, nil)
+	}
+	pid := a.fetchers[key]
+	if pid == nil {
+		var err error
+		if pid, err = a.spawn(ctx, key); err != nil {
+			a.cfg.Logger.Error("spawn fetcher", zap.String("fetcher", key.name()), zap.Error(err))
+			return
+		}
+		a.fetchers[key] = pid
+	}
+	a.assigned[tp], a.epochs[tp] = key, epoch
+	a.load[key]++
+	ctx.Send(pid, &addPartition{tp: tp, epoch: epoch})
+}
+
+// resize is num.replica.fetchers changed at run time (Kafka's
+// AbstractFetcherManager.resizeThreadPool): every partition whose
+// fetcher index changes with the new count moves to the fetcher of its
+// new index (removed from the old one, which stops when left empty, and
+// added to the new one, which truncates it first as after any
+// reassignment); the others stay where they are, fetching on. Kafka
+// re-adds every partition; the outcome (each partition on the fetcher its
+// hash picks among n) is the same.
+func (a *managerActor) resize(ctx actor.Context, n int) {
+	if n <= 0 || n == a.cfg.NumFetchers {
+		return
+	}
+	a.cfg.Logger.Info("resizing the replica fetchers", zap.Int("from", a.cfg.NumFetchers), zap.Int("to", n))
+	a.cfg.NumFetchers = n
+	var moves []partition.TopicPartition
+	for tp, key := range a.assigned {
+		if fetcherIndex(tp, n) != key.index {
+			moves = append(moves, tp)
+		}
+	}
+	sort.Slice(moves, func(i, j int) bool {
+		if moves[i].Topic != moves[j].Topic {
+			return moves[i].Topic < moves[j].Topic
+		}
+		return moves[i].Partition < moves[j].Partition
+	})
+	for _, tp := range moves {
+		leader, epoch := a.assigned[tp].leader, a.epochs[tp]
+		a.remove(ctx, tp, nil)
+		a.follow(ctx, tp, leader, epoch)
 	}
 }
 

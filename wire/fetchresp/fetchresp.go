@@ -40,12 +40,21 @@ import (
 // version is any version kmsg knows for Fetch (0 through 18); resp.Version
 // is ignored.
 func Build(version int16, resp *kmsg.FetchResponse, records func(t, p int) []storage.Region, release func()) *wire.Body {
+	return BuildStreamed(version, resp, records, nil, release)
+}
+
+// BuildStreamed is Build where streams(t, p) (may be nil, or return nil)
+// gives a partition's records as a wire.Stream produced while the body is
+// written (down-converted records for Fetch v0-v3); a partition's stream
+// takes precedence over its regions.
+func BuildStreamed(version int16, resp *kmsg.FetchResponse, records func(t, p int) []storage.Region, streams func(t, p int) wire.Stream, release func()) *wire.Body {
 	size, parts := estimate(resp)
 	e := encoder{
 		flexible: version >= 12,
 		buf:      make([]byte, 0, size),
 		chunks:   make([]wire.Chunk, 0, 2*parts+1), // bytes, region, bytes, region, …
 	}
+	e.streams = streams
 	e.response(version, resp, records)
 	e.cut()
 	return &wire.Body{Chunks: e.chunks, Size: e.size, Release: release}
@@ -70,6 +79,7 @@ type encoder struct {
 	start    int // first byte of buf not yet in a chunk
 	chunks   []wire.Chunk
 	size     int64
+	streams  func(t, p int) wire.Stream
 }
 
 func (e *encoder) cut() {
@@ -113,7 +123,11 @@ func (e *encoder) response(version int16, resp *kmsg.FetchResponse, records func
 			if records != nil {
 				regions = records(ti, pi)
 			}
-			e.partition(version, &t.Partitions[pi], regions)
+			var st wire.Stream
+			if e.streams != nil {
+				st = e.streams(ti, pi)
+			}
+			e.partition(version, &t.Partitions[pi], regions, st)
 		}
 		if e.flexible {
 			e.tagsWithCount(&t.UnknownTags)
@@ -139,7 +153,7 @@ func (e *encoder) response(version int16, resp *kmsg.FetchResponse, records func
 	}
 }
 
-func (e *encoder) partition(version int16, p *kmsg.FetchResponseTopicPartition, regions []storage.Region) {
+func (e *encoder) partition(version int16, p *kmsg.FetchResponseTopicPartition, regions []storage.Region, st wire.Stream) {
 	e.i32(p.Partition)
 	e.i16(p.ErrorCode)
 	e.i64(p.HighWatermark)
@@ -168,6 +182,11 @@ func (e *encoder) partition(version int16, p *kmsg.FetchResponseTopicPartition, 
 		e.i32(p.PreferredReadReplica)
 	}
 	switch {
+	case st != nil:
+		e.bytesLen(st.Len())
+		e.cut()
+		e.chunks = append(e.chunks, wire.Chunk{Stream: st})
+		e.size += st.Len()
 	case regions != nil:
 		var n int64
 		for _, r := range regions {

@@ -1,6 +1,7 @@
 package handlers
 
-// Fetch: v4-v12
+// Fetch: v0-v12 (v0-v3 down-converted to message formats v0/v1, see
+// fetch_downconvert.go)
 //
 // Behaviour:
 //   - Sessionless (KIP-227): no fetch session is ever created. As in
@@ -95,7 +96,7 @@ import (
 	"gregor/wire/security/acl"
 )
 
-func init() { register(1, 4, 12, handleFetch) }
+func init() { register(1, 0, 12, handleFetch) }
 
 // fetchPart is one requested partition and what was read for it.
 type fetchPart struct {
@@ -399,6 +400,9 @@ func (s *fetchState) readOne(fp *fetchPart, limit int64, minOne bool, now time.T
 	if kerrv != nil {
 		return 0, kerrv
 	}
+	if err := fetchFormatError(s.req.Version, s.req.ReplicaID >= 0, v.Log.Config()); err != nil {
+		return 0, err // fetch_downconvert.go
+	}
 	off := fp.req.FetchOffset
 	out := fp.out
 	bound := v.HighWatermark
@@ -498,6 +502,7 @@ func abortedTxns(lg partition.Log, fetchOffset, upperBound int64) []kmsg.FetchRe
 // respond builds the zero-copy response; the segment references are
 // released once the writer has sent it.
 func (s *fetchState) respond(version int16) wire.Response {
+	converted := s.downConvertAll(version) // Fetch v0-v3 only (fetch_downconvert.go)
 	parts := s.parts
 	records := func(t, p int) []storage.Region {
 		fp := s.idx[t][p]
@@ -526,6 +531,15 @@ func (s *fetchState) respond(version int16) wire.Response {
 			}
 			m.FetchBytesOut(s.req.Topics[ti].Topic, n)
 		}
+	}
+	if converted != nil {
+		streams := func(t, p int) wire.Stream {
+			if st, ok := converted[s.idx[t][p]]; ok {
+				return st
+			}
+			return nil
+		}
+		return wire.Response{Body: fetchresp.BuildStreamed(version, s.resp, records, streams, release)}
 	}
 	return wire.Response{Body: fetchresp.Build(version, s.resp, records, release)}
 }

@@ -1,6 +1,6 @@
 package handlers
 
-// ListOffsets: v1-v7
+// ListOffsets: v0-v7 (v0 in list_offsets_v0.go)
 //
 // Behaviour:
 //   - Timestamp -2 (earliest): the log start offset.
@@ -24,7 +24,7 @@ package handlers
 //     → KAFKA_STORAGE_ERROR; not leader → NOT_LEADER_OR_FOLLOWER.
 //
 // Version notes:
-//   - v0 (OldStyleOffsets, MaxNumOffsets) is not served.
+//   - v0: OldStyleOffsets with MaxNumOffsets (list_offsets_v0.go).
 //   - v1: single offset + timestamp. v2: isolation level. v3: same as v2.
 //   - v4: CurrentLeaderEpoch and LeaderEpoch (KIP-320). v5: same as v4.
 //   - v6: flexible versions. v7: timestamp -3 (KIP-734).
@@ -39,7 +39,7 @@ import (
 	"gregor/wire/security/acl"
 )
 
-func init() { register(2, 1, 7, handleListOffsets) }
+func init() { register(2, 0, 7, handleListOffsets) }
 
 // Special ListOffsets timestamps.
 const (
@@ -50,6 +50,9 @@ const (
 
 func handleListOffsets(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.ListOffsetsRequest)
+	if req.Version == 0 {
+		return handleListOffsetsV0(b, rc, req) // list_offsets_v0.go
+	}
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
 	// Describe on each topic (Kafka's check); else TOPIC_AUTHORIZATION_FAILED.
 	described := filterAuthorized(b, rc, acl.OpDescribe, acl.ResourceTopic, req.Topics, func(t kmsg.ListOffsetsRequestTopic) string { return t.Topic })

@@ -16,7 +16,9 @@ package handlers
 //     Kafka's String.length), the others still committed; an error of the
 //     group's checks above is every partition's. Metadata strings are kept.
 //
-// Version notes: v0 no generation (simple commit); v1 per-partition commit
+// Version notes: v0 no generation and stored in ZooKeeper at
+// /consumers/<group>/offsets/<topic>/<partition>, not __consumer_offsets,
+// by any broker (offsets_zk.go); v1 per-partition commit
 // Timestamp; v2–v4 RetentionTimeMillis (an explicit expire time);
 // v3 ThrottleMillis; v6 LeaderEpoch; v7 InstanceID; v8 flexible.
 
@@ -30,6 +32,9 @@ func init() { register(8, 0, 8, handleOffsetCommit) }
 
 func handleOffsetCommit(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.OffsetCommitRequest)
+	if req.Version == 0 {
+		return b.offsetCommitV0(rc, req) // ZooKeeper, /consumers (offsets_zk.go)
+	}
 	if b.Groups == nil {
 		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 		resp.Topics = offsetCommitErrors(req.Topics, noCoordinator)

@@ -9,7 +9,9 @@ package handlers
 //   - require_stable (v7+) never waits: a partition whose commit is still
 //     being appended to __consumer_offsets gets UNSTABLE_OFFSET_COMMIT.
 //
-// Version notes: v1 same as v0 (offsets from __consumer_offsets);
+// Version notes: v0 reads /consumers/<group>/offsets/<topic>/<partition>
+// in ZooKeeper on any broker (offsets_zk.go); v1 the same fields, offsets
+// from __consumer_offsets;
 // v2 top-level ErrorCode and null topics = all; v3 ThrottleMillis;
 // v5 LeaderEpoch; v6 flexible; v7 RequireStable; v8 several groups.
 
@@ -23,6 +25,9 @@ func init() { register(9, 0, 8, handleOffsetFetch) }
 
 func handleOffsetFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.OffsetFetchRequest)
+	if req.Version == 0 {
+		return b.offsetFetchV0(rc, req) // ZooKeeper, /consumers (offsets_zk.go)
+	}
 	if b.Groups == nil {
 		resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 		resp.ErrorCode = noCoordinator

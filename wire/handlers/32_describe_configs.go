@@ -6,7 +6,10 @@ package handlers
 //   - TOPIC: every topic config (config.DescribeTopicConfigs; type and
 //     documentation from replication/topicconfig) with its effective
 //     value and source: TOPIC_CONFIG (/config/topics/<t>),
-//     STATIC_BROKER_CONFIG (server.properties synonym) or DEFAULT_CONFIG.
+//     DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG (the broker
+//     key set in /config/brokers/<id> or <default>), STATIC_BROKER_CONFIG
+//     (server.properties synonym) or DEFAULT_CONFIG, synonyms in that order
+//     (config.DescribeTopicConfigsWith).
 //     ConfigNames filters (null = all). Unknown topic:
 //     UNKNOWN_TOPIC_OR_PARTITION. Nothing is read-only or sensitive.
 //     Any broker answers, controller or not: the overrides are read from
@@ -27,6 +30,10 @@ package handlers
 //   - BROKER "" (the cluster-wide dynamic defaults, --entity-default):
 //     the keys /config/brokers/<default> sets, DYNAMIC_DEFAULT_BROKER_CONFIG.
 //     Another broker id, or a non-numeric name: INVALID_REQUEST.
+//   - BROKER_LOGGER, this broker's id: every logger (gregor/logging: the
+//     names given to zap's Logger.Named, and root) with its effective
+//     level (Kafka's names: TRACE … FATAL), DYNAMIC_BROKER_LOGGER_CONFIG,
+//     no synonyms. "" or another id: INVALID_REQUEST.
 //   - Other resource types: INVALID_REQUEST.
 //
 // Version notes:
@@ -66,6 +73,8 @@ func describeConfigs(b *Broker, rc *wire.RequestContext, req *kmsg.DescribeConfi
 			rr.Configs, err = describeTopicConfigs(b, req, r)
 		case r.ResourceType == kmsg.ConfigResourceTypeBroker:
 			rr.Configs, err = describeBrokerConfigs(b, req, r)
+		case r.ResourceType == kmsg.ConfigResourceTypeBrokerLogger:
+			rr.Configs, err = describeBrokerLoggers(b, r) // configs_broker_logger.go
 		default:
 			err = &controller.Error{Code: kerr.InvalidRequest, Message: "Unsupported resource type " + r.ResourceType.String()}
 		}
@@ -93,7 +102,14 @@ func describeTopicConfigs(b *Broker, req *kmsg.DescribeConfigsRequest, r kmsg.De
 	}
 	want := wanted(r.ConfigNames)
 	var out []kmsg.DescribeConfigsResponseResourceConfig
-	for _, e := range b.currentConfig().DescribeTopicConfigs(overrides) {
+	var entries []config.ConfigEntry
+	if b.Dynamic != nil { // dynamic broker defaults: DYNAMIC_(DEFAULT_)BROKER_CONFIG sources
+		cur, layers := b.Dynamic.Snapshot()
+		entries = cur.DescribeTopicConfigsWith(overrides, b.Dynamic.Static().Raw, layers)
+	} else {
+		entries = b.currentConfig().DescribeTopicConfigs(overrides)
+	}
+	for _, e := range entries {
 		if !want(e.Name) {
 			continue
 		}

@@ -12,6 +12,8 @@ package handlers
 // BROKER resources (a broker id or "" = the default): the entity's
 // dynamic configs in /config/brokers are replaced the same way
 // (configs_broker.go); a resource named twice: INVALID_REQUEST.
+// BROKER_LOGGER: INVALID_REQUEST "Unknown resource type 8" (log levels
+// change with IncrementalAlterConfigs only, as in Kafka).
 //
 // Version notes: v1 same as v0 (throttle after response); v2 flexible.
 
@@ -42,6 +44,10 @@ func handleAlterConfigs(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 			switch {
 			case dup[resourceKey{r.ResourceType, r.ResourceName}]:
 				err = &controller.Error{Code: kerr.InvalidRequest, Message: "Duplicate resource in request."}
+			case r.ResourceType == kmsg.ConfigResourceTypeBrokerLogger:
+				// Kafka's legacy AlterConfigs never took log levels (KIP-412
+				// is incremental only); refused before authorization, as there.
+				err = &controller.Error{Code: kerr.InvalidRequest, Message: "Unknown resource type 8"}
 			default: // AlterConfigs on the topic or the cluster first
 				if err = b.configAuthError(rc, acl.OpAlterConfigs, r.ResourceType, r.ResourceName); err == nil {
 					err = checkAlterResource(r.ResourceType)

@@ -14,7 +14,9 @@ package handlers
 // Unknown topic: UNKNOWN_TOPIC_OR_PARTITION. BROKER resources (a broker
 // id, or "" = the cluster-wide default): SET and DELETE on the entity's
 // dynamic configs in /config/brokers (configs_broker.go); APPEND and
-// SUBTRACT on a broker list config as for topics.
+// SUBTRACT on a broker list config as for topics. BROKER_LOGGER resources
+// (this broker's id): SET a logger's level, DELETE it back to inheriting
+// (configs_broker_logger.go); not stored, as in Kafka.
 //
 // Version notes: v1 flexible.
 
@@ -57,8 +59,10 @@ func handleIncrementalAlterConfigs(b *Broker, rc *wire.RequestContext, kreq kmsg
 }
 
 func incrementalAlter(b *Broker, r kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
-	if err := checkAlterResource(r.ResourceType); err != nil {
-		return err
+	if r.ResourceType != kmsg.ConfigResourceTypeBrokerLogger {
+		if err := checkAlterResource(r.ResourceType); err != nil {
+			return err
+		}
 	}
 	seen := map[string]bool{}
 	for _, c := range r.Configs {
@@ -66,6 +70,9 @@ func incrementalAlter(b *Broker, r kmsg.IncrementalAlterConfigsRequestResource, 
 			return &controller.Error{Code: kerr.InvalidRequest, Message: "Error due to duplicate config keys: " + c.Name}
 		}
 		seen[c.Name] = true
+	}
+	if r.ResourceType == kmsg.ConfigResourceTypeBrokerLogger {
+		return alterBrokerLoggers(b, r, validateOnly) // configs_broker_logger.go
 	}
 	if r.ResourceType == kmsg.ConfigResourceTypeBroker {
 		return b.alterBrokerConfig(r.ResourceName, func(m map[string]string) error {

@@ -71,7 +71,13 @@ func (b *Broker) alterBrokerConfig(name string, mutate func(map[string]string) e
 	var de *config.DynamicError
 	var ve *config.ValueError
 	if errors.As(err, &de) || errors.As(err, &ve) {
-		return &controller.Error{Code: kerr.InvalidConfig, Message: fmt.Sprintf("Invalid config value for resource ConfigResource(type=BROKER, name='%s'): %s", name, err.Error())}
+		msg := err.Error() // Kafka's message alone, without the refusing component's name
+		if de != nil {
+			msg = de.Message
+		} else {
+			msg = ve.Error()
+		}
+		return &controller.Error{Code: kerr.InvalidConfig, Message: fmt.Sprintf("Invalid config value for resource ConfigResource(type=BROKER, name='%s'): %s", name, msg)}
 	}
 	var ce *controller.Error
 	if err != nil && !errors.As(err, &ce) {

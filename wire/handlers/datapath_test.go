@@ -155,6 +155,16 @@ func decodeFetch(t *testing.T, version int16, resp wire.Response) *kmsg.FetchRes
 			buf = append(buf, c.Bytes...)
 			continue
 		}
+		if c.Stream != nil {
+			n := len(buf)
+			if err := c.Stream.Emit(func(p []byte) error { buf = append(buf, p...); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if int64(len(buf)-n) != c.Stream.Len() {
+				t.Fatalf("stream emitted %d of its %d bytes", len(buf)-n, c.Stream.Len())
+			}
+			continue
+		}
 		p := make([]byte, c.Region.Len)
 		if _, err := c.Region.File.ReadAt(p, c.Region.Pos); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,9 @@ import (
 
 	"gregor/actors"
 	"gregor/actors/coordinator"
+	"gregor/config"
+	"gregor/replication/metadata"
+	"gregor/replication/metastore"
 	"gregor/wire"
 	"gregor/wire/security"
 )
@@ -27,7 +30,21 @@ func groupBroker(t *testing.T) (*Broker, *coordinator.MemTopic) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Stop(); sys.Shutdown() })
-	return &Broker{Log: zap.NewNop(), Groups: c}, topic
+	// OffsetCommit/OffsetFetch v0 go to ZooKeeper (offsets_zk.go), not
+	// the coordinator: an ensemble session and a topic "orders" of 10
+	// partitions for them.
+	zk := metastore.NewMemory().Open()
+	t.Cleanup(func() { zk.Close() })
+	bcfg, err := config.Parse(map[string]string{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := &metadata.Topic{Name: "orders", Partitions: make([]metadata.Partition, 10)}
+	for i := range orders.Partitions {
+		orders.Partitions[i].Partition = int32(i)
+	}
+	snap := &metadata.Snapshot{ControllerID: -1, Topics: map[string]*metadata.Topic{"orders": orders}}
+	return &Broker{Config: bcfg, Log: zap.NewNop(), Groups: c, ConsumerStore: zk, Topics: snapshotTopics{s: snap}}, topic
 }
 
 // call runs one request through Broker.Handle, waits for the (possibly

@@ -15,6 +15,7 @@ import (
 
 	"gregor/config"
 	"gregor/config/dynamic"
+	"gregor/logging"
 	"gregor/quota/clientquota"
 	"gregor/replication/metastore"
 	"gregor/replication/throttle"
@@ -81,11 +82,20 @@ type Broker struct {
 	// sources; nil = BROKER alters answer INVALID_REQUEST and describes
 	// show the static config only.
 	Dynamic *dynamic.Manager
+	// Loggers are the broker's run-time log levels (BROKER_LOGGER
+	// resources, KIP-412; configs_broker_logger.go); nil = they are
+	// described as root alone and every logger name is unknown.
+	Loggers *logging.Levels
 	// QuotaStore is where client quotas live (/config/users,
 	// /config/clients in the metadata store; the same store as Users):
 	// AlterClientQuotas writes it, DescribeClientQuotas reads it; nil =
 	// both answer UNKNOWN_SERVER_ERROR.
 	QuotaStore metastore.Store
+	// ConsumerStore is where OffsetCommit v0 and OffsetFetch v0 keep the
+	// pre-0.9 consumers' offsets, /consumers/<group>/offsets/<topic>/<p>
+	// (ZooKeeper, or the embedded store's same tree; offsets_zk.go); nil
+	// = those versions answer UNKNOWN_SERVER_ERROR per partition.
+	ConsumerStore metastore.Store
 	// Quotas are the client quota managers (quota/clientquota): every
 	// response's throttle time and the connection's mute come from them
 	// (quotas.go); nil = no client quotas.

@@ -4,7 +4,8 @@ package handlers
 // after Kafka's LogValidator (validateMessagesAndAssignOffsets) for batches
 // from clients:
 //
-//   - message format v0/v1 (produce v2) → UNSUPPORTED_FOR_MESSAGE_FORMAT;
+//   - message format v0/v1 (produce v0-v2): converted to a record batch
+//     first (produce_legacy.go), then checked as one;
 //   - integrity: CRC-32C, magic 2, header sanity → CORRUPT_MESSAGE;
 //     exactly one batch per partition (v3+) → INVALID_RECORD;
 //   - control batches from clients → INVALID_RECORD; a producer id
@@ -37,7 +38,6 @@ package handlers
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -72,10 +72,14 @@ func validateProduceBatch(cfg storage.LogConfig, version int16, records []byte, 
 	if len(records) == 0 {
 		return validatedBatch{}, &produceRejection{kerr.InvalidRecord, "produce requests v3+ must carry exactly one record batch", nil}
 	}
-	if len(records) > record.OffMagic && records[record.OffMagic] < 2 {
-		// Message formats v0/v1 (produce v2 from old clients): Kafka 3
-		// up-converts them; Gregor stores magic 2 only.
-		return validatedBatch{}, &produceRejection{kerr.UnsupportedForMessageFormat, fmt.Sprintf("message format v%d is not supported: send record batches (magic 2)", records[record.OffMagic]), nil}
+	if record.IsLegacyMagic(records) {
+		// Message formats v0/v1: converted to one record batch, then
+		// validated as one (produce_legacy.go).
+		conv, rej := convertLegacyProduce(cfg, version, records)
+		if rej != nil {
+			return validatedBatch{}, rej
+		}
+		records = conv
 	}
 	hdr, batch, err := record.Validate(records)
 	if err != nil {

@@ -187,7 +187,8 @@ func TestValidateRejections(t *testing.T) {
 	}{
 		{"empty", cfg, 9, nil, kerr.InvalidRecord, nil},
 		{"crc", cfg, 9, corrupt, kerr.CorruptMessage, nil},
-		{"magic 1", cfg, 2, magic1, kerr.UnsupportedForMessageFormat, nil},
+		{"magic 1 (as legacy: bad crc)", cfg, 2, magic1, kerr.CorruptMessage, nil},
+		{"magic 1 at produce v3", cfg, 3, record.AppendLegacyMessage(nil, 0, 1, 0, 1, nil, []byte("v")), kerr.InvalidRecord, nil},
 		{"two batches", cfg, 9, append(bytes.Clone(good), good...), kerr.InvalidRecord, nil},
 		{"control", cfg, 9, ctl, kerr.InvalidRecord, nil},
 		{"zstd before v7", cfg, 6, codecBatch(t, record.CodecZstd, 1, 1, 10), kerr.UnsupportedCompressionType, nil},

@@ -180,6 +180,8 @@ func (w *respWriter) body(p *pending, b *wire.Body) error {
 	for _, ch := range b.Chunks {
 		if ch.Bytes != nil {
 			n += int64(len(ch.Bytes))
+		} else if ch.Stream != nil {
+			n += ch.Stream.Len()
 		} else if ch.Region.Len > 0 {
 			n += ch.Region.Len
 		}
@@ -207,6 +209,10 @@ func (w *respWriter) body(p *pending, b *wire.Body) error {
 			if err := w.write(ch.Bytes); err != nil {
 				return err
 			}
+		case ch.Stream != nil:
+			if err := w.stream(ch.Stream); err != nil {
+				return err
+			}
 		case ch.Region.Len > 0:
 			if ch.Region.File == nil {
 				return errors.New("response body region without a file")
@@ -222,6 +228,27 @@ func (w *respWriter) body(p *pending, b *wire.Body) error {
 		}
 	}
 	return nil
+}
+
+// stream writes a Stream chunk through the buffer, flushing it as it
+// fills, and checks the stream produced exactly its Len.
+func (w *respWriter) stream(s wire.Stream) error {
+	want, got := s.Len(), int64(0)
+	err := s.Emit(func(p []byte) error {
+		got += int64(len(p))
+		if got > want {
+			return fmt.Errorf("response stream produced more than its %d bytes", want)
+		}
+		w.buf = append(w.buf, p...)
+		if len(w.buf) >= directAt {
+			return w.flush()
+		}
+		return nil
+	})
+	if err == nil && got != want {
+		err = fmt.Errorf("response stream produced %d of its %d bytes", got, want)
+	}
+	return err
 }
 
 func (w *respWriter) flush() error {

@@ -23,6 +23,7 @@ import (
 	"gregor/cmd/internal/admin"
 	"gregor/config"
 	"gregor/config/dynamic"
+	"gregor/logging"
 	"gregor/partition"
 	"gregor/quota/clientquota"
 	"gregor/replication/controller"
@@ -60,8 +61,10 @@ type Broker struct {
 	quotas        *throttle.Managers    // replication throttles (leader, follower, alter-log-dirs)
 	dyn           *dynamic.Manager      // dynamic broker configs (/config/brokers; dynamic.go)
 	dynWatcher    *dynamic.Watcher      // keeps dyn current
+	fetchers      *fetcher.Manager      // replica fetchers; nil in single-node mode (resized by num.replica.fetchers)
 	clientQuotas  *clientquota.Manager  // client quotas (quotas.go)
 	quotaWatcher  *clientquota.Watcher  // keeps clientQuotas current
+	levels        *logging.Levels       // run-time log levels (BROKER_LOGGER resources; loggers.go)
 	closers       []func() error        // in start order; Close runs them in reverse
 	started       bool                  // Start completed: Close first does a controlled shutdown (cluster mode)
 }
@@ -76,6 +79,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	for _, o := range opts {
 		o(b)
 	}
+	log = b.wrapLogger() // loggers.go: every logger below goes through the level registry
 	defer func() {
 		if err != nil { // stop what was started; the caller gets only the error
 			_ = b.Close()
@@ -203,6 +207,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 				return nil, nil // single node: no follower ever fetches
 			}
 			fc := fetcher.ConfigFromBroker(cfg)
+			fc.NumFetchers = eff.NumReplicaFetchers // a dynamic num.replica.fetchers in force at start
 			fc.System, fc.Replicas, fc.Endpoints, fc.Logger = b.system, r, controller.NewEndpoints(cfg, cache, b.zk), log.Named("fetcher")
 			fc.Security = peers.inter
 			fc.Quota = b.quotas.Follower
@@ -210,6 +215,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 			if fm, err = fetcher.Start(fc); err != nil {
 				return nil, err
 			}
+			b.fetchers = fm
 			return fm, nil
 		},
 	})
@@ -222,7 +228,8 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 
 	b.maint, err = partition.StartMaintenance(b.system, partition.StorageStore{M: b.logs}, b.replicas.HighWatermarks,
 		partition.MaintenanceConfig{RetentionCheck: cfg.LogRetentionCheckInterval, CleanerBackoff: cfg.LogCleanerBackoff, CleanerDisabled: !cfg.LogCleanerEnable,
-			Cleaner: storage.CleanerConfig{DedupeBufferSize: cfg.LogCleanerDedupeBufferSize, LoadFactor: cfg.LogCleanerLoadFactor}}, log.Named("log-manager"))
+			Cleaner:        storage.CleanerConfig{DedupeBufferSize: cfg.LogCleanerDedupeBufferSize, LoadFactor: cfg.LogCleanerLoadFactor},
+			AfterRetention: b.replicas.RefreshLogStart}, log.Named("log-manager"))
 	if err != nil {
 		return nil, fmt.Errorf("log-manager actor: %w", err)
 	}
@@ -257,8 +264,8 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		b.closers = append(b.closers, func() error { v.Close(); return nil })
 		verifier = v
 	}
-	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, QuotaStore: store, Quotas: b.clientQuotas, Replicas: b.replicas, LogDirs: b.logs, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl,
-		LeaderQuota: b.quotas.Leader, Dynamic: b.dyn}
+	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, QuotaStore: store, ConsumerStore: store, Quotas: b.clientQuotas, Replicas: b.replicas, LogDirs: b.logs, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl,
+		LeaderQuota: b.quotas.Leader, Dynamic: b.dyn, Loggers: b.levels}
 	if err := b.startAuthorizer(h, store); err != nil { // authorizer.class.name (authorizer.go)
 		return nil, err
 	}

@@ -38,6 +38,19 @@ func (b *Broker) registerDynamic() {
 		b.ctrl.SetTopicDefaults(next)
 		b.ctrl.DefaultsChanged()
 	})
+	// num.replica.fetchers (Kafka's BrokerDynamicThreadPool →
+	// ReplicaManager.resizeFetcherThreadPool): partitions re-hashed to
+	// the new number of fetchers per leader. Validated as Kafka's
+	// DynamicThreadPool: at least 1, half to double the current count.
+	b.dyn.Register(dynamic.Component{Name: "replica-fetchers", Keys: []string{"num.replica.fetchers"},
+		Validate: func(cur, next *config.Broker) error {
+			return config.ValidateThreadCount("num.replica.fetchers", cur.NumReplicaFetchers, next.NumReplicaFetchers)
+		},
+		Apply: func(next *config.Broker) {
+			if b.fetchers != nil {
+				b.fetchers.Resize(next.NumReplicaFetchers)
+			}
+		}})
 	// Connection quotas: new connections only; open ones stay.
 	b.dyn.RegisterFunc("connection-quotas", config.ConnectionLimitKeys, func(next *config.Broker) {
 		b.server.SetConnectionLimits(next.ConnectionLimits)

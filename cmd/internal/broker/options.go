@@ -1,6 +1,9 @@
 package broker
 
-import "gregor/replication/metastore"
+import (
+	"gregor/logging"
+	"gregor/replication/metastore"
+)
 
 // Option changes how Start assembles a broker. The gregor binary passes
 // none; in-process clusters in tests (cmd/internal/clustertest) do.
@@ -34,4 +37,13 @@ func BeforeServing(fn func() error) Option {
 func (b *Broker) Kill() error {
 	b.started = false
 	return b.Close()
+}
+
+// WithLogLevels makes levels the broker's run-time log level registry
+// (BROKER_LOGGER resources): the gregor binary builds its logger enabled
+// at debug and wrapped by levels at root INFO, so that a logger set to
+// DEBUG at run time logs its debug lines. Without it Start makes a
+// registry over the logger it is given.
+func WithLogLevels(levels *logging.Levels) Option {
+	return func(b *Broker) { b.levels = levels }
 }

@@ -30,6 +30,7 @@ import (
 
 	"gregor/cmd/internal/broker"
 	"gregor/config"
+	"gregor/logging"
 	"gregor/replication/metastore"
 	"gregor/replication/zkmeta"
 )
@@ -191,13 +192,14 @@ func (c *Cluster) Start(id int32) {
 		n.lingering = nil
 	}
 	began := time.Now()
-	log := n.log.logger(id)
+	levels := logging.New(logging.Info) // the core logs at debug; BROKER_LOGGER levels filter
+	log := levels.Logger(n.log.logger(id))
 	cfg, err := config.Parse(n.Props, log)
 	if err != nil {
 		c.t.Fatalf("clustertest: broker %d config: %v", id, err)
 	}
 	sess := c.ZK.Open()
-	b, err := broker.Start(cfg, log, broker.WithStore(sess))
+	b, err := broker.Start(cfg, log, broker.WithStore(sess), broker.WithLogLevels(levels))
 	if err != nil {
 		sess.Close()
 		c.t.Fatalf("clustertest: start broker %d: %v\n%s", id, err, n.log.tail())
@@ -445,6 +447,6 @@ func (l *logBuffer) tail() string {
 
 func (l *logBuffer) logger(id int32) *zap.Logger {
 	enc := zap.NewDevelopmentEncoderConfig()
-	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(l), zapcore.InfoLevel)
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(l), zapcore.DebugLevel)
 	return zap.New(core).With(zap.Int32("broker", id))
 }

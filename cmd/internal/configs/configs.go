@@ -40,14 +40,19 @@ func Main(ctx context.Context, o Options, commandConfig map[string]string, stdou
 		}
 		return 0
 	}
-	adm, err := clientutil.AdminClient(o.BootstrapServer, commandConfig)
+	cl, err := clientutil.AdminKgoClient(o.BootstrapServer, commandConfig)
 	if err != nil {
 		return clientutil.Report(stderr, "", err)
 	}
-	defer adm.Close()
+	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	if err := Run(ctx, o, adm, stdout); err != nil {
+	if o.EntityType == BrokerLoggers {
+		err = RunBrokerLoggers(ctx, o, cl, stdout) // loggers.go
+	} else {
+		err = Run(ctx, o, kadm.NewClient(cl), stdout)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "Error while executing config command with args '%s'\n", strings.Join(o.Args, " "))
 		return clientutil.Report(stderr, "", err)
 	}

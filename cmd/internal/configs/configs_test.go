@@ -128,6 +128,10 @@ func TestArgumentErrors(t *testing.T) {
 		{Options{BootstrapServer: "h:1", Topic: "t", Alter: true}, "--add-config or --delete-config"},
 		{Options{BootstrapServer: "h:1", Topic: "t", Describe: true, AddConfig: "a=1"}, "only be used with --alter"},
 		{Options{BootstrapServer: "h:1", Topic: "t", Broker: "1", Describe: true}, "Only one of"},
+		{Options{BootstrapServer: "h:1", EntityType: BrokerLoggers, Describe: true}, "an entity name must be specified with --describe of broker-loggers"},
+		{Options{BootstrapServer: "h:1", BrokerLogger: "x", Describe: true}, "The entity name for broker-loggers must be a valid integer broker id, but it is: x"},
+		{Options{BootstrapServer: "h:1", EntityType: BrokerLoggers, Alter: true, AddConfig: "server=DEBUG"}, "entity name"},
+		{Options{ZooKeeper: "h:1", EntityType: BrokerLoggers, EntityName: "0", Describe: true}, "Invalid entity type broker-loggers"},
 	} {
 		code, out, errs := run(t, c.o)
 		if code != 1 || out != "" || !strings.Contains(errs, c.msg) || strings.Count(errs, "\n") != 1 {

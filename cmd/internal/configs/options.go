@@ -28,6 +28,7 @@ type Options struct {
 	Topic           string // --topic N = --entity-type topics --entity-name N (Kafka 2.8+)
 	Broker          string // --broker N = --entity-type brokers --entity-name N
 	BrokerDefaults  bool   // --broker-defaults = --entity-type brokers --entity-default
+	BrokerLogger    string // --broker-logger N = --entity-type broker-loggers --entity-name N
 	Describe, Alter bool
 	All             bool   // --all: with --describe, every config, not only the dynamic ones
 	AddConfig       string // --add-config k=v,k2=[a,b]
@@ -42,8 +43,9 @@ type Options struct {
 
 // Entity types this tool serves.
 const (
-	Topics  = "topics"
-	Brokers = "brokers"
+	Topics        = "topics"
+	Brokers       = "brokers"
+	BrokerLoggers = "broker-loggers" // a broker's run-time log levels (BROKER_LOGGER resources; loggers.go)
 )
 
 // resolve folds the shorthands into EntityType/EntityName and checks the
@@ -62,8 +64,12 @@ func (o *Options) resolve() error {
 		short++
 		o.EntityType, o.EntityDefault = Brokers, true
 	}
+	if o.BrokerLogger != "" {
+		short++
+		o.EntityType, o.EntityName = BrokerLoggers, o.BrokerLogger
+	}
 	if short > 1 {
-		return clientutil.Usage("Only one of --topic, --broker or --broker-defaults may be specified")
+		return clientutil.Usage("Only one of --topic, --broker, --broker-defaults or --broker-logger may be specified")
 	}
 	if o.Describe == o.Alter {
 		return clientutil.Usage("Command must include exactly one action: --describe, --alter")
@@ -79,8 +85,12 @@ func (o *Options) resolve() error {
 	}
 	switch o.EntityType {
 	case Topics, Brokers, Users:
-	case "broker-loggers", "ips":
-		return clientutil.Usage("--entity-type %s is not supported yet; only topics, brokers, users and clients", o.EntityType)
+	case BrokerLoggers:
+		if o.ZooKeeper != "" { // log levels live in the broker process only
+			return clientutil.Usage("Invalid entity type broker-loggers, the entity type must be one of topics, users, clients, brokers with a --zookeeper argument")
+		}
+	case "ips":
+		return clientutil.Usage("--entity-type %s is not supported yet; only topics, brokers, broker-loggers, users and clients", o.EntityType)
 	default:
 		return clientutil.Usage("Invalid entity type %s, the entity type must be one of topics, clients, users, brokers, broker-loggers, ips", o.EntityType)
 	}
@@ -98,10 +108,13 @@ func (o *Options) resolve() error {
 			return err
 		}
 	}
-	if o.EntityType == Brokers && o.EntityName != "" {
+	if (o.EntityType == Brokers || o.EntityType == BrokerLoggers) && o.EntityName != "" {
 		if _, err := strconv.ParseInt(o.EntityName, 10, 32); err != nil {
-			return clientutil.Usage("The entity name for brokers must be a valid integer broker id, but it is: %s", o.EntityName)
+			return clientutil.Usage("The entity name for %s must be a valid integer broker id, but it is: %s", o.EntityType, o.EntityName)
 		}
+	}
+	if o.EntityType == BrokerLoggers && o.Describe && o.EntityName == "" {
+		return clientutil.Usage("an entity name must be specified with --describe of broker-loggers")
 	}
 	if o.All && !o.Describe {
 		return clientutil.Usage("Option \"[all]\" can't be used with option \"[alter]\"")

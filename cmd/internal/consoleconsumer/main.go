@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"gregor/cmd/internal/clientutil"
+	"gregor/replication/metastore"
 )
 
 // Options are kafka-console-consumer.sh's inputs.
@@ -30,6 +33,9 @@ type Options struct {
 	ConsumerProps   []string
 	ConsumerConfig  string // --consumer.config file
 	Formatter       string // --formatter class name; only the default formatter exists
+	// DeleteConsumerOffsets is --delete-consumer-offsets (with --zookeeper
+	// and a group): /consumers/<group> is deleted before consuming.
+	DeleteConsumerOffsets bool
 }
 
 // pollChunk bounds the records taken per poll, so --max-messages never
@@ -54,11 +60,14 @@ func Main(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 
 // run returns the number of records printed (-1 when consumption did not start).
 func run(ctx context.Context, o Options, stdout, stderr io.Writer) (int, error) {
-	cl, fm, group, watch, err := setup(o, stderr)
+	cl, fm, group, watch, zc, err := setup(o, stderr)
 	if err != nil {
 		return -1, err
 	}
 	defer cl.Close()
+	if zc != nil {
+		defer zc.close() // before cl.Close: the last commit, then the session
+	}
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	defer out.Flush()
 
@@ -83,6 +92,20 @@ func run(ctx context.Context, o Options, stdout, stderr io.Writer) (int, error) 
 			return -1, clientutil.Usage("%v", err)
 		}
 	}
+	if zc != nil {
+		cctx, cancel := ctx, context.CancelFunc(func() {})
+		if o.TimeoutMs >= 0 {
+			cctx, cancel = context.WithTimeout(ctx, idle)
+		}
+		started, err := zc.start(cctx, cl)
+		cancel()
+		switch {
+		case err != nil:
+			return -1, err
+		case !started: // interrupted, or --timeout-ms before the topic existed
+			return 0, nil
+		}
+	}
 
 	count := 0
 	for o.MaxMessages < 0 || count < o.MaxMessages {
@@ -103,6 +126,9 @@ func run(ctx context.Context, o Options, stdout, stderr io.Writer) (int, error) 
 		for _, r := range recs {
 			fm.Write(out, r)
 			count++
+			if zc != nil {
+				zc.mark(r.Partition, r.Offset)
+			}
 		}
 		if err := out.Flush(); err != nil {
 			return count, fmt.Errorf("Unable to write to standard out, closing consumer: %w", err)
@@ -131,56 +157,73 @@ func run(ctx context.Context, o Options, stdout, stderr io.Writer) (int, error) 
 }
 
 // setup validates the options (Kafka's ConsoleConsumerOptions checks) and
-// builds the client and formatter.
-func setup(o Options, stderr io.Writer) (*kgo.Client, *Formatter, string, *connWatch, error) {
+// builds the client and formatter. With --zookeeper (and no
+// --bootstrap-server) and a group it is the old consumer: its ZooKeeper
+// state is the returned *zkConsumer (oldconsumer.go), kgo consumes
+// partitions directly and no group coordinator is involved.
+func setup(o Options, stderr io.Writer) (_ *kgo.Client, _ *Formatter, _ string, _ *connWatch, _ *zkConsumer, err error) {
 	if o.BootstrapServer == "" && o.ZooKeeper == "" {
-		return nil, nil, "", nil, clientutil.Usage("Missing required argument \"[bootstrap-server]\"")
+		return nil, nil, "", nil, nil, clientutil.Usage("Missing required argument \"[bootstrap-server]\"")
 	}
 	if (o.Topic == "") == (o.Include == "") {
-		return nil, nil, "", nil, clientutil.Usage("Exactly one of --include/--topic is required.")
+		return nil, nil, "", nil, nil, clientutil.Usage("Exactly one of --include/--topic is required.")
 	}
 	if o.Formatter != "" && !strings.HasSuffix(o.Formatter, "DefaultMessageFormatter") {
-		return nil, nil, "", nil, clientutil.Usage("formatter %s is not available; only DefaultMessageFormatter", o.Formatter)
+		return nil, nil, "", nil, nil, clientutil.Usage("formatter %s is not available; only DefaultMessageFormatter", o.Formatter)
 	}
 	if o.Partition >= 0 && o.Topic == "" {
-		return nil, nil, "", nil, clientutil.Usage("The topic is required when partition is specified.")
+		return nil, nil, "", nil, nil, clientutil.Usage("The topic is required when partition is specified.")
 	}
 	if o.Offset != "" && o.Partition < 0 {
-		return nil, nil, "", nil, clientutil.Usage("The partition is required when offset is specified.")
+		return nil, nil, "", nil, nil, clientutil.Usage("The partition is required when offset is specified.")
 	}
 	if o.Offset != "" && o.FromBeginning {
-		return nil, nil, "", nil, clientutil.Usage("Options from-beginning and offset cannot be specified together.")
+		return nil, nil, "", nil, nil, clientutil.Usage("Options from-beginning and offset cannot be specified together.")
 	}
+	var zk metastore.Store // open while setup may still make the old consumer; closed on every other way out
 	if o.BootstrapServer == "" {
-		bs, err := BootstrapFromZooKeeper(o.ZooKeeper)
+		s, bs, err := openZooKeeper(o.ZooKeeper)
 		if err != nil {
-			return nil, nil, "", nil, err
+			return nil, nil, "", nil, nil, err
 		}
+		zk = s
+		defer func() {
+			if zk != nil {
+				zk.Close()
+			}
+		}()
 		o.BootstrapServer = bs
 	}
 	seeds, err := clientutil.ParseBootstrap("--bootstrap-server", o.BootstrapServer)
 	if err != nil {
-		return nil, nil, "", nil, clientutil.Usage("%v", err)
+		return nil, nil, "", nil, nil, clientutil.Usage("%v", err)
 	}
 	fprops, err := clientutil.ParseProps("--property", o.Properties)
 	if err != nil {
-		return nil, nil, "", nil, clientutil.Usage("%v", err)
+		return nil, nil, "", nil, nil, clientutil.Usage("%v", err)
 	}
 	fm, unknownF := NewFormatter(fprops)
 	var file map[string]string
 	if o.ConsumerConfig != "" {
 		if file, err = clientutil.LoadPropsFile(o.ConsumerConfig); err != nil {
-			return nil, nil, "", nil, clientutil.Usage("%v", err)
+			return nil, nil, "", nil, nil, clientutil.Usage("%v", err)
 		}
 	}
 	cp, err := clientutil.ParseProps("--consumer-property", o.ConsumerProps)
 	if err != nil {
-		return nil, nil, "", nil, clientutil.Usage("%v", err)
+		return nil, nil, "", nil, nil, clientutil.Usage("%v", err)
 	}
 	props := consumerProps(o, file, cp)
+	old := map[string]string{} // the old consumer's own keys (oldconsumer.go)
+	for _, k := range oldConsumerProps {
+		if v, ok := props[k]; ok {
+			old[k] = v
+			delete(props, k)
+		}
+	}
 	co, err := clientutil.ConsumerOptions(props)
 	if err != nil {
-		return nil, nil, "", nil, clientutil.Usage("%v", err)
+		return nil, nil, "", nil, nil, clientutil.Usage("%v", err)
 	}
 	warn := co
 	warn.Ignored = nil
@@ -191,15 +234,37 @@ func setup(o Options, stderr io.Writer) (*kgo.Client, *Formatter, string, *connW
 	}
 	warn.Warn(stderr)
 	if co.Group != "" && o.Partition >= 0 {
-		return nil, nil, "", nil, clientutil.Usage("Options group and partition cannot be specified together.")
+		return nil, nil, "", nil, nil, clientutil.Usage("Options group and partition cannot be specified together.")
+	}
+	var zc *zkConsumer
+	switch {
+	case zk != nil && co.Group != "":
+		for k, v := range props {
+			old[k] = v
+		}
+		s := zk
+		zk = nil // newZKConsumer owns it now
+		if zc, err = newZKConsumer(s, o, co.Group, old, stderr); err != nil {
+			return nil, nil, "", nil, nil, err
+		}
+		defer func() {
+			if err != nil {
+				zc.close()
+			}
+		}()
+	case o.DeleteConsumerOffsets:
+		return nil, nil, "", nil, nil, clientutil.Usage("--delete-consumer-offsets needs --zookeeper (without --bootstrap-server) and a group: it deletes the old consumer's /consumers/<group> in ZooKeeper")
+	case len(old) > 0:
+		return nil, nil, "", nil, nil, clientutil.Usage("%s: an old-consumer property, only with --zookeeper and a group", strings.Join(slices.Sorted(maps.Keys(old)), ", "))
 	}
 
 	opts := append(co.Opts, kgo.SeedBrokers(seeds...))
 	switch {
+	case zc != nil: // partitions added once known (zkConsumer.start)
 	case o.Partition >= 0:
 		off, err := parseOffset(o)
 		if err != nil {
-			return nil, nil, "", nil, err
+			return nil, nil, "", nil, nil, err
 		}
 		opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{o.Topic: {o.Partition: off}}))
 	case o.Include != "":
@@ -209,16 +274,19 @@ func setup(o Options, stderr io.Writer) (*kgo.Client, *Formatter, string, *connW
 	}
 	// Without a group the consumer reads every partition directly and
 	// commits nothing (Kafka would join a throwaway console-consumer-N group).
-	if co.Group != "" {
+	if co.Group != "" && zc == nil {
 		opts = append(opts, kgo.ConsumerGroup(co.Group))
 	}
 	watch := newConnWatch(stderr, props["client.id"], co.Group)
 	opts = append(opts, kgo.WithHooks(watch))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return nil, nil, "", nil, err
+		return nil, nil, "", nil, nil, err
 	}
-	return cl, fm, co.Group, watch, nil
+	if zc != nil {
+		return cl, fm, "", watch, zc, nil // offsets go to ZooKeeper, not through kgo
+	}
+	return cl, fm, co.Group, watch, nil, nil
 }
 
 // consumerProps merges the consumer properties, lowest precedence first:

@@ -26,15 +26,30 @@ var ZooKeeperTimeout = 6 * time.Second
 // bad connect string (exit 1), no session within ZooKeeperTimeout, no
 // registered broker.
 func BootstrapFromZooKeeper(connect string) (string, error) {
+	s, bs, err := openZooKeeper(connect)
+	if err != nil {
+		return "", err
+	}
+	s.Close()
+	return bs, nil
+}
+
+// openZooKeeper opens a session on connect and reads the brokers'
+// addresses (as BootstrapFromZooKeeper); the caller closes the store.
+func openZooKeeper(connect string) (*zkstore.Store, string, error) {
 	s, err := zkstore.Open(connect, zkstore.Config{SessionTimeout: ZooKeeperTimeout})
 	if err != nil {
 		if errors.Is(err, zkstore.ErrBadConnect) {
-			return "", clientutil.Usage("--zookeeper: %v", err)
+			return nil, "", clientutil.Usage("--zookeeper: %v", err)
 		}
-		return "", err
+		return nil, "", err
 	}
-	defer s.Close()
-	return brokerAddrs(s, strings.Join(s.Servers(), ",")+s.Chroot())
+	bs, err := brokerAddrs(s, strings.Join(s.Servers(), ",")+s.Chroot())
+	if err != nil {
+		s.Close()
+		return nil, "", err
+	}
+	return s, bs, nil
 }
 
 // brokerAddrs lists the registered brokers' addresses; where names the
