@@ -42,6 +42,8 @@ var dynamicKeys = map[string]bool{
 	"max.connections.per.ip.overrides": true, "max.connection.creation.rate": true,
 	// Replica fetchers (DynamicThreadPool; fetcher.Manager.Resize).
 	"num.replica.fetchers": true,
+	// Log cleaner (LogCleaner.ReconfigurableConfigs that Gregor has).
+	"log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true, "log.cleaner.io.buffer.load.factor": true,
 	// Replication throttles (QuotaConfigs.brokerQuotaConfigs).
 	"leader.replication.throttled.rate": true, "follower.replication.throttled.rate": true,
 	"replica.alter.log.dirs.io.max.bytes.per.second": true,
@@ -58,6 +60,10 @@ var TopicDefaultKeys = []string{
 	"log.cleanup.policy", "unclean.leader.election.enable", "min.insync.replicas", "compression.type",
 	"log.message.timestamp.type", "log.message.timestamp.difference.max.ms",
 }
+
+// CleanerKeys are the dynamic log cleaner keys (Kafka's
+// LogCleaner.ReconfigurableConfigs that Gregor applies).
+var CleanerKeys = []string{"log.cleaner.backoff.ms", "log.cleaner.dedupe.buffer.size", "log.cleaner.io.buffer.load.factor"}
 
 // ConnectionLimitKeys are the dynamic connection quota keys (KIP-612).
 var ConnectionLimitKeys = []string{"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides", "max.connection.creation.rate"}
@@ -92,9 +98,8 @@ var ReplicationQuotaKeys = []string{"leader.replication.throttled.rate", "follow
 var notAppliedDynamic = map[string]bool{
 	"num.io.threads": true, "num.recovery.threads.per.data.dir": true,
 	"background.threads": true, "num.network.threads": true, "log.cleaner.threads": true,
-	"log.cleaner.dedupe.buffer.size": true, "log.cleaner.io.buffer.load.factor": true,
 	"log.cleaner.io.buffer.size": true, "log.cleaner.io.max.bytes.per.second": true,
-	"log.cleaner.backoff.ms": true, "log.preallocate": true, "log.message.downconversion.enable": true,
+	"log.preallocate": true, "log.message.downconversion.enable": true,
 	"producer.id.expiration.ms": true, "transaction.partition.verification.enable": true,
 	"metric.reporters": true, "listeners": true, "advertised.listeners": true,
 	"listener.security.protocol.map": true, "principal.builder.class": true,

@@ -8,6 +8,7 @@ import (
 
 	"gregor/config"
 	"gregor/config/dynamic"
+	"gregor/storage"
 )
 
 // startDynamicConfig loads /config/brokers/<default> and /config/brokers/<id>
@@ -56,6 +57,11 @@ func (b *Broker) registerDynamic() {
 				b.fetchers.Resize(next.NumReplicaFetchers)
 			}
 		}})
+	// The log cleaner (Kafka's LogCleaner.reconfigure): the next pass
+	// uses the new buffer, after the new backoff.
+	b.dyn.RegisterFunc("log-cleaner", config.CleanerKeys, func(next *config.Broker) {
+		b.maint.SetCleaner(next.LogCleanerBackoff, storage.CleanerConfig{DedupeBufferSize: next.LogCleanerDedupeBufferSize, LoadFactor: next.LogCleanerLoadFactor})
+	})
 	// Connection quotas: new connections only; open ones stay.
 	b.dyn.RegisterFunc("connection-quotas", config.ConnectionLimitKeys, func(next *config.Broker) {
 		b.server.SetConnectionLimits(next.ConnectionLimits)
