@@ -164,6 +164,10 @@ type Broker struct {
 	// leader.imbalance.* (leadership.go).
 	AutoLeaderRebalance AutoLeaderRebalance
 	NumReplicaFetchers  int // num.replica.fetchers, default 1
+	// ReplicaSelector is replica.selector.class (KIP-392): "" (Kafka's
+	// null default: consumers read from the leader, which never names a
+	// preferred read replica) or RackAwareReplicaSelector. Read at start.
+	ReplicaSelector string
 
 	// Authorizer: authorizer.class.name, super.users,
 	// allow.everyone.if.no.acl.found (authorizer.go).

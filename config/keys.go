@@ -324,7 +324,7 @@ var ignoredKeys = map[string]bool{
 	// replica.lag.max.messages, accepted the same way).
 	"replica.lag.max.messages": true, "replica.lag.max.message": true, "replica.fetch.max.bytes": true, "replica.fetch.min.bytes": true, "replica.fetch.wait.max.ms": true,
 	"replica.fetch.backoff.ms": true, "replica.fetch.response.max.bytes": true, "replica.socket.timeout.ms": true,
-	"replica.socket.receive.buffer.bytes": true, "replica.high.watermark.checkpoint.interval.ms": true, "replica.selector.class": true,
+	"replica.socket.receive.buffer.bytes": true, "replica.high.watermark.checkpoint.interval.ms": true,
 	"fetch.purgatory.purge.interval.requests": true, "producer.purgatory.purge.interval.requests": true,
 	"delete.records.purgatory.purge.interval.requests": true,
 	// Log cleaner tuning.

@@ -42,7 +42,23 @@ var leadershipKeys = map[string]brokerKey{
 		return strconv.FormatInt(int64(d.AutoLeaderRebalance.CheckInterval/time.Second), 10)
 	}},
 	"leader.imbalance.per.broker.percentage": intKey(func(b *Broker) *int { return &b.AutoLeaderRebalance.PerBrokerPercentage }, 32, 0),
+	// replica.selector.class (KIP-392): null (leader only) or Kafka's
+	// RackAwareReplicaSelector, the one selector built in; a custom class
+	// cannot run here, so it is refused.
+	"replica.selector.class": nullKey(func(b *Broker, key, v string) error {
+		if v != "" && v != RackAwareReplicaSelector {
+			return invalid(key, v, "only %s is supported (or no value: consumers fetch from the leader): Gregor cannot run a custom replica selector", RackAwareReplicaSelector)
+		}
+		b.ReplicaSelector = v
+		return nil
+	}, kmsg.ConfigTypeClass),
 }
+
+// RackAwareReplicaSelector is Kafka's rack-aware replica selector class
+// (KIP-392), the one value replica.selector.class accepts: a consumer
+// whose Fetch (v11+) names a rack is pointed to an in-sync replica in it
+// (wire/handlers/fetch_preferred.go).
+const RackAwareReplicaSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 
 func init() {
 	for k, v := range leadershipKeys {

@@ -238,6 +238,7 @@ func (a *partitionActor) publish() {
 		LeaderEpoch:      rep.LeaderEpoch,
 		Role:             rep.Role,
 		ISR:              rep.ISR,
+		Followers:        rep.FollowerViews(),
 	})
 }
 

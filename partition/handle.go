@@ -3,6 +3,7 @@ package partition
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -27,10 +28,27 @@ type View struct {
 	// ISR is the in-sync replica set this replica holds (the leader's
 	// includes its own ISR changes); shared, do not modify.
 	ISR []int32
+	// Followers is the leader's state of each other assigned replica, in
+	// assignment order, as of this View (nil unless leader): what the
+	// KIP-392 replica selector picks a consumer's read replica from.
+	// Shared, do not modify.
+	Followers []FollowerView
 	// Err is the error to answer for this partition instead of serving it:
 	// nil when serving; NOT_LEADER_OR_FOLLOWER while starting, restarting or
 	// stopped; KAFKA_STORAGE_ERROR when offline (the supervisor gave up).
 	Err *kerr.Error
+}
+
+// FollowerView is a snapshot of the leader's FollowerState of one
+// follower replica.
+type FollowerView struct {
+	ID int32 // broker.id
+	// LogEndOffset is the follower's last fetch offset; -1 until its
+	// first fetch in this leader epoch.
+	LogEndOffset int64
+	// LastCaughtUp is when it last had every record the leader had
+	// (zero: never in this leader epoch).
+	LastCaughtUp time.Time
 }
 
 // IsLeader reports whether the replica serves as leader right now.

@@ -60,6 +60,21 @@ func (r *Replica) resetFollowers(newTerm bool) {
 	}
 }
 
+// FollowerViews snapshots the leader's follower states in assignment
+// order for the View (nil unless leader or with no follower).
+func (r *Replica) FollowerViews() []FollowerView {
+	if r.Role != RoleLeader || len(r.followers) == 0 {
+		return nil
+	}
+	out := make([]FollowerView, 0, len(r.followers))
+	for _, id := range r.Replicas {
+		if f := r.followers[id]; f != nil {
+			out = append(out, FollowerView{ID: id, LogEndOffset: f.LogEndOffset, LastCaughtUp: f.LastCaughtUp})
+		}
+	}
+	return out
+}
+
 // Follower returns the leader's state for follower id (nil when this
 // replica does not lead or id is not an assigned follower).
 func (r *Replica) Follower(id int32) *FollowerState {

@@ -92,8 +92,12 @@ func TestReplicaFetchProtocol(t *testing.T) {
 	if p := fetchOnce(t, lead, -1, 0, 4, -1); p.ErrorCode != kerr.UnknownLeaderEpoch.Code {
 		t.Fatalf("newer epoch: %d, want UNKNOWN_LEADER_EPOCH", p.ErrorCode)
 	}
-	if p := fetchOnce(t, c.brokers[2], -1, 0, 3, -1); p.ErrorCode != kerr.NotLeaderForPartition.Code {
-		t.Fatalf("fetch from the follower: %d, want NOT_LEADER_OR_FOLLOWER", p.ErrorCode)
+	// A follower serves a Fetch v11+ consumer (KIP-392), not a broker.
+	if p := fetchOnce(t, c.brokers[2], -1, 0, 3, -1); p.ErrorCode != 0 || p.PreferredReadReplica != -1 {
+		t.Fatalf("consumer fetch from the follower: error %d, preferred %d; want 0, -1 (KIP-392)", p.ErrorCode, p.PreferredReadReplica)
+	}
+	if p := fetchOnce(t, c.brokers[2], 7, 0, 3, -1); p.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("replica fetch from the follower: %d, want NOT_LEADER_OR_FOLLOWER", p.ErrorCode)
 	}
 	if p := fetchOnce(t, lead, 7, 0, 3, -1); p.ErrorCode != kerr.NotLeaderForPartition.Code {
 		t.Fatalf("fetch from a non-replica broker id: %d, want NOT_LEADER_OR_FOLLOWER", p.ErrorCode)

@@ -286,6 +286,10 @@ func TestAdminListener(t *testing.T) {
 	if v := a.metric("kafka_server_brokertopicmetrics_bytes_out_total", `topic="ops"`); v < bytesIn {
 		t.Errorf("bytes_out{ops} = %v after reading everything once, want >= bytes_in %v", v, bytesIn)
 	}
+	// A consumer's Fetch counts as Fetch and FetchConsumer (Kafka's RequestMetrics).
+	if f, fc := a.metric("kafka_network_requestmetrics_requests_total", `request="Fetch"`), a.metric("kafka_network_requestmetrics_requests_total", `request="FetchConsumer"`); fc < 1 || fc > f {
+		t.Errorf("requests_total{FetchConsumer} = %v with {Fetch} = %v; want at least 1 and at most Fetch's", fc, f)
+	}
 	if v := a.metric("kafka_network_requestmetrics_requests_total", `request="Produce"`); v < 1 {
 		t.Errorf("requests_total{Produce} = %v", v)
 	}

@@ -68,7 +68,10 @@ package handlers
 //     when no records are returned; the records still go by sendfile,
 //     and the client drops the aborted ones. READ_UNCOMMITTED (0) reads
 //     below the high watermark with AbortedTransactions null.
-//     PreferredReadReplica is -1.
+//   - Follower fetching (KIP-392, v11+ consumers): a follower serves them
+//     up to its high watermark, and with replica.selector.class the
+//     leader may answer PreferredReadReplica instead of records (see
+//     fetch_preferred.go). Otherwise PreferredReadReplica is -1.
 //
 // Version notes:
 //   - v4: isolation level, last stable offset, aborted transactions.
@@ -89,6 +92,7 @@ import (
 
 	"gregor/partition"
 	"gregor/quota/clientquota"
+	"gregor/replication/metadata"
 	"gregor/replication/throttle"
 	"gregor/storage"
 	"gregor/wire"
@@ -115,6 +119,9 @@ type fetchPart struct {
 	answered bool
 	recErr   *kerr.Error
 	diverged bool // answered with a DivergingEpoch: respond at once
+	// redirected: answered with a PreferredReadReplica (KIP-392,
+	// fetch_preferred.go): respond at once.
+	redirected bool
 	// throttled: the last read left this follower's partition out
 	// (Broker.LeaderQuota); it does not count towards MinBytes and its
 	// long poll does not wait for its data, as Kafka's DelayedFetch.
@@ -139,6 +146,10 @@ type fetchState struct {
 	// consumer_byte_rate accepts in one quota window (Kafka's
 	// getMaxValueInQuotaWindow); 0 = no bound.
 	quotaMax int64
+	// listener is the client's listener; snap the metadata snapshot the
+	// replica selector reads, loaded on first use (fetch_preferred.go).
+	listener string
+	snap     *metadata.Snapshot
 }
 
 func handleFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
@@ -148,7 +159,7 @@ func handleFetch(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Rep
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		return wire.Now(wire.Response{Msg: resp})
 	}
-	s := &fetchState{b: b, req: req, resp: resp}
+	s := &fetchState{b: b, req: req, resp: resp, listener: rc.Listener}
 	if b.Quotas != nil && req.ReplicaID < 0 {
 		if m := b.Quotas.MaxValueInWindow(clientquota.Fetch, rc.Principal.Name, rc.ClientID); m < 1<<31-1 {
 			s.quotaMax = max(int64(m), 1)
@@ -325,7 +336,7 @@ func (s *fetchState) readAll() {
 	minOne := true
 	now := time.Now()
 	for _, fp := range s.parts {
-		fp.throttled = false
+		fp.throttled, fp.redirected = false, false
 		n, err := s.readOne(fp, limit, minOne, now)
 		out := fp.out
 		if err != nil {
@@ -340,8 +351,8 @@ func (s *fetchState) readAll() {
 			s.hasErr = true
 			continue
 		}
-		if fp.diverged {
-			s.hasErr = true // not an error, but the follower must truncate now
+		if fp.diverged || fp.redirected {
+			s.hasErr = true // not an error, but the follower must truncate now / the consumer go elsewhere
 		}
 		if n > 0 {
 			minOne = false
@@ -352,7 +363,8 @@ func (s *fetchState) readAll() {
 }
 
 // check is what every read of fp starts with: the partition's View, or
-// the error to answer (not hosted, not serving, not the leader, a fenced
+// the error to answer (not hosted, not serving, not the leader — a
+// follower serves consumers' v11+ fetches, fetch_preferred.go —, a fenced
 // or unknown CurrentLeaderEpoch, an offset outside the log).
 func (s *fetchState) check(fp *fetchPart) (*partition.View, *kerr.Error) {
 	if fp.h == nil {
@@ -365,7 +377,7 @@ func (s *fetchState) check(fp *fetchPart) (*partition.View, *kerr.Error) {
 	if v.Err != nil {
 		return nil, v.Err
 	}
-	if !v.IsLeader() {
+	if !v.IsLeader() && !s.readsFromFollower(v) {
 		return nil, kerr.NotLeaderForPartition
 	}
 	if err := partition.CheckLeaderEpoch(fp.req.CurrentLeaderEpoch, v.LeaderEpoch); err != nil && s.req.Version >= 9 {
@@ -399,6 +411,10 @@ func (s *fetchState) readOne(fp *fetchPart, limit int64, minOne bool, now time.T
 	v, kerrv := s.check(fp)
 	if kerrv != nil {
 		return 0, kerrv
+	}
+	if id, ok := s.preferredReplica(fp, v, now); ok {
+		s.redirect(fp, v, id)
+		return 0, nil
 	}
 	if err := fetchFormatError(s.req.Version, s.req.ReplicaID >= 0, v.Log.Config()); err != nil {
 		return 0, err // fetch_downconvert.go
@@ -521,7 +537,7 @@ func (s *fetchState) respond(version int16) wire.Response {
 	if s.req.ReplicaID >= 0 && s.b.LeaderQuota != nil {
 		s.recordThrottled()
 	}
-	if m := s.b.Metrics; m != nil { // kafka_server_brokertopicmetrics_bytes_out_total
+	if m := s.b.Metrics; m != nil { // kafka_server_brokertopicmetrics_{,replication_}bytes_out_total
 		for ti, fps := range s.idx {
 			var n int64
 			for _, fp := range fps {
@@ -529,7 +545,7 @@ func (s *fetchState) respond(version int16) wire.Response {
 					n += fp.fd.Bytes
 				}
 			}
-			m.FetchBytesOut(s.req.Topics[ti].Topic, n)
+			m.FetchBytesOut(s.req.Topics[ti].Topic, n, s.req.ReplicaID >= 0)
 		}
 	}
 	if converted != nil {

@@ -100,8 +100,13 @@ type Broker struct {
 	// response's throttle time and the connection's mute come from them
 	// (quotas.go); nil = no client quotas.
 	Quotas *clientquota.Manager
-	// Metrics counts per-topic fetch traffic (cmd/internal/admin); nil = none.
-	Metrics interface{ FetchBytesOut(topic string, n int64) }
+	// Metrics counts per-topic fetch traffic (cmd/internal/admin): the
+	// record bytes n of one Fetch response for topic, replication when the
+	// fetch came from a follower broker (Kafka's BytesOutPerSec counts
+	// consumers only, ReplicationBytesOutPerSec followers); nil = none.
+	Metrics interface {
+		FetchBytesOut(topic string, n int64, replication bool)
+	}
 	// LeaderQuota is the leader replication quota
 	// (leader.replication.throttled.rate with the topic configs
 	// leader.replication.throttled.replicas): a follower's Fetch leaves

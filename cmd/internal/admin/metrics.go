@@ -27,6 +27,7 @@ type metrics struct {
 	reg *prometheus.Registry
 
 	bytesIn, bytesOut, messagesIn *prometheus.CounterVec // {topic}
+	replicationBytesOut           prometheus.Counter
 	requests                      *prometheus.CounterVec // {request}
 	errors                        *prometheus.CounterVec // {request, error}
 	reqTime                       *prometheus.HistogramVec
@@ -68,7 +69,7 @@ func newMetrics(state prometheus.Collector) *metrics {
 	m.bytesIn = ctr("kafka_server_brokertopicmetrics_bytes_in_total",
 		"Bytes of record batches appended from Produce requests, by topic (Kafka BytesInPerSec).", "topic")
 	m.bytesOut = ctr("kafka_server_brokertopicmetrics_bytes_out_total",
-		"Bytes of record batches sent in Fetch responses (consumers and followers), by topic (Kafka BytesOutPerSec).", "topic")
+		"Bytes of record batches sent in Fetch responses to consumers, by topic (Kafka BytesOutPerSec; follower fetches count in replication_bytes_out_total).", "topic")
 	m.messagesIn = ctr("kafka_server_brokertopicmetrics_messages_in_total",
 		"Records appended from Produce requests, by topic (Kafka MessagesInPerSec).", "topic")
 	m.requests = ctr("kafka_network_requestmetrics_requests_total",
@@ -84,6 +85,8 @@ func newMetrics(state prometheus.Collector) *metrics {
 	one := func(name, help string) prometheus.Counter {
 		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
 	}
+	m.replicationBytesOut = one("kafka_server_brokertopicmetrics_replication_bytes_out_total",
+		"Bytes of record batches sent in Fetch responses to follower brokers, all topics (Kafka ReplicationBytesOutPerSec).")
 	m.isrShrinks = one("kafka_server_replicamanager_isr_shrinks_total", "ISR shrinks by leaders on this broker (Kafka IsrShrinksPerSec).")
 	m.isrExpands = one("kafka_server_replicamanager_isr_expands_total", "ISR expansions by leaders on this broker (Kafka IsrExpandsPerSec).")
 	m.leaderElections = one("kafka_controller_controllerstats_leader_elections_total", "Partition leader elections by the controller on this broker (Kafka LeaderElectionRateAndTimeMs count).")
@@ -105,7 +108,7 @@ func newMetrics(state prometheus.Collector) *metrics {
 		// 1ms … ~100s.
 		Buckets: prometheus.ExponentialBuckets(1e-3, 2.5, 13),
 	})
-	m.reg.MustRegister(m.bytesIn, m.bytesOut, m.messagesIn, m.requests, m.errors, m.reqTime,
+	m.reg.MustRegister(m.bytesIn, m.bytesOut, m.replicationBytesOut, m.messagesIn, m.requests, m.errors, m.reqTime,
 		m.isrShrinks, m.isrExpands, m.leaderElections, m.uncleanElec, m.rebalances, m.restarts, m.faults,
 		m.txnTimedOutAborts, m.txnMarkers, m.txnLoad,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -143,9 +146,14 @@ func (m *metrics) event(e actors.Event) {
 }
 
 // FetchBytesOut counts record bytes a Fetch response carries for topic
-// (the wire/handlers hook).
-func (m *metrics) FetchBytesOut(topic string, n int64) {
-	if n > 0 {
+// (the wire/handlers hook): to a consumer by topic, to a follower
+// (replication) for all topics, as Kafka's BrokerTopicStats.updateBytesOut.
+func (m *metrics) FetchBytesOut(topic string, n int64, replication bool) {
+	switch {
+	case n <= 0:
+	case replication:
+		m.replicationBytesOut.Add(float64(n))
+	default:
 		m.bytesOut.WithLabelValues(topic).Add(float64(n))
 	}
 }
@@ -153,12 +161,26 @@ func (m *metrics) FetchBytesOut(topic string, n int64) {
 // requestDone records one answered request.
 func (m *metrics) requestDone(t *server.RequestTiming) {
 	name := apiName(t.Key)
-	m.requests.WithLabelValues(name).Inc()
+	names := []string{name}
+	if req, ok := t.Request.(*kmsg.FetchRequest); ok {
+		// Kafka's RequestMetrics count a Fetch under FetchFollower or
+		// FetchConsumer as well as Fetch.
+		if req.ReplicaID >= 0 {
+			names = append(names, "FetchFollower")
+		} else {
+			names = append(names, "FetchConsumer")
+		}
+	}
+	for _, n := range names {
+		m.requests.WithLabelValues(n).Inc()
+	}
 	obs := func(phase string, d time.Duration) {
 		if d < 0 {
 			d = 0
 		}
-		m.reqTime.WithLabelValues(name, phase).Observe(d.Seconds())
+		for _, n := range names {
+			m.reqTime.WithLabelValues(n, phase).Observe(d.Seconds())
+		}
 	}
 	obs("queue", t.Dispatched.Sub(t.Received))
 	obs("local", t.Handled.Sub(t.Dispatched))

@@ -183,7 +183,9 @@ func (s *Server) Dispatcher(next wire.Dispatcher) wire.Dispatcher {
 
 // FetchBytesOut is the wire/handlers per-topic fetch hook
 // (handlers.Broker.Metrics).
-func (s *Server) FetchBytesOut(topic string, n int64) { s.metrics.FetchBytesOut(topic, n) }
+func (s *Server) FetchBytesOut(topic string, n int64, replication bool) {
+	s.metrics.FetchBytesOut(topic, n, replication)
+}
 
 // Close stops the listener, ends /trace streams and waits for the serving
 // goroutine. Idempotent.
