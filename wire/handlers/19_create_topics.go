@@ -122,6 +122,7 @@ func createTopics(b *Broker, req *kmsg.CreateTopicsRequest, creatable map[string
 		todo = append(todo, nt)
 	}
 	results := b.Topics.CreateTopics(todo, req.ValidateOnly)
+	b.forwardCreateTopics(todo, results, req.ValidateOnly, req.TimeoutMillis)
 	byName := make(map[string]controller.CreatedTopic, len(results))
 	for _, r := range results {
 		byName[r.Name] = r

@@ -81,6 +81,7 @@ func deleteTopics(b *Broker, rc *wire.RequestContext, req *kmsg.DeleteTopicsRequ
 	}
 	snap := b.Topics.Snapshot() // ids of the topics about to go
 	errs := b.Topics.DeleteTopics(names)
+	b.forwardDeleteTopics(names, errs, req.TimeoutMillis)
 	for j, i := range idx {
 		entries[i].err = errs[j]
 		if t, ok := snap.Topics[entries[i].name]; ok && entries[i].id == ([16]byte{}) {

@@ -54,6 +54,7 @@ func createPartitions(b *Broker, req *kmsg.CreatePartitionsRequest, alterable ma
 		incs = append(incs, inc)
 	}
 	errs := b.Topics.CreatePartitions(incs, req.ValidateOnly)
+	b.forwardCreatePartitions(incs, errs, req.ValidateOnly, req.TimeoutMillis)
 	byName := make(map[string]error, len(incs))
 	for i, inc := range incs {
 		byName[inc.Topic] = errs[i]

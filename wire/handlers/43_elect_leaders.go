@@ -76,10 +76,22 @@ func electLeaders(b *Broker, req *kmsg.ElectLeadersRequest) *kmsg.ElectLeadersRe
 	}
 	var results map[partition.TopicPartition]error
 	var err error
-	if src, ok := reassignSource(b); !ok {
+	src, ok := reassignSource(b)
+	if !ok {
 		err = controller.ErrNotController
 	} else {
 		results, err = src.ElectLeaders(typ, tps)
+	}
+	if isNotController(err) {
+		fwd, ferr, again := b.electionForward(req)
+		switch {
+		case fwd != nil:
+			return fwd
+		case again && ok: // this broker became the controller meanwhile
+			results, err = src.ElectLeaders(typ, tps)
+		case ferr != nil:
+			err = ferr
+		}
 	}
 	if err != nil {
 		code, _ := controller.Code(err)

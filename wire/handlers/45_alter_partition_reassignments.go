@@ -72,10 +72,25 @@ func alterPartitionReassignments(b *Broker, req *kmsg.AlterPartitionAssignmentsR
 	}
 	var results map[partition.TopicPartition]error
 	var err error
-	if src, ok := reassignSource(b); !ok {
+	src, ok := reassignSource(b)
+	if !ok {
 		err = controller.ErrNotController
 	} else {
 		results, err = src.AlterPartitionReassignments(reqs)
+	}
+	if isNotController(err) {
+		fwd := *req // kgo sets the version it negotiates on what it sends
+		r, ferr, sent, again := b.forwardWhole(&fwd, req.TimeoutMillis, func(r kmsg.Response) bool {
+			return r.(*kmsg.AlterPartitionAssignmentsResponse).ErrorCode == kerr.NotController.Code
+		})
+		switch {
+		case sent && ferr == nil:
+			return r.(*kmsg.AlterPartitionAssignmentsResponse)
+		case again && ok: // this broker became the controller meanwhile
+			results, err = src.AlterPartitionReassignments(reqs)
+		case ferr != nil:
+			err = ferr
+		}
 	}
 	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = controller.Code(err)

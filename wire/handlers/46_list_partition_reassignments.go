@@ -45,10 +45,25 @@ func listPartitionReassignments(b *Broker, req *kmsg.ListPartitionReassignmentsR
 	}
 	var list []controller.PartitionReassignment
 	var err error
-	if src, ok := reassignSource(b); !ok {
+	src, ok := reassignSource(b)
+	if !ok {
 		err = controller.ErrNotController
 	} else {
 		list, err = src.ListPartitionReassignments(filter)
+	}
+	if isNotController(err) {
+		fwd := *req // kgo sets the version it negotiates on what it sends
+		r, ferr, sent, again := b.forwardWhole(&fwd, req.TimeoutMillis, func(r kmsg.Response) bool {
+			return r.(*kmsg.ListPartitionReassignmentsResponse).ErrorCode == kerr.NotController.Code
+		})
+		switch {
+		case sent && ferr == nil:
+			return r.(*kmsg.ListPartitionReassignmentsResponse)
+		case again && ok: // this broker became the controller meanwhile
+			list, err = src.ListPartitionReassignments(filter)
+		case ferr != nil:
+			err = ferr
+		}
 	}
 	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = controller.Code(err)
