@@ -357,4 +357,3 @@ func (b *Broker) electionForward(req *kmsg.ElectLeadersRequest) (resp *kmsg.Elec
 	}
 	return r.(*kmsg.ElectLeadersResponse), nil, false
 }
-
