@@ -10,7 +10,8 @@ package handlers
 // already led as asked answers ELECTION_NOT_NEEDED; an unknown one
 // UNKNOWN_TOPIC_OR_PARTITION. Null topics = every partition, and then the
 // partitions that needed no election are left out. Not the controller:
-// NOT_CONTROLLER (top level from v1, and per partition).
+// forwarded to it (forward.go, KIP-590); when that fails NOT_CONTROLLER or
+// REQUEST_TIMED_OUT (top level from v1, and per partition).
 //
 // Version notes: v0 preferred only, no top-level error; v1 adds
 // ElectionType and the top-level error code; v2 flexible.

@@ -9,8 +9,9 @@ package handlers
 // UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT (empty or
 // duplicate replicas, brokers not alive), NO_REASSIGNMENT_IN_PROGRESS
 // (cancel with none under way); a partition named twice answers
-// INVALID_REQUEST. A broker that is not the controller answers
-// NOT_CONTROLLER for the whole request (clients send it to the controller).
+// INVALID_REQUEST. A broker that is not the controller forwards the
+// request to it (forward.go, KIP-590); NOT_CONTROLLER or REQUEST_TIMED_OUT
+// for the whole request when that fails.
 //
 // Version notes: v0 flexible. v1 (KIP-860, AllowReplicationFactorChange)
 // is not served.

@@ -6,7 +6,7 @@ package handlers
 // reassignments, each with its full replica set and the replicas being
 // added and removed; null topics = all of them, else only the listed
 // partitions that are being reassigned (others are left out, as Kafka
-// does). Not the controller: NOT_CONTROLLER.
+// does). Not the controller: forwarded to it (forward.go, KIP-590).
 //
 // Version notes: v0 flexible.
 
