@@ -85,6 +85,21 @@ func codeErr(code int16, msg *string) error {
 	return e
 }
 
+// createTopicsVia creates on the local controller, and forwards what it
+// answered NOT_CONTROLLER to the active one.
+func (b *Broker) createTopicsVia(timeoutMillis int32, todo []controller.NewTopic, validateOnly bool) []controller.CreatedTopic {
+	results := b.Topics.CreateTopics(todo, validateOnly)
+	b.forwardCreateTopics(todo, results, validateOnly, timeoutMillis)
+	return results
+}
+
+// createPartitionsVia is createTopicsVia for CreatePartitions.
+func (b *Broker) createPartitionsVia(timeoutMillis int32, incs []controller.PartitionIncrease, validateOnly bool) []error {
+	errs := b.Topics.CreatePartitions(incs, validateOnly)
+	b.forwardCreatePartitions(incs, errs, validateOnly, timeoutMillis)
+	return errs
+}
+
 // forwardCreateTopics forwards the topics of todo the local controller
 // answered NOT_CONTROLLER (results, updated in place) to the controller.
 func (b *Broker) forwardCreateTopics(todo []controller.NewTopic, results []controller.CreatedTopic, validateOnly bool, timeoutMillis int32) {
