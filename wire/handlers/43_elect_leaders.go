@@ -10,7 +10,8 @@ package handlers
 // already led as asked answers ELECTION_NOT_NEEDED; an unknown one
 // UNKNOWN_TOPIC_OR_PARTITION. Null topics = every partition, and then the
 // partitions that needed no election are left out. Not the controller:
-// NOT_CONTROLLER (top level from v1, and per partition).
+// forwarded to it (forward.go, KIP-590); when that fails NOT_CONTROLLER or
+// REQUEST_TIMED_OUT (top level from v1, and per partition).
 //
 // Version notes: v0 preferred only, no top-level error; v1 adds
 // ElectionType and the top-level error code; v2 flexible.
@@ -76,10 +77,22 @@ func electLeaders(b *Broker, req *kmsg.ElectLeadersRequest) *kmsg.ElectLeadersRe
 	}
 	var results map[partition.TopicPartition]error
 	var err error
-	if src, ok := reassignSource(b); !ok {
+	src, ok := reassignSource(b)
+	if !ok {
 		err = controller.ErrNotController
 	} else {
 		results, err = src.ElectLeaders(typ, tps)
+	}
+	if isNotController(err) {
+		fwd, ferr, again := b.electionForward(req)
+		switch {
+		case fwd != nil:
+			return fwd
+		case again && ok: // this broker became the controller meanwhile
+			results, err = src.ElectLeaders(typ, tps)
+		case ferr != nil:
+			err = ferr
+		}
 	}
 	if err != nil {
 		code, _ := controller.Code(err)

@@ -9,8 +9,9 @@ package handlers
 // UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT (empty or
 // duplicate replicas, brokers not alive), NO_REASSIGNMENT_IN_PROGRESS
 // (cancel with none under way); a partition named twice answers
-// INVALID_REQUEST. A broker that is not the controller answers
-// NOT_CONTROLLER for the whole request (clients send it to the controller).
+// INVALID_REQUEST. A broker that is not the controller forwards the
+// request to it (forward.go, KIP-590); NOT_CONTROLLER or REQUEST_TIMED_OUT
+// for the whole request when that fails.
 //
 // Version notes: v0 flexible. v1 (KIP-860, AllowReplicationFactorChange)
 // is not served.
@@ -72,10 +73,25 @@ func alterPartitionReassignments(b *Broker, req *kmsg.AlterPartitionAssignmentsR
 	}
 	var results map[partition.TopicPartition]error
 	var err error
-	if src, ok := reassignSource(b); !ok {
+	src, ok := reassignSource(b)
+	if !ok {
 		err = controller.ErrNotController
 	} else {
 		results, err = src.AlterPartitionReassignments(reqs)
+	}
+	if isNotController(err) {
+		fwd := *req // kgo sets the version it negotiates on what it sends
+		r, ferr, sent, again := b.forwardWhole(&fwd, req.TimeoutMillis, func(r kmsg.Response) bool {
+			return r.(*kmsg.AlterPartitionAssignmentsResponse).ErrorCode == kerr.NotController.Code
+		})
+		switch {
+		case sent && ferr == nil:
+			return r.(*kmsg.AlterPartitionAssignmentsResponse)
+		case again && ok: // this broker became the controller meanwhile
+			results, err = src.AlterPartitionReassignments(reqs)
+		case ferr != nil:
+			err = ferr
+		}
 	}
 	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = controller.Code(err)

@@ -6,7 +6,7 @@ package handlers
 // reassignments, each with its full replica set and the replicas being
 // added and removed; null topics = all of them, else only the listed
 // partitions that are being reassigned (others are left out, as Kafka
-// does). Not the controller: NOT_CONTROLLER.
+// does). Not the controller: forwarded to it (forward.go, KIP-590).
 //
 // Version notes: v0 flexible.
 
@@ -45,10 +45,25 @@ func listPartitionReassignments(b *Broker, req *kmsg.ListPartitionReassignmentsR
 	}
 	var list []controller.PartitionReassignment
 	var err error
-	if src, ok := reassignSource(b); !ok {
+	src, ok := reassignSource(b)
+	if !ok {
 		err = controller.ErrNotController
 	} else {
 		list, err = src.ListPartitionReassignments(filter)
+	}
+	if isNotController(err) {
+		fwd := *req // kgo sets the version it negotiates on what it sends
+		r, ferr, sent, again := b.forwardWhole(&fwd, req.TimeoutMillis, func(r kmsg.Response) bool {
+			return r.(*kmsg.ListPartitionReassignmentsResponse).ErrorCode == kerr.NotController.Code
+		})
+		switch {
+		case sent && ferr == nil:
+			return r.(*kmsg.ListPartitionReassignmentsResponse)
+		case again && ok: // this broker became the controller meanwhile
+			list, err = src.ListPartitionReassignments(filter)
+		case ferr != nil:
+			err = ferr
+		}
 	}
 	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = controller.Code(err)

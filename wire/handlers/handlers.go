@@ -64,6 +64,11 @@ type Broker struct {
 	// nil = not verified, as Kafka before 3.6.
 	TxnVerifier TxnVerifier
 	Cluster     ClusterSource // controller protocol (deps_cluster.go); nil = inter-broker APIs refused
+	// Forward sends what only the active controller can do (CreateTopics,
+	// DeleteTopics, CreatePartitions, ElectLeaders, the reassignment
+	// APIs) to it when this broker is not the controller (KIP-590,
+	// forward.go); nil = those answer NOT_CONTROLLER here, as Kafka 2.x.
+	Forward ControllerForwarder
 	// Authorizer decides every API's access checks (auth.go); nil = no
 	// authorizer configured: everything is allowed and the ACL APIs
 	// answer SECURITY_DISABLED.

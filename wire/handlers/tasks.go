@@ -80,6 +80,14 @@ func (b *Broker) closing() <-chan struct{} {
 	return b.tasks.ctx.Done()
 }
 
+// tasksContext is cancelled when Close begins.
+func (b *Broker) tasksContext() context.Context {
+	b.tasks.mu.Lock()
+	defer b.tasks.mu.Unlock()
+	b.tasks.init()
+	return b.tasks.ctx
+}
+
 // Close cancels the goroutines handlers started to answer requests and
 // waits until every one has returned. Call it after the listeners are
 // closed (their connections' contexts are cancelled then, which ends

@@ -264,7 +264,11 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		b.closers = append(b.closers, func() error { v.Close(); return nil })
 		verifier = v
 	}
-	h := &handlers.Broker{Config: cfg, Log: log.Named("handlers"), Users: store, QuotaStore: store, ConsumerStore: store, Quotas: b.clientQuotas, Replicas: b.replicas, LogDirs: b.logs, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl,
+	// KIP-590 forwarding to the controller: closed after the handlers,
+	// whose requests may be forwarding.
+	fwd := newForwarder(cfg, cache, b.zk, store, peers.inter)
+	b.closers = append(b.closers, func() error { fwd.Close(); return nil })
+	h := &handlers.Broker{Config: cfg, Forward: fwd, Log: log.Named("handlers"), Users: store, QuotaStore: store, ConsumerStore: store, Quotas: b.clientQuotas, Replicas: b.replicas, LogDirs: b.logs, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl,
 		LeaderQuota: b.quotas.Leader, Dynamic: b.dyn, Loggers: b.levels}
 	if err := b.startAuthorizer(h, store); err != nil { // authorizer.class.name (authorizer.go)
 		return nil, err
