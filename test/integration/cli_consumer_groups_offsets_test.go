@@ -48,7 +48,9 @@ func TestCLIConsumerGroupsDeleteOffsetsAndExport(t *testing.T) {
 		t.Helper()
 		return cliRun(t, nil, "kafka-consumer-groups.sh", append([]string{"--bootstrap-server", bs}, args...)...)
 	}
-	row := func(topic, part, status string) string { return fmt.Sprintf("%-30s %-15s %-15s\n", topic, part, status) }
+	row := func(topic, part, status string) string {
+		return fmt.Sprintf("%-30s %-15s %-15s\n", topic, part, status)
+	}
 	header := "\n" + row("TOPIC", "PARTITION", "STATUS")
 
 	subscribed := "Error: org.apache.kafka.common.errors.GroupSubscribedToTopicException: Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it."
