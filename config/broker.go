@@ -102,6 +102,9 @@ type Broker struct {
 	ConnectionLimits ConnectionLimits
 	// Quotas are the quota windows and replication throttle rates (quotas.go).
 	Quotas Quotas
+	// PasswordEncoder is password.encoder.* (password_encoder.go): how
+	// dynamic password configs are stored.
+	PasswordEncoder PasswordEncoder
 
 	OffsetsTopicNumPartitions     int32         // offsets.topic.num.partitions, default 50
 	OffsetsTopicReplicationFactor int16         // offsets.topic.replication.factor, default 3; with ZooKeeper __consumer_offsets waits for that many live brokers, embedded single node caps it at 1
@@ -231,6 +234,7 @@ func Defaults() *Broker {
 		MaxRequestPartitionSizeLimit: defaultMaxRequestPartitionSizeLimit,
 		ConnectionLimits:             defaultConnectionLimits(),
 		Quotas:                       defaultQuotas(),
+		PasswordEncoder:              defaultPasswordEncoder(),
 
 		OffsetsTopicNumPartitions:     50,
 		OffsetsTopicReplicationFactor: 3,

@@ -42,6 +42,8 @@ var dynamicKeys = map[string]bool{
 	"max.connections.per.ip.overrides": true, "max.connection.creation.rate": true,
 	// Replica fetchers (DynamicThreadPool; fetcher.Manager.Resize).
 	"num.replica.fetchers": true,
+	// Log cleaner (LogCleaner.ReconfigurableConfigs that Gregor has).
+	"log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true, "log.cleaner.io.buffer.load.factor": true,
 	// Replication throttles (QuotaConfigs.brokerQuotaConfigs).
 	"leader.replication.throttled.rate": true, "follower.replication.throttled.rate": true,
 	"replica.alter.log.dirs.io.max.bytes.per.second": true,
@@ -58,6 +60,10 @@ var TopicDefaultKeys = []string{
 	"log.cleanup.policy", "unclean.leader.election.enable", "min.insync.replicas", "compression.type",
 	"log.message.timestamp.type", "log.message.timestamp.difference.max.ms",
 }
+
+// CleanerKeys are the dynamic log cleaner keys (Kafka's
+// LogCleaner.ReconfigurableConfigs that Gregor applies).
+var CleanerKeys = []string{"log.cleaner.backoff.ms", "log.cleaner.dedupe.buffer.size", "log.cleaner.io.buffer.load.factor"}
 
 // ConnectionLimitKeys are the dynamic connection quota keys (KIP-612).
 var ConnectionLimitKeys = []string{"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides", "max.connection.creation.rate"}
@@ -92,9 +98,8 @@ var ReplicationQuotaKeys = []string{"leader.replication.throttled.rate", "follow
 var notAppliedDynamic = map[string]bool{
 	"num.io.threads": true, "num.recovery.threads.per.data.dir": true,
 	"background.threads": true, "num.network.threads": true, "log.cleaner.threads": true,
-	"log.cleaner.dedupe.buffer.size": true, "log.cleaner.io.buffer.load.factor": true,
 	"log.cleaner.io.buffer.size": true, "log.cleaner.io.max.bytes.per.second": true,
-	"log.cleaner.backoff.ms": true, "log.preallocate": true, "log.message.downconversion.enable": true,
+	"log.preallocate": true, "log.message.downconversion.enable": true,
 	"producer.id.expiration.ms": true, "transaction.partition.verification.enable": true,
 	"metric.reporters": true, "listeners": true, "advertised.listeners": true,
 	"listener.security.protocol.map": true, "principal.builder.class": true,
@@ -103,7 +108,7 @@ var notAppliedDynamic = map[string]bool{
 
 // IsDynamicBrokerConfig reports whether name is a broker key Gregor
 // changes at run time (DescribeConfigs shows it read_only=false).
-func IsDynamicBrokerConfig(name string) bool { return dynamicKeys[name] }
+func IsDynamicBrokerConfig(name string) bool { return dynamicKeys[name] || IsDynamicKeystoreKey(name) }
 
 // DynamicBrokerConfigs are the dynamic broker keys, sorted.
 func DynamicBrokerConfigs() []string {
@@ -148,10 +153,14 @@ func scalaSet(names []string) string {
 //     Kafka stores custom keys for plugins, Gregor has none to read them);
 //   - a value its key refuses (*ValueError, Kafka's validator message).
 func ValidateDynamic(props map[string]string, perBroker bool) error {
-	var nonDynamic, notApplied, unknown []string
+	var nonDynamic, notApplied, unknown, perBrokerOnly []string
 	for k := range props {
 		switch {
 		case dynamicKeys[k]:
+		case IsDynamicKeystoreKey(k):
+			if !perBroker {
+				perBrokerOnly = append(perBrokerOnly, k)
+			}
 		case notAppliedDynamic[k] || strings.HasPrefix(k, "listener.name."):
 			notApplied = append(notApplied, k)
 		case knownBrokerKey(k):
@@ -162,6 +171,9 @@ func ValidateDynamic(props map[string]string, perBroker bool) error {
 	}
 	if len(nonDynamic) > 0 {
 		return &DynamicError{"Cannot update these configs dynamically: " + scalaSet(nonDynamic)}
+	}
+	if len(perBrokerOnly) > 0 {
+		return &DynamicError{"Cannot update these configs at default cluster level, broker id must be specified: " + scalaSet(perBrokerOnly)}
 	}
 	if len(notApplied) > 0 {
 		return &DynamicError{"Gregor does not apply these configs at run time; change server.properties and restart: " + scalaSet(notApplied)}
@@ -176,11 +188,46 @@ func ValidateDynamic(props map[string]string, perBroker bool) error {
 	sort.Strings(keys)
 	scratch := Defaults()
 	for _, k := range keys {
+		if IsDynamicKeystoreKey(k) {
+			continue // checked by loading the keystore (the listener TLS component)
+		}
 		if err := brokerKeys[k].set(scratch, k, strings.TrimSpace(props[k])); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// keystoreSuffixes are the listener keystore keys a broker reloads at run
+// time (Kafka's SslConfigs.RECONFIGURABLE_CONFIGS that Gregor has, per
+// broker only, as Kafka's DynamicBrokerConfig.PerBrokerConfigs).
+var keystoreSuffixes = []string{"ssl.keystore.location", "ssl.keystore.password", "ssl.keystore.type", "ssl.key.password",
+	"ssl.keystore.key", "ssl.keystore.certificate.chain"}
+
+// IsDynamicKeystoreKey reports whether k is
+// listener.name.<l>.ssl.keystore.{location,password,type,key,certificate.chain}
+// or listener.name.<l>.ssl.key.password: a listener's keystore, which a
+// per-broker dynamic config replaces for new connections.
+func IsDynamicKeystoreKey(k string) bool {
+	m := listenerPrefixRE.FindStringSubmatch(k)
+	if m == nil {
+		return false
+	}
+	for _, suf := range keystoreSuffixes {
+		if m[2] == suf {
+			return true
+		}
+	}
+	return false
+}
+
+// KeystoreKeys are the dynamic keystore keys of a listener.
+func KeystoreKeys(listener string) []string {
+	out := make([]string, len(keystoreSuffixes))
+	for i, suf := range keystoreSuffixes {
+		out[i] = "listener.name." + strings.ToLower(listener) + "." + suf
+	}
+	return out
 }
 
 // Overlay is the effective key/value map of a broker: static

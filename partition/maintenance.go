@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -89,12 +90,20 @@ const (
 // time.AfterFunc re-armed after each pass (no goroutine of our own, no
 // overlapping passes) and stopped in Stopping, after a final checkpoint.
 type maintenanceActor struct {
-	store  LogStore
-	hw     func() map[TopicPartition]int64
+	store LogStore
+	hw    func() map[TopicPartition]int64
+	// shared is the config in force, kept by Maintenance across restarts
+	// (SetCleaner changes it at run time); cfg is this instance's copy,
+	// refreshed from it at start and on maintReconfigured.
+	shared *atomic.Pointer[MaintenanceConfig]
 	cfg    MaintenanceConfig
 	log    *zap.Logger
 	timers [4]*time.Timer
 }
+
+// maintReconfigured: the shared config changed (SetCleaner); the cleaner's
+// timer is re-armed on the new backoff.
+type maintReconfigured struct{}
 
 func (a *maintenanceActor) period(kind int) time.Duration {
 	switch kind {
@@ -116,9 +125,16 @@ func (a *maintenanceActor) arm(ctx actor.Context, kind int) {
 func (a *maintenanceActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		a.cfg = *a.shared.Load()
 		for k := range a.timers {
 			a.arm(ctx, k)
 		}
+	case maintReconfigured:
+		a.cfg = *a.shared.Load()
+		if t := a.timers[tickClean]; t != nil {
+			t.Stop()
+		}
+		a.arm(ctx, tickClean)
 	case *maintTick:
 		if m.from != a {
 			return
@@ -183,6 +199,7 @@ func (a *maintenanceActor) run(kind int) {
 type Maintenance struct {
 	sys *actor.ActorSystem
 	pid *actor.PID
+	cfg atomic.Pointer[MaintenanceConfig] // in force; read by every actor instance
 }
 
 // StartMaintenance spawns the log-manager actor: retention, flush, the
@@ -200,14 +217,30 @@ func StartMaintenance(sys *actor.ActorSystem, store LogStore, hw func() map[Topi
 	supervision.OnRestart = func(_ *actor.PID, reason any, delay time.Duration) {
 		log.Error("log-manager actor failed, restarting", zap.Any("reason", reason), zap.Duration("delay", delay))
 	}
+	m := &Maintenance{sys: sys}
+	m.cfg.Store(&cfg)
 	props := actors.Props(log, func() actor.Actor {
-		return &maintenanceActor{store: store, hw: hw, cfg: cfg, log: log}
+		return &maintenanceActor{store: store, hw: hw, shared: &m.cfg, log: log}
 	}, actor.WithGuardian(&supervision))
 	pid, err := sys.Root.SpawnNamed(props, MaintenanceName)
 	if err != nil {
 		return nil, err
 	}
-	return &Maintenance{sys: sys, pid: pid}, nil
+	m.pid = pid
+	return m, nil
+}
+
+// SetCleaner changes the log cleaner's settings at run time
+// (log.cleaner.backoff.ms, log.cleaner.dedupe.buffer.size,
+// log.cleaner.io.buffer.load.factor as dynamic broker configs, Kafka's
+// LogCleaner.reconfigure): the next pass uses them, and the pause before
+// it is the new backoff from now. Zero values keep Kafka's defaults.
+func (m *Maintenance) SetCleaner(backoff time.Duration, c storage.CleanerConfig) {
+	next := *m.cfg.Load()
+	next.CleanerBackoff, next.Cleaner = backoff, c
+	next.defaults()
+	m.cfg.Store(&next)
+	m.sys.Root.Send(m.pid, maintReconfigured{})
 }
 
 // Stop stops the actor after its final checkpoint and waits for it. Stop

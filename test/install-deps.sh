@@ -2,7 +2,7 @@
 # Installs what the integration tests drive from outside Go: kcat
 # (librdkafka), kafka-python (Debian's python3-kafka, run with
 # /usr/bin/python3), confluent-kafka-python (python3-confluent-kafka)
-# and ZooKeeper with a JRE. Does nothing when they are present; warns
+# ZooKeeper with a JRE, and Burrow. Does nothing when they are present; warns
 # (and the tests that need them skip) when they are missing and we cannot
 # install them (not root, no apt-get).
 set -euo pipefail
@@ -18,6 +18,8 @@ command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 /usr/bin/python3 -c 'import xxhash' >/dev/null 2>&1 || missing+=(python3-xxhash)
 /usr/bin/python3 -c 'import zstandard' >/dev/null 2>&1 || missing+=(python3-zstandard)
 [ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
+# Burrow 1.2 (LinkedIn's lag checker of the seeds' era: Sarama at 0.10.0).
+command -v Burrow >/dev/null 2>&1 || missing+=(burrow)
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then

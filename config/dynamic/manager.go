@@ -204,8 +204,14 @@ func (m *Manager) Update(defaults, perBroker map[string]string) error {
 	return nil
 }
 
-// usable drops the keys of props that ValidateDynamic refuses one by one.
+// usable decrypts the password configs of a layer as stored (with
+// password.encoder.secret) and drops the keys that ValidateDynamic refuses
+// one by one, or that cannot be decrypted.
 func (m *Manager) usable(entity string, props map[string]string) map[string]string {
+	props, bad := m.static.PasswordEncoder.DecodePasswords(props)
+	for k, err := range bad {
+		m.log.Warn("ignoring a dynamic password config that cannot be decrypted (password.encoder.secret?)", zap.String("entity", entity), zap.String("key", k), zap.Error(err))
+	}
 	out := map[string]string{}
 	for k, v := range props {
 		if err := config.ValidateDynamic(map[string]string{k: v}, entity != config.DefaultEntity); err != nil {

@@ -64,7 +64,7 @@ func TestValidateDynamicRefusals(t *testing.T) {
 		{map[string]string{"zookeeper.connect": "h:1"}, "Cannot update these configs dynamically: Set(zookeeper.connect)"},
 		{map[string]string{"num.io.threads": "2"}, "Gregor does not apply these configs at run time"},
 		{map[string]string{"num.replica.fetchers": "0"}, "num.replica.fetchers"},
-		{map[string]string{"listener.name.plaintext.ssl.keystore.location": "/k"}, "Gregor does not apply these configs at run time"},
+		{map[string]string{"listener.name.plaintext.ssl.truststore.location": "/k"}, "Gregor does not apply these configs at run time"},
 		{map[string]string{"no.such.config": "1"}, "Unknown broker configs: Set(no.such.config)"},
 		{map[string]string{"log.retention.ms": "soon"}, "log.retention.ms"},
 		{map[string]string{"max.connections.per.ip": "-1"}, "max.connections.per.ip"},
@@ -77,6 +77,14 @@ func TestValidateDynamicRefusals(t *testing.T) {
 	}
 	if err := config.ValidateDynamic(map[string]string{"leader.replication.throttled.rate": "1000", "max.connections": "10", "log.cleanup.policy": "compact"}, false); err != nil {
 		t.Fatal(err)
+	}
+	// A listener's keystore is per broker only (Kafka's PerBrokerConfigs).
+	if err := config.ValidateDynamic(map[string]string{"listener.name.ssl.ssl.keystore.location": "/k"}, false); err == nil ||
+		err.Error() != "Cannot update these configs at default cluster level, broker id must be specified: Set(listener.name.ssl.ssl.keystore.location)" {
+		t.Fatalf("keystore at <default>: %v", err)
+	}
+	if err := config.ValidateDynamic(map[string]string{"listener.name.ssl.ssl.keystore.location": "/k", "listener.name.ssl.ssl.keystore.password": "p"}, true); err != nil {
+		t.Fatalf("keystore per broker: %v", err)
 	}
 }
 
@@ -140,7 +148,7 @@ func TestChangeWritesKafkaLayoutAndWatcherApplies(t *testing.T) {
 	w := Watch(store, m, nil)
 	defer w.Close()
 
-	if _, err := Change(store, config.DefaultEntity, func(p map[string]string) error { p["log.retention.ms"] = "1234"; return nil }, nil, false); err != nil {
+	if _, err := Change(store, config.DefaultEntity, config.PasswordEncoder{}, func(p map[string]string) error { p["log.retention.ms"] = "1234"; return nil }, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	data, _, err := store.Get("/config/brokers/<default>")
@@ -156,10 +164,10 @@ func TestChangeWritesKafkaLayoutAndWatcherApplies(t *testing.T) {
 		t.Fatalf("notification %s", note)
 	}
 	// validate-only and refused changes write nothing.
-	if _, err := Change(store, "3", func(p map[string]string) error { p["broker.id"] = "1"; return nil }, nil, false); err == nil {
+	if _, err := Change(store, "3", config.PasswordEncoder{}, func(p map[string]string) error { p["broker.id"] = "1"; return nil }, nil, false); err == nil {
 		t.Fatal("broker.id accepted")
 	}
-	if _, err := Change(store, "3", func(p map[string]string) error { p["log.retention.ms"] = "1"; return nil }, nil, true); err != nil {
+	if _, err := Change(store, "3", config.PasswordEncoder{}, func(p map[string]string) error { p["log.retention.ms"] = "1"; return nil }, nil, true); err != nil {
 		t.Fatal(err)
 	}
 	if ok, _ := store.Exists("/config/brokers/3"); ok {

@@ -37,17 +37,25 @@ func Read(store metastore.Store, entity string) (map[string]string, int32, error
 // writer makes it re-read and re-run mutate), then announced with a
 // /config/changes/config_change_<seq> notification
 // ({"version":2,"entity_path":"brokers/<entity>"}). validateOnly writes
-// nothing. Returns the entity's configs as written (or as they would be).
+// nothing. Password configs (a keystore password) are stored encrypted
+// with enc (password.encoder.secret, Kafka's PasswordEncoder): mutate and
+// check see them decrypted, the znode holds them encrypted (every one
+// re-encrypted on each write, as Kafka's toPersistentProps). Returns the
+// entity's configs as written (or as they would be), decrypted.
 // Errors: mutate's, check's (*config.DynamicError, *config.ValueError),
 // store failures.
-func Change(store metastore.Store, entity string, mutate func(map[string]string) error, check func(map[string]string) error, validateOnly bool) (map[string]string, error) {
+func Change(store metastore.Store, entity string, enc config.PasswordEncoder, mutate func(map[string]string) error, check func(map[string]string) error, validateOnly bool) (map[string]string, error) {
 	if check == nil {
 		check = func(p map[string]string) error { return config.ValidateDynamic(p, entity != config.DefaultEntity) }
 	}
 	for attempt := 0; ; attempt++ {
-		cur, version, err := Read(store, entity)
+		stored, version, err := Read(store, entity)
 		if err != nil {
 			return nil, err
+		}
+		cur, bad := enc.DecodePasswords(stored)
+		for k, err := range bad {
+			return nil, fmt.Errorf("%s of %s: %w", k, zkmeta.BrokerConfigPath(entity), err)
 		}
 		next := maps.Clone(cur)
 		if err := mutate(next); err != nil {
@@ -60,7 +68,11 @@ func Change(store metastore.Store, entity string, mutate func(map[string]string)
 			return next, nil
 		}
 		path := zkmeta.BrokerConfigPath(entity)
-		conflict, err := zkmeta.WriteEntityConfig(store, path, next, version)
+		persist, err := enc.EncodePasswords(next)
+		if err != nil {
+			return nil, err
+		}
+		conflict, err := zkmeta.WriteEntityConfig(store, path, persist, version)
 		if conflict {
 			if attempt < changeRetries {
 				continue

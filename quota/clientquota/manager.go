@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gregor/quota"
@@ -19,11 +20,22 @@ type Manager struct {
 	client, mutation quota.Config
 	now              func() time.Time
 
-	mu      sync.RWMutex
-	table   map[Entity]map[string]float64 // configured quota values by entity
-	enabled [numTypes]int                 // entities configuring each type
-	sensors map[sensorKey]*sensor
+	mu        sync.RWMutex
+	table     map[Entity]map[string]float64 // configured quota values by entity
+	enabled   [numTypes]int                 // entities configuring each type
+	sensors   map[sensorKey]*sensor
+	lastSweep time.Time // when expired sensors were last removed
 }
+
+// SensorExpiration is how long a sensor may go without a record before
+// it is removed with its metrics (Kafka's
+// ClientQuotaManager.InactiveSensorExpirationTimeSeconds, 3600 s), so
+// the sensors of client ids that come and go do not pile up.
+const SensorExpiration = time.Hour
+
+// sweepInterval is how often expired sensors are looked for (Kafka's
+// Metrics runs its ExpireSensorTask every 30 s).
+const sweepInterval = 30 * time.Second
 
 // NewManager returns a manager without quotas. client is the window of
 // the produce, fetch and request quotas (quota.window.num ×
@@ -145,13 +157,41 @@ type sensor struct {
 	throttleSum   *quota.Rate        // throttle ms handed out, per second
 	throttleCount *quota.Rate        // throttled responses, per second
 	limit         float64            // the limit last applied (for metrics)
+	lastRecord    atomic.Int64       // unix ms of the last record (or creation)
+}
+
+func (s *sensor) touch(now time.Time) { s.lastRecord.Store(now.UnixMilli()) }
+
+// sweepLocked removes the sensors without a record for SensorExpiration,
+// at most once per sweepInterval. A request that still holds a removed
+// sensor records into it harmlessly; the next one gets a fresh sensor.
+func (m *Manager) sweepLocked(now time.Time) {
+	if now.Sub(m.lastSweep) < sweepInterval {
+		return
+	}
+	m.lastSweep = now
+	cutoff := now.Add(-SensorExpiration).UnixMilli()
+	for k, s := range m.sensors {
+		if s.lastRecord.Load() < cutoff {
+			delete(m.sensors, k)
+		}
+	}
+}
+
+// Sensors is the number of live sensors (for tests and metrics).
+func (m *Manager) Sensors() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.sensors)
 }
 
 // sensor returns the sensor of (t, tags) with limit as its bound now.
 func (m *Manager) sensor(t Type, tags Tags, limit float64) *sensor {
 	k := sensorKey{t, tags}
+	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.sweepLocked(now)
 	s := m.sensors[k]
 	if s == nil {
 		cfg := m.client
@@ -162,6 +202,7 @@ func (m *Manager) sensor(t Type, tags Tags, limit float64) *sensor {
 		if t == ControllerMutation {
 			s.bucket = quota.NewTokenBucket(cfg)
 		}
+		s.touch(now)
 		m.sensors[k] = s
 	}
 	s.limit = limit
@@ -204,6 +245,7 @@ func (m *Manager) RecordAndThrottle(t Type, user, clientID string, v float64) ti
 	if t == Request {
 		v *= 100.0 / 1000 // ms of thread time → percent·seconds
 	}
+	s.touch(now)
 	d := s.rate.RecordAndThrottle(v, limit, now)
 	if t == Request && d > m.client.Window {
 		d = m.client.Window
@@ -269,6 +311,7 @@ func (q *MutationQuota) Record(n int) bool {
 		return true
 	}
 	now := q.m.now()
+	q.s.touch(now)
 	if q.strict {
 		if d := q.s.bucket.ThrottleTime(q.limit, now); d > 0 {
 			q.throttle = d
@@ -312,9 +355,13 @@ type Stat struct {
 	Tokens float64
 }
 
-// Stats returns every sensor's state, sorted by type and tags.
+// Stats returns every live sensor's state (expired ones are removed
+// first), sorted by type and tags.
 func (m *Manager) Stats() []Stat {
 	now := m.now()
+	m.mu.Lock()
+	m.sweepLocked(now)
+	m.mu.Unlock()
 	m.mu.RLock()
 	out := make([]Stat, 0, len(m.sensors))
 	for k, s := range m.sensors {

@@ -95,3 +95,36 @@ func TestFormatValue(t *testing.T) {
 		t.Fatalf("FormatDouble(1e7) = %s", s)
 	}
 }
+
+// TestSensorExpiration: a sensor without a record for an hour is removed
+// (Kafka's InactiveSensorExpirationTimeSeconds), one recorded meanwhile
+// is kept, and an expired client id that comes back starts afresh.
+func TestSensorExpiration(t *testing.T) {
+	now := time.UnixMilli(1_700_000_000_000)
+	m := NewManager(quota.DefaultConfig, quota.DefaultConfig, func() time.Time { return now })
+	m.Set(Entity{Client: Default}, map[string]float64{ProducerByteRate: 1000})
+	for i := range 100 {
+		m.RecordAndThrottle(Produce, "ANONYMOUS", "gone-"+string(rune('a'+i%26))+string(rune('a'+i/26)), 10)
+	}
+	m.RecordAndThrottle(Produce, "ANONYMOUS", "stays", 10)
+	if n := m.Sensors(); n != 101 {
+		t.Fatalf("%d sensors, want 101", n)
+	}
+	now = now.Add(SensorExpiration / 2)
+	m.RecordAndThrottle(Produce, "ANONYMOUS", "stays", 10)
+	now = now.Add(SensorExpiration/2 + time.Second)
+	st := m.Stats()
+	if len(st) != 1 || st[0].Tags.ClientID != "stays" || m.Sensors() != 1 {
+		t.Fatalf("after an hour: %d sensors %+v, want only stays", m.Sensors(), st)
+	}
+	// An hour on, "stays" expires too, and a returning client id gets a
+	// fresh sensor.
+	now = now.Add(SensorExpiration)
+	m.RecordAndThrottle(Produce, "ANONYMOUS", "gone-aa", 10)
+	if n := m.Sensors(); n != 1 {
+		t.Fatalf("%d sensors, want only the new gone-aa", n)
+	}
+	if st := m.Stats(); st[0].Tags.ClientID != "gone-aa" || st[0].Rate <= 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}

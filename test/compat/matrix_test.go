@@ -316,6 +316,12 @@ func TestTopicCompressionRecompresses(t *testing.T) {
 	for _, c := range clients {
 		got := c.consume(t, b, topics, perCell)
 		for _, tp := range topics {
+			if c.name == "python" && strings.HasSuffix(tp, "-to-zstd") {
+				// kafka-python 2.0.2 fetches at v4; a compression.type=zstd
+				// topic answers Fetch below v10 UNSUPPORTED_COMPRESSION_TYPE,
+				// as Kafka does (KIP-110): it cannot read that topic.
+				continue
+			}
 			if strings.Join(got[tp], "\n") != strings.Join(wantRe(tp), "\n") {
 				t.Errorf("%s reading %s: got %d records %q…", c.name, tp, len(got[tp]), first(got[tp]))
 			}

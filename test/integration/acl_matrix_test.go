@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -305,6 +306,20 @@ func matrixRows(t *testing.T, admin *kgo.Client, b *harness.Broker, pid int64, e
 		}
 		slices.Sort(out)
 		return strings.Join(out, " ")
+	}
+	clientQuotas := func(t *testing.T) string {
+		qs, err := adm.DescribeClientQuotas(ctxFor(t, 10*time.Second), false, nil)
+		if err != nil {
+			t.Fatalf("DescribeClientQuotas: %v", err)
+		}
+		var out []string
+		for _, q := range qs {
+			for _, v := range q.Values {
+				out = append(out, fmt.Sprintf("%v %s=%v", q.Entity, v.Key, v.Value))
+			}
+		}
+		sort.Strings(out)
+		return strings.Join(out, "; ")
 	}
 	topicConfig := func(t *testing.T) string {
 		rc, err := adm.DescribeTopicConfigs(ctxFor(t, 10*time.Second), "mx-cfg")
@@ -870,6 +885,31 @@ func matrixRows(t *testing.T, admin *kgo.Client, b *harness.Broker, pid int64, e
 				return incrementalAlterConfigs(kmsg.ConfigResourceTypeBroker, "0", "log.retention.ms", "60000", true)
 			},
 			codes: incrementalAlterConfigsCodes},
+		// Client quotas: DESCRIBE_CONFIGS / ALTER_CONFIGS on the cluster
+		// (ZkAdminManager); AlterClientQuotas answers per entry.
+		{name: "DescribeClientQuotas", denied: clusAuth, allowed: 0,
+			req:   func() kmsg.Request { return kmsg.NewPtrDescribeClientQuotasRequest() },
+			codes: func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DescribeClientQuotasResponse).ErrorCode} }},
+		{name: "AlterClientQuotas", denied: clusAuth, allowed: 0, state: clientQuotas, changes: true,
+			req: func() kmsg.Request {
+				req := kmsg.NewPtrAlterClientQuotasRequest()
+				for _, name := range []*string{kmsg.StringPtr("mx-q"), nil} {
+					en := kmsg.NewAlterClientQuotasRequestEntry()
+					e := kmsg.NewAlterClientQuotasRequestEntryEntity()
+					e.Type, e.Name = "client-id", name
+					op := kmsg.NewAlterClientQuotasRequestEntryOp()
+					op.Key, op.Value = "request_percentage", 1e6 // never throttles the rows after
+					en.Entity, en.Ops = append(en.Entity, e), append(en.Ops, op)
+					req.Entries = append(req.Entries, en)
+				}
+				return req
+			},
+			codes: func(r kmsg.Response) (c []int16) {
+				for _, e := range r.(*kmsg.AlterClientQuotasResponse).Entries {
+					c = append(c, e.ErrorCode)
+				}
+				return c
+			}},
 
 		// The cluster's administration.
 		{name: "DescribeCluster (authorized operations)", describeOK: true, denied: 0, allowed: 0,

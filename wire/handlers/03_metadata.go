@@ -13,7 +13,8 @@ package handlers
 //     the response that created a topic says LEADER_NOT_AVAILABLE for it
 //     (as Kafka, whose creation completes asynchronously); later responses
 //     list it. An illegal name answers INVALID_TOPIC_EXCEPTION; otherwise
-//     UNKNOWN_TOPIC_OR_PARTITION.
+//     UNKNOWN_TOPIC_OR_PARTITION. Auto-created partitions count against
+//     the client's controller_mutation_rate, permissively (KIP-599).
 //   - A partition without a leader answers LEADER_NOT_AVAILABLE with leader -1.
 //   - Authorization (Kafka's checks): Describe on each topic; a full
 //     listing leaves the topics without it out, a topic asked for by name
@@ -35,6 +36,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"gregor/quota/clientquota"
 	"gregor/replication/controller"
 	"gregor/replication/metadata"
 	"gregor/wire"
@@ -96,8 +98,19 @@ func handleMetadata(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.
 	return b.later(func() wire.Response {
 		errs := b.Topics.AutoCreateTopics(create)
 		created := map[string]error{}
+		// KIP-599: auto-created partitions count against the client's
+		// controller_mutation_rate, permissively (Kafka's
+		// newPermissiveQuotaFor): a later CreateTopics pays for them;
+		// the Metadata response itself is not throttled by it.
+		var mq *clientquota.MutationQuota
+		if b.Quotas != nil {
+			mq = b.Quotas.Mutation(rc.Principal.Name, rc.ClientID, false)
+		}
 		for _, n := range create {
 			created[n] = errs[n] // nil = created now
+			if errs[n] == nil {
+				mq.Record(int(b.Config.NumPartitions))
+			}
 		}
 		return wire.Response{Msg: b.buildMetadata(req, rc.Listener, snap, created, az)}
 	})

@@ -17,7 +17,9 @@ package handlers
 //   - v1: ValidateOnly, ErrorMessage.  v2: ThrottleMillis.
 //   - v3: same as v2.  v4: -1 defaults allowed (KIP-464).
 //   - v5: flexible; NumPartitions, ReplicationFactor and Configs in the
-//     response (KIP-525).  v6: quota errors (none here).  v7: TopicID.
+//     response (KIP-525).  v6: THROTTLING_QUOTA_EXCEEDED per topic
+//     (KIP-599 strict quota; before v6 topics are created and throttled).
+//     v7: TopicID.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -80,10 +82,12 @@ func handleCreateTopics(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 
 // createTopics creates req's topics; creatable (nil: all) holds those the
 // client may create.
-// mq (nil: unbounded) is the request's controller mutation quota: each
-// topic takes its partition count from it, in request order, before the
-// creation; a topic the strict quota refuses answers
-// THROTTLING_QUOTA_EXCEEDED and is not created.
+// mq (nil: unbounded) is the request's controller mutation quota: as
+// ZkAdminManager records after a topic's validation, the topics are
+// first validated (validate-only) and each valid one takes its partition
+// count from the quota, in request order; a topic the strict quota
+// refuses answers THROTTLING_QUOTA_EXCEEDED and is not created, one that
+// fails validation answers its error and costs nothing.
 func createTopics(b *Broker, req *kmsg.CreateTopicsRequest, creatable map[string]bool, mq *clientquota.MutationQuota) *kmsg.CreateTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	count := map[string]int{}
@@ -94,16 +98,6 @@ func createTopics(b *Broker, req *kmsg.CreateTopicsRequest, creatable map[string
 	throttled := map[string]bool{}
 	for _, t := range req.Topics {
 		if count[t.Topic] > 1 || !allowed(creatable, t.Topic) {
-			continue
-		}
-		parts := int(t.NumPartitions)
-		if len(t.ReplicaAssignment) > 0 {
-			parts = len(t.ReplicaAssignment)
-		} else if parts < 0 {
-			parts = int(b.Config.NumPartitions)
-		}
-		if !mq.Record(parts) {
-			throttled[t.Topic] = true
 			continue
 		}
 		nt := controller.NewTopic{Name: t.Topic, NumPartitions: t.NumPartitions, ReplicationFactor: t.ReplicationFactor,
@@ -121,9 +115,32 @@ func createTopics(b *Broker, req *kmsg.CreateTopicsRequest, creatable map[string
 		}
 		todo = append(todo, nt)
 	}
-	results := b.Topics.CreateTopics(todo, req.ValidateOnly)
-	byName := make(map[string]controller.CreatedTopic, len(results))
-	for _, r := range results {
+	byName := make(map[string]controller.CreatedTopic, len(todo))
+	if mq != nil {
+		// Validate first; only the valid topics are counted, and only
+		// those the quota admits are created.
+		var admitted []controller.NewTopic
+		checked := b.Topics.CreateTopics(todo, true)
+		for i, nt := range todo {
+			if i < len(checked) && checked[i].Err != nil {
+				byName[nt.Name] = checked[i]
+				continue
+			}
+			parts := int(nt.NumPartitions)
+			if i < len(checked) && checked[i].NumPartitions > 0 {
+				parts = int(checked[i].NumPartitions)
+			} else if len(nt.Assignment) > 0 {
+				parts = len(nt.Assignment)
+			}
+			if !mq.Record(parts) {
+				throttled[nt.Name] = true
+				continue
+			}
+			admitted = append(admitted, nt)
+		}
+		todo = admitted
+	}
+	for _, r := range b.Topics.CreateTopics(todo, req.ValidateOnly) {
 		byName[r.Name] = r
 	}
 	for _, t := range req.Topics {

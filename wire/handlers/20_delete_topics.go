@@ -11,12 +11,15 @@ package handlers
 //
 // Version notes:
 //   - v1: ThrottleMillis.  v2, v3: same.  v4: flexible.
-//   - v5: ErrorMessage.  v6: Topics with names or ids (KIP-516).
+//   - v5: ErrorMessage; THROTTLING_QUOTA_EXCEEDED per topic (KIP-599
+//     strict controller mutation quota; before v5 deleted and throttled).
+//   - v6: Topics with names or ids (KIP-516).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"gregor/quota/clientquota"
 	"gregor/replication/controller"
 	"gregor/wire"
 	"gregor/wire/security/acl"
@@ -71,15 +74,30 @@ func deleteTopics(b *Broker, rc *wire.RequestContext, req *kmsg.DeleteTopicsRequ
 			}
 		}
 	}
+	snap := b.Topics.Snapshot() // ids and partition counts of the topics about to go
+	// KIP-599: each existing topic takes its partition count from the
+	// controller mutation quota, in request order (strict from v5:
+	// THROTTLING_QUOTA_EXCEEDED, the topic stays; permissive before).
+	// Kafka answers TOPIC_DELETION_DISABLED and unknown topics before
+	// the quota, so those cost nothing.
+	var mq *clientquota.MutationQuota
+	if b.Quotas != nil && b.Config.DeleteTopicEnable {
+		mq = b.Quotas.Mutation(rc.Principal.Name, rc.ClientID, req.Version >= 5)
+	}
 	var names []string
 	var idx []int
 	for i, e := range entries {
-		if e.err == nil {
-			names = append(names, e.name)
-			idx = append(idx, i)
+		if e.err != nil {
+			continue
 		}
+		if t, ok := snap.Topics[e.name]; ok && !mq.Record(len(t.Partitions)) {
+			entries[i].err = &controller.Error{Code: kerr.ThrottlingQuotaExceeded} // no message, as Kafka
+			entries[i].id = t.ID
+			continue
+		}
+		names = append(names, e.name)
+		idx = append(idx, i)
 	}
-	snap := b.Topics.Snapshot() // ids of the topics about to go
 	errs := b.Topics.DeleteTopics(names)
 	for j, i := range idx {
 		entries[i].err = errs[j]
@@ -97,5 +115,6 @@ func deleteTopics(b *Broker, rc *wire.RequestContext, req *kmsg.DeleteTopicsRequ
 		rt.ErrorCode, rt.ErrorMessage = controller.Code(e.err)
 		resp.Topics = append(resp.Topics, rt)
 	}
+	resp.ThrottleMillis = throttleMillis(mq.Throttle())
 	return resp
 }

@@ -11,12 +11,14 @@ package handlers
 // partitions are started before the response.
 //
 // Version notes: v1 same as v0 (throttle after response); v2 flexible;
-// v3 same as v2.
+// v3: THROTTLING_QUOTA_EXCEEDED per topic (KIP-599 strict controller
+// mutation quota; before v3 the partitions are added and throttled).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"gregor/quota/clientquota"
 	"gregor/replication/controller"
 	"gregor/wire"
 	"gregor/wire/security/acl"
@@ -28,12 +30,25 @@ func handleCreatePartitions(b *Broker, rc *wire.RequestContext, kreq kmsg.Reques
 	req := kreq.(*kmsg.CreatePartitionsRequest)
 	// Alter on each topic (Kafka's check).
 	alterable := filterAuthorized(b, rc, acl.OpAlter, acl.ResourceTopic, req.Topics, func(t kmsg.CreatePartitionsRequestTopic) string { return t.Topic })
-	return b.async(func() kmsg.Response { return createPartitions(b, req, alterable) })
+	var mq *clientquota.MutationQuota
+	if b.Quotas != nil && !req.ValidateOnly {
+		// KIP-599: strict from v3 (THROTTLING_QUOTA_EXCEEDED), permissive before.
+		mq = b.Quotas.Mutation(rc.Principal.Name, rc.ClientID, req.Version >= 3)
+	}
+	return b.async(func() kmsg.Response {
+		resp := createPartitions(b, req, alterable, mq)
+		resp.ThrottleMillis = throttleMillis(mq.Throttle())
+		return resp
+	})
 }
 
 // createPartitions grows req's topics; alterable (nil: all) holds those
-// the client may alter.
-func createPartitions(b *Broker, req *kmsg.CreatePartitionsRequest, alterable map[string]bool) *kmsg.CreatePartitionsResponse {
+// the client may alter. mq (nil: unbounded) is the request's controller
+// mutation quota: as ZkAdminManager records after validation, the
+// increases are validated first and each valid one takes the partitions
+// it adds from the quota, in request order; one the strict quota refuses
+// answers THROTTLING_QUOTA_EXCEEDED and adds nothing.
+func createPartitions(b *Broker, req *kmsg.CreatePartitionsRequest, alterable map[string]bool, mq *clientquota.MutationQuota) *kmsg.CreatePartitionsResponse {
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	count := map[string]int{}
 	for _, t := range req.Topics {
@@ -53,8 +68,29 @@ func createPartitions(b *Broker, req *kmsg.CreatePartitionsRequest, alterable ma
 		}
 		incs = append(incs, inc)
 	}
-	errs := b.Topics.CreatePartitions(incs, req.ValidateOnly)
 	byName := make(map[string]error, len(incs))
+	if mq != nil {
+		snap := b.Topics.Snapshot()
+		checked := b.Topics.CreatePartitions(incs, true)
+		var admitted []controller.PartitionIncrease
+		for i, inc := range incs {
+			if i < len(checked) && checked[i] != nil {
+				byName[inc.Topic] = checked[i]
+				continue
+			}
+			add := int(inc.Count)
+			if t, ok := snap.Topics[inc.Topic]; ok {
+				add -= len(t.Partitions)
+			}
+			if !mq.Record(add) {
+				byName[inc.Topic] = &controller.Error{Code: kerr.ThrottlingQuotaExceeded, Message: kerr.ThrottlingQuotaExceeded.Description}
+				continue
+			}
+			admitted = append(admitted, inc)
+		}
+		incs = admitted
+	}
+	errs := b.Topics.CreatePartitions(incs, req.ValidateOnly)
 	for i, inc := range incs {
 		byName[inc.Topic] = errs[i]
 	}

@@ -67,7 +67,7 @@ func (b *Broker) alterBrokerConfig(name string, mutate func(map[string]string) e
 	if b.Dynamic == nil || b.Users == nil {
 		return &controller.Error{Code: kerr.InvalidRequest, Message: "Dynamic broker configs are not available on this broker"}
 	}
-	_, err = dynamic.Change(b.Users, entity, mutate, func(p map[string]string) error { return b.Dynamic.Check(entity, p) }, validateOnly)
+	_, err = dynamic.Change(b.Users, entity, b.Dynamic.Static().PasswordEncoder, mutate, func(p map[string]string) error { return b.Dynamic.Check(entity, p) }, validateOnly)
 	var de *config.DynamicError
 	var ve *config.ValueError
 	if errors.As(err, &de) || errors.As(err, &ve) {

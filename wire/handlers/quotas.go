@@ -49,12 +49,14 @@ func (b *Broker) withQuotas(rc *wire.RequestContext, req kmsg.Request, reply wir
 	handled := time.Since(start)
 	user, client := rc.Principal.Name, rc.ClientID
 	var bw time.Duration
+	var recorded time.Time
 	if rc.Key == 0 {
 		// Produce bytes are known now: recorded at dispatch, and a
 		// throttle mutes the connection at once, so the produces the
 		// client pipelined behind this one wait (Kafka reads one request
 		// of a connection at a time and would not have read them yet).
 		bw = q.RecordAndThrottle(clientquota.Produce, user, client, float64(rc.Size))
+		recorded = time.Now()
 		if bw > 0 && rc.Mute != nil {
 			rc.Mute(bw)
 		}
@@ -63,6 +65,13 @@ func (b *Broker) withQuotas(rc *wire.RequestContext, req kmsg.Request, reply wir
 		reqThrottle := q.RecordAndThrottle(clientquota.Request, user, client, float64(handled)/float64(time.Millisecond))
 		switch rc.Key {
 		case 0: // Produce
+			// The throttle began at dispatch; the response (sent once
+			// the append is done) carries what is left of it, which the
+			// client waits from receipt, so the append's time is not
+			// added to the throttle (Kafka computes it when it answers).
+			if bw > 0 {
+				bw = max(bw-time.Since(recorded), 0)
+			}
 			return setThrottle(resp, max(bw, reqThrottle))
 		case 1: // Fetch (consumer)
 			return b.throttleFetch(rc, resp, reqThrottle)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/tls"
+	"fmt"
 
 	"gregor/wire/security"
 	"gregor/wire/security/sslprincipal"
@@ -29,10 +30,30 @@ type ListenerSecurity struct {
 }
 
 // listenerSecurity returns the security of the named listener (PLAINTEXT
-// when Config.Security has no entry for it).
+// when Config.Security has no entry for it), with the TLS configuration a
+// dynamic keystore update installed (SetListenerTLS) in place of the
+// starting one.
 func (s *Server) listenerSecurity(name string) ListenerSecurity {
-	if ls, ok := s.cfg.Security[name]; ok {
-		return ls
+	ls, ok := s.cfg.Security[name]
+	if !ok {
+		return ListenerSecurity{Protocol: security.Plaintext}
 	}
-	return ListenerSecurity{Protocol: security.Plaintext}
+	if v, ok := s.tlsOverrides.Load(name); ok {
+		ls.TLS = v.(*tls.Config)
+	}
+	return ls
+}
+
+// SetListenerTLS replaces the TLS server configuration of the named SSL or
+// SASL_SSL listener (a dynamic keystore update: listener.name.<l>.ssl.*):
+// connections accepted from now on handshake with it; open connections
+// keep theirs, as Kafka's reconfigured SslFactory does. Errors: the
+// listener does not use TLS.
+func (s *Server) SetListenerTLS(name string, cfg *tls.Config) error {
+	ls, ok := s.cfg.Security[name]
+	if !ok || !ls.Protocol.UsesTLS() || cfg == nil {
+		return fmt.Errorf("listener %s does not use TLS", name)
+	}
+	s.tlsOverrides.Store(name, cfg)
+	return nil
 }

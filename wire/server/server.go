@@ -133,7 +133,9 @@ type Server struct {
 	listeners []net.Listener
 	names     []string // listener names, parallel to listeners
 	conns     map[*conn]struct{}
-	limits    *connLimits // never nil: unlimited without Config.Limits (SetConnectionLimits replaces them)
+	// tlsOverrides: listener name → *tls.Config installed by SetListenerTLS.
+	tlsOverrides sync.Map
+	limits       *connLimits // never nil: unlimited without Config.Limits (SetConnectionLimits replaces them)
 }
 
 // New returns a Server that dispatches to d. It binds nothing until Start.

@@ -58,6 +58,7 @@ func (b *Broker) startAdmin(h *handlers.Broker) (wire.Dispatcher, error) {
 	h.Metrics = a
 	b.observeTxnVerification(h)
 	a.ObserveReplicationQuotas(b.quotas.Leader, b.quotas.Follower)
+	a.ObserveClientQuotas(b.clientQuotas)
 	return a.Dispatcher(h), nil
 }
 

@@ -284,6 +284,9 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	b.server = server.New(sc, d, log.Named("server"))
 	b.attachAdmin(b.server)
 	b.observeAuth(b.server)
+	if err := b.applyStartKeystores(eff); err != nil { // dynamic.go
+		return nil, err
+	}
 	b.registerDynamic() // dynamic.go: the components that change at run time
 	closeServer := sync.OnceValue(b.server.Close)
 	b.closers = append(b.closers, closeServer)

@@ -1,8 +1,14 @@
 package broker
 
 import (
+	"crypto/tls"
+	"fmt"
+
+	"go.uber.org/zap"
+
 	"gregor/config"
 	"gregor/config/dynamic"
+	"gregor/storage"
 )
 
 // startDynamicConfig loads /config/brokers/<default> and /config/brokers/<id>
@@ -51,8 +57,97 @@ func (b *Broker) registerDynamic() {
 				b.fetchers.Resize(next.NumReplicaFetchers)
 			}
 		}})
+	// The log cleaner (Kafka's LogCleaner.reconfigure): the next pass
+	// uses the new buffer, after the new backoff.
+	b.dyn.RegisterFunc("log-cleaner", config.CleanerKeys, func(next *config.Broker) {
+		b.maint.SetCleaner(next.LogCleanerBackoff, storage.CleanerConfig{DedupeBufferSize: next.LogCleanerDedupeBufferSize, LoadFactor: next.LogCleanerLoadFactor})
+	})
 	// Connection quotas: new connections only; open ones stay.
 	b.dyn.RegisterFunc("connection-quotas", config.ConnectionLimitKeys, func(next *config.Broker) {
 		b.server.SetConnectionLimits(next.ConnectionLimits)
 	})
+	b.registerKeystores()
+}
+
+// registerKeystores makes every TLS listener's keystore
+// (listener.name.<l>.ssl.keystore.*, ssl.key.password: per-broker dynamic
+// configs, the passwords stored encrypted with password.encoder.secret)
+// reloadable, as Kafka's SslFactory reconfiguration: the new keystore is
+// loaded and checked before anything changes, then new connections
+// handshake with it; open ones keep theirs. A keystore key of a listener
+// without TLS is refused (nothing would read it).
+func (b *Broker) registerKeystores() {
+	for _, l := range b.cfg.Listeners {
+		name := l.Name
+		keys := config.KeystoreKeys(name)
+		if !b.cfg.ListenerProtocol(name).UsesTLS() {
+			b.dyn.Register(dynamic.Component{Name: "listener " + name, Keys: keys,
+				Validate: func(_, next *config.Broker) error {
+					for _, k := range keys {
+						if _, ok := next.Raw[k]; ok {
+							return fmt.Errorf("listener %s is %s: it has no keystore (%s)", name, next.ListenerProtocol(name), k)
+						}
+					}
+					return nil
+				}, Apply: func(*config.Broker) {}})
+			continue
+		}
+		b.dyn.Register(dynamic.Component{Name: "listener " + name + " keystore", Keys: keys,
+			Validate: func(_, next *config.Broker) error {
+				_, err := listenerTLS(next, name)
+				return err
+			},
+			Apply: func(next *config.Broker) {
+				tc, err := listenerTLS(next, name)
+				if err == nil {
+					err = b.server.SetListenerTLS(name, tc)
+				}
+				if err != nil { // validated just before; a keystore file changed since
+					b.log.Error("listener keystore not reloaded", zap.String("listener", name), zap.Error(err))
+					return
+				}
+				b.log.Info("listener keystore reloaded: new connections use it", zap.String("listener", name))
+			}})
+	}
+}
+
+// listenerTLS loads a listener's TLS server configuration from cfg.
+func listenerTLS(cfg *config.Broker, name string) (*tls.Config, error) {
+	st, err := cfg.ListenerSSL(name)
+	if err != nil {
+		return nil, err
+	}
+	tc, err := st.Server()
+	if err != nil {
+		return nil, fmt.Errorf("listener %s keystore: %w", name, err)
+	}
+	return tc, nil
+}
+
+// applyStartKeystores installs, before the listeners open, the keystores
+// that dynamic configs stored for this broker (eff differs from
+// server.properties there).
+func (b *Broker) applyStartKeystores(eff *config.Broker) error {
+	for _, l := range b.cfg.Listeners {
+		if !b.cfg.ListenerProtocol(l.Name).UsesTLS() {
+			continue
+		}
+		same := true
+		for _, k := range config.KeystoreKeys(l.Name) {
+			if eff.Raw[k] != b.cfg.Raw[k] {
+				same = false
+			}
+		}
+		if same {
+			continue
+		}
+		tc, err := listenerTLS(eff, l.Name)
+		if err != nil {
+			return err
+		}
+		if err := b.server.SetListenerTLS(l.Name, tc); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -126,6 +126,28 @@ func TestTxnOffsetCommitVerification(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
+	// The offset is visible once its marker is written, before the
+	// coordinator has every marker acknowledged and the transaction
+	// CompleteCommit; until then a verification answers
+	// CONCURRENT_TRANSACTIONS. Wait for the end of the transaction.
+	for {
+		dt := kmsg.NewPtrDescribeTransactionsRequest()
+		dt.TransactionalIDs = []string{id}
+		r := request(t, cl, dt, func(r *kmsg.DescribeTransactionsResponse) int16 {
+			if len(r.TransactionStates) == 0 {
+				return 0
+			}
+			return r.TransactionStates[0].ErrorCode
+		})
+		if len(r.TransactionStates) == 1 && r.TransactionStates[0].State == "CompleteCommit" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("transaction not CompleteCommit: %+v", r.TransactionStates)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
 	// The next transaction has not added the group's partition: refused.
 	if r := commit(cl, 30); code(r) != kerr.TransactionAbortable {
 		t.Fatalf("commit in the next transaction without AddOffsetsToTxn: %v, want TRANSACTION_ABORTABLE", code(r))

@@ -82,6 +82,27 @@ func runBrokersZooKeeper(o Options, store metastore.Store, stdout io.Writer) err
 			return clientutil.Usage("%v", err)
 		}
 	}
+	// Password configs are stored encrypted with the brokers' secret, which
+	// Kafka 2.x's tool takes from --add-config password.encoder.secret=…
+	// (and the other password.encoder.* keys), never storing them.
+	encKV := map[string]string{}
+	keys = slices.DeleteFunc(keys, func(k string) bool {
+		if strings.HasPrefix(k, "password.encoder.") {
+			encKV[k] = vals[k]
+			return true
+		}
+		return false
+	})
+	encCfg, err := config.Parse(encKV, nil)
+	if err != nil {
+		return clientutil.Usage("%v", err)
+	}
+	enc := encCfg.PasswordEncoder
+	for _, k := range keys {
+		if config.IsPasswordConfig(k) && enc.Secret == "" {
+			return fmt.Errorf("Password encoder secret not specified")
+		}
+	}
 	var running []string
 	for _, k := range keys {
 		if !zkWhileRunning[k] {
@@ -110,7 +131,7 @@ func runBrokersZooKeeper(o Options, store metastore.Store, stdout io.Writer) err
 		entity = config.DefaultEntity
 	}
 	deletes := ParseDeleteConfig(o.DeleteConfig)
-	_, err := dynconfig.Change(store, entity, func(m map[string]string) error {
+	_, err = dynconfig.Change(store, entity, enc, func(m map[string]string) error {
 		var invalid []string
 		for _, k := range deletes {
 			if _, ok := m[k]; !ok {

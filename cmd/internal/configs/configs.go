@@ -65,6 +65,14 @@ func Run(ctx context.Context, o Options, adm *kadm.Client, stdout io.Writer) err
 		return runQuotas(ctx, o, adm, o.quota, stdout) // quotas.go
 	}
 	if o.EntityType == Users {
+		if !o.Alter {
+			// ConfigCommand describes a user's (or every user's) quotas
+			// first, then its SCRAM credentials.
+			part := quotaPart{typ: Users, name: o.EntityName, named: o.EntityName != ""}
+			if err := describeQuotas(ctx, adm, []quotaPart{part}, stdout); err != nil {
+				return err
+			}
+		}
 		return runUsers(ctx, o, adm, stdout) // users.go
 	}
 	if o.Alter {
