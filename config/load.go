@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -19,6 +20,17 @@ import (
 // Errors: the file cannot be read or is not valid properties syntax, or a
 // value is invalid (a *ValueError naming the key and the value).
 func Load(path string, log *zap.Logger) (*Broker, error) {
+	return LoadWithOverrides(path, nil, log)
+}
+
+// LoadWithOverrides is Load with kafka-server-start.sh's
+// "--override key=value" arguments (Kafka.scala getPropsFromArgs) applied
+// over the file's keys: each is split at its first '=' (the value may hold
+// more), a later override of a key wins, and "key" without '=' sets the
+// key to "" as Kafka's CommandLineUtils.parseKeyValueArgs does. The merged
+// keys are then validated as the file's alone would be; an invalid value
+// that came from an override is reported as "--override: …".
+func LoadWithOverrides(path string, overrides []string, log *zap.Logger) (*Broker, error) {
 	l := properties.Loader{Encoding: properties.UTF8, DisableExpansion: true}
 	p, err := l.LoadFile(path)
 	if err != nil {
@@ -29,8 +41,18 @@ func Load(path string, log *zap.Logger) (*Broker, error) {
 		v, _ := p.Get(k)
 		kv[k] = v
 	}
+	overridden := map[string]bool{}
+	for _, o := range overrides {
+		k, v, _ := strings.Cut(o, "=")
+		kv[k] = v
+		overridden[strings.TrimSpace(k)] = true
+	}
 	b, err := Parse(kv, log)
 	if err != nil {
+		var ve *ValueError
+		if errors.As(err, &ve) && overridden[ve.Key] {
+			return nil, fmt.Errorf("--override: %w", err)
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, nil

@@ -47,7 +47,7 @@ func init() {
 	f.BoolVar(&o.Verbose, "verbose", false, "with --describe --members: each member's assignment")
 	f.BoolVar(&o.State, "state", false, "with --describe: the group's state; with --list: each group's state")
 	f.BoolVar(&o.Offsets, "offsets", false, "with --describe: offsets and lag (the default)")
-	f.StringArrayVar(&o.Topics, "topic", nil, "with --reset-offsets: topic or topic:0,1,2 (repeatable)")
+	f.StringArrayVar(&o.Topics, "topic", nil, "with --reset-offsets or --delete-offsets: topic or topic:0,1,2 (repeatable)")
 	f.BoolVar(&o.AllTopics, "all-topics", false, "with --reset-offsets: every topic the group has offsets for")
 	f.BoolVar(&o.ToEarliest, "to-earliest", false, "reset to the earliest offset")
 	f.BoolVar(&o.ToLatest, "to-latest", false, "reset to the latest offset")
@@ -58,5 +58,8 @@ func init() {
 	f.StringVar(&o.ByDuration, "by-duration", "", "reset to the first offset at or after now minus PnDTnHnMnS")
 	f.BoolVar(&o.DryRun, "dry-run", false, "only show the new offsets (the default)")
 	f.BoolVar(&o.Execute, "execute", false, "commit the new offsets")
+	f.BoolVar(&o.Export, "export", false, "with --reset-offsets: print the plan as CSV (topic,partition,offset; with several groups group,topic,partition,offset)")
+	f.StringVar(&o.FromFile, "from-file", "", "with --reset-offsets: reset to the offsets of a CSV file as --export writes it")
+	f.BoolVar(&o.DeleteOffsets, "delete-offsets", false, "delete the offsets of one --group for the --topic partitions (topic or topic:0,1)")
 	root.AddCommand(cmd)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -17,17 +18,26 @@ import (
 )
 
 func init() {
-	root.AddCommand(&cobra.Command{
-		Use:   "server <server.properties>",
+	var overrides []string
+	cmd := &cobra.Command{
+		Use:   "server <server.properties> [--override property=value]*",
 		Short: "Run a broker (kafka-server-start.sh)",
-		Args:  cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return fmt.Errorf("USAGE: gregor server server.properties [--override property=value]*")
+			}
+			if len(args) > 1 { // Kafka.scala's words for stray arguments
+				return fmt.Errorf("Found non argument parameters: %s", strings.Join(args[1:], ","))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// One level registry for the process (BROKER_LOGGER resources):
 			// the cores log at debug, the registry filters at root INFO.
 			levels := logging.New(logging.Info)
 			log := levels.Logger(newLogger(false))
 			defer func() { _ = log.Sync() }()
-			cfg, err := config.Load(args[0], log.Named("config"))
+			cfg, err := config.LoadWithOverrides(args[0], overrides, log.Named("config"))
 			if err != nil {
 				return err
 			}
@@ -69,7 +79,9 @@ func init() {
 			log.Info("shut down cleanly")
 			return nil
 		},
-	})
+	}
+	cmd.Flags().StringArrayVar(&overrides, "override", nil, "a property that overrides its value in server.properties, property=value (repeatable; a later one wins)")
+	root.AddCommand(cmd)
 }
 
 // shutdownSignals make a clean (controlled) shutdown. SIGHUP is one, as for

@@ -39,6 +39,7 @@ func init() {
 	f.StringVar(&o.Topic, "topic", "", "the topic to create, alter, describe or delete; a regular expression except with --create")
 	f.Int32Var(&o.Partitions, "partitions", -1, "number of partitions (create: default num.partitions; alter: the new total)")
 	f.Int32Var(&o.ReplicationFactor, "replication-factor", -1, "replication factor of each partition (default default.replication.factor)")
+	f.StringVar(&o.ReplicaAssignment, "replica-assignment", "", "manual partition-to-broker assignment for the topic being created or altered: broker_id_for_part1_replica1:broker_id_for_part1_replica2,broker_id_for_part2_replica1:broker_id_for_part2_replica2,...")
 	f.StringArrayVar(&o.Configs, "config", nil, "a topic config override, name=value (repeatable)")
 	f.BoolVar(&o.IfExists, "if-exists", false, "with --alter, --delete or --describe: only act if the topic exists")
 	f.BoolVar(&o.IfNotExists, "if-not-exists", false, "with --create: only create if the topic does not exist")

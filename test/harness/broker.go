@@ -26,6 +26,9 @@ type Broker struct {
 	Dir     string // working dir: server.properties, broker.log, data/
 	DataDir string
 	Props   map[string]string
+	// Args follow "server <server.properties>" on the command line
+	// (kafka-server-start.sh's --override property=value).
+	Args    []string
 	cmd     *exec.Cmd
 	done    chan struct{}
 	logFile *os.File
@@ -51,8 +54,15 @@ func FreePort(t testing.TB) int {
 // it answers, and registers a cleanup that stops it.
 func StartBroker(t testing.TB, props map[string]string) *Broker {
 	t.Helper()
+	return StartBrokerArgs(t, props)
+}
+
+// StartBrokerArgs is StartBroker with args after the properties file on
+// the server's command line (b.Args).
+func StartBrokerArgs(t testing.TB, props map[string]string, args ...string) *Broker {
+	t.Helper()
 	dir := t.TempDir()
-	b := &Broker{t: t, Dir: dir, DataDir: filepath.Join(dir, "data"), Port: FreePort(t), Props: map[string]string{}}
+	b := &Broker{t: t, Dir: dir, DataDir: filepath.Join(dir, "data"), Port: FreePort(t), Props: map[string]string{}, Args: args}
 	defaults := map[string]string{
 		"broker.id":                        "0",
 		"log.dirs":                         b.DataDir,
@@ -94,7 +104,7 @@ func (b *Broker) Start() {
 		b.t.Fatalf("broker log: %v", err)
 	}
 	b.logFile = lf
-	b.cmd = exec.Command(Binary(b.t), "server", cfg)
+	b.cmd = exec.Command(Binary(b.t), append([]string{"server", cfg}, b.Args...)...)
 	b.cmd.Dir = b.Dir
 	b.cmd.Stdout, b.cmd.Stderr = lf, lf
 	if err := b.cmd.Start(); err != nil {

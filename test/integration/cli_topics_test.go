@@ -46,3 +46,51 @@ func TestCLITopicsDescribeReports(t *testing.T) {
 		t.Fatalf("plain describe printed %q", out)
 	}
 }
+
+// kafka-topics.sh --replica-assignment against the real broker: create
+// places the partitions as listed (CreateTopics with ReplicaAssignment),
+// --alter adds the entries past the existing partitions
+// (CreatePartitions with Assignment); the controller's refusals come back
+// with its INVALID_REPLICA_ASSIGNMENT messages, Kafka's option checks
+// refuse before anything is sent, and nothing is created on a refusal.
+func TestCLITopicsReplicaAssignment(t *testing.T) {
+	b := harness.StartBroker(t, nil)
+	bs := b.Addr()
+	topics := func(args ...string) (int, string, string) {
+		t.Helper()
+		return cliRun(t, nil, "kafka-topics.sh", append([]string{"--bootstrap-server", bs}, args...)...)
+	}
+	if code, out, errs := topics("--create", "--topic", "placed", "--replica-assignment", "0,0"); code != 0 || out != "Created topic placed.\n" {
+		t.Fatalf("create: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := topics("--alter", "--topic", "placed", "--partitions", "3", "--replica-assignment", "0,0,0"); code != 0 || out != "" {
+		t.Fatalf("alter: %d %q %q", code, out, errs)
+	}
+	code, out, errs := topics("--describe", "--topic", "placed")
+	if code != 0 || !strings.Contains(out, "PartitionCount: 3\tReplicationFactor: 1") || !strings.Contains(out, "\tPartition: 2\tLeader: 0\tReplicas: 0\tIsr: 0\n") {
+		t.Fatalf("describe: %d %q %q", code, out, errs)
+	}
+	const prefix = "Error while executing topic command : "
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--create", "--topic", "ghost", "--replica-assignment", "0:1"}, prefix + "Unknown broker(s) in replica assignment: 1.\n"},
+		{[]string{"--create", "--topic", "ghost", "--replica-assignment", "0:0"}, prefix + "Partition replica lists may not contain duplicate entries: 0\n"},
+		{[]string{"--create", "--topic", "ghost", "--replica-assignment", "0,0:1"}, prefix + "Partition 1 has different replication factor: [0, 1]\n"},
+		{[]string{"--create", "--topic", "ghost", "--replica-assignment", "0", "--partitions", "1"}, prefix + `Option "[replica-assignment]" can't be used with option "[partitions]"` + "\n"},
+		{[]string{"--create", "--topic", "ghost", "--replica-assignment", "0", "--replication-factor", "1"}, prefix + `Option "[replica-assignment]" can't be used with option "[replication-factor]"` + "\n"},
+		{[]string{"--alter", "--topic", "placed", "--partitions", "4", "--replica-assignment", "0,0,0,5"}, prefix + "Unknown broker(s) in replica assignment: 5.\n"},
+		{[]string{"--alter", "--topic", "placed", "--partitions", "5", "--replica-assignment", "0,0,0,0"}, prefix + "Increasing the number of partitions by 2 but 1 assignments provided.\n"},
+	} {
+		if code, out, errs := topics(c.args...); code != 1 || out != "" || errs != c.want {
+			t.Errorf("%v: %d %q %q; want %q", c.args, code, out, errs, c.want)
+		}
+	}
+	if code, out, _ := topics("--list", "--exclude-internal"); code != 0 || out != "placed\n" {
+		t.Fatalf("list after refusals: %d %q (a refused create left a topic behind?)", code, out)
+	}
+	if code, out, _ := topics("--describe", "--topic", "placed"); code != 0 || !strings.Contains(out, "PartitionCount: 3\t") {
+		t.Fatalf("refused alters changed the topic: %q", out)
+	}
+}

@@ -48,6 +48,17 @@ type Options struct {
 	ByDuration string // PnDTnHnMnS
 	DryRun     bool
 	Execute    bool
+	// FromFile is --from-file: a --reset-offsets plan read from a CSV file
+	// as --export writes it ("topic,partition,offset" lines for one
+	// --group, "group,topic,partition,offset" otherwise).
+	FromFile string
+	// Export is --export: --reset-offsets prints the plan as CSV
+	// (no header, one line per partition) instead of the table.
+	Export bool
+
+	// DeleteOffsets is --delete-offsets: delete one --group's committed
+	// offsets of the --topic partitions (OffsetDelete, KIP-496).
+	DeleteOffsets bool
 
 	// Now is the clock for --by-duration (default time.Now).
 	Now func() time.Time
@@ -57,13 +68,13 @@ type Options struct {
 // ConsumerGroupCommandOptions.checkArgs.
 func (o *Options) Check() error {
 	n := 0
-	for _, b := range []bool{o.List, o.Describe, o.Delete, o.ResetOffsets} {
+	for _, b := range []bool{o.List, o.Describe, o.Delete, o.ResetOffsets, o.DeleteOffsets} {
 		if b {
 			n++
 		}
 	}
 	if n != 1 {
-		return errors.New("command must include exactly one action: --list, --describe, --delete, --reset-offsets")
+		return errors.New("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets")
 	}
 	if o.BootstrapServer == "" {
 		return errors.New("missing required argument \"[bootstrap-server]\"")
@@ -71,20 +82,40 @@ func (o *Options) Check() error {
 	if (o.Describe || o.Delete || o.ResetOffsets) && len(o.Groups) == 0 && !o.AllGroups {
 		return errors.New("option [describe|delete|reset-offsets] takes one of these options: [all-groups], [group]")
 	}
+	if o.DeleteOffsets {
+		if len(o.Groups) == 0 || len(o.Topics) == 0 {
+			return errors.New("Option [delete-offsets] takes the following options: [all-groups], [group]")
+		}
+		if o.AllGroups {
+			return errors.New("Option \"[group]\" can't be used with option \"[all-groups]\"")
+		}
+		if len(o.Groups) > 1 {
+			return errors.New("Found multiple arguments for option group, but you asked for only one")
+		}
+	}
+	if o.Export && !o.ResetOffsets {
+		return errors.New("Option [export] is only supported with [reset-offsets]")
+	}
+	if o.FromFile != "" && !o.ResetOffsets {
+		return errors.New("Option [from-file] is only supported with [reset-offsets]")
+	}
+	if o.ResetOffsets && o.FromFile != "" && (len(o.Topics) > 0 || o.AllTopics) {
+		return errors.New("Option [from-file] takes the partitions from the file: not with [topic] or [all-topics]")
+	}
 	if o.ResetOffsets {
 		plans := 0
-		for _, b := range []bool{o.ToEarliest, o.ToLatest, o.ToCurrent, o.ToOffset != nil, o.ShiftBy != nil, o.ToDatetime != "", o.ByDuration != ""} {
+		for _, b := range []bool{o.ToEarliest, o.ToLatest, o.ToCurrent, o.ToOffset != nil, o.ShiftBy != nil, o.ToDatetime != "", o.ByDuration != "", o.FromFile != ""} {
 			if b {
 				plans++
 			}
 		}
 		if plans != 1 {
-			return errors.New("option [reset-offsets] takes exactly one reset specification: --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, --to-datetime, --by-duration")
+			return errors.New("option [reset-offsets] takes exactly one reset specification: --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, --to-datetime, --by-duration, --from-file")
 		}
 		if o.DryRun && o.Execute {
 			return errors.New("option [reset-offsets] takes only one of these options: [dry-run], [execute]")
 		}
-		if len(o.Topics) == 0 && !o.AllTopics {
+		if len(o.Topics) == 0 && !o.AllTopics && o.FromFile == "" {
 			return errors.New("option [reset-offsets] takes one of these options: [all-topics], [topic]")
 		}
 	}
@@ -116,11 +147,20 @@ func Run(ctx context.Context, o Options, adm *kadm.Client, out, errOut io.Writer
 		return list(ctx, o, adm, out)
 	case o.Delete:
 		return deleteGroups(ctx, adm, groups, out)
+	case o.DeleteOffsets:
+		return deleteOffsets(ctx, adm, o.Groups[0], o.Topics, out)
 	case o.ResetOffsets:
 		// Kafka's resetOffsets then printOffsetsToReset: each group is
 		// planned (and with --execute committed) in turn, a group that is
 		// not inactive only gets an error line; then one table holds every
 		// group's new offsets (its header even when no group has any).
+		var fromFile map[string][]kadm.Offset
+		if o.FromFile != "" {
+			var err error
+			if fromFile, err = readResetPlan(o.FromFile, len(o.Groups) == 1, o.Groups); err != nil {
+				return err
+			}
+		}
 		var plan []plannedOffset
 		seen := map[string]bool{}
 		for _, g := range groups {
@@ -128,11 +168,15 @@ func Run(ctx context.Context, o Options, adm *kadm.Client, out, errOut io.Writer
 				continue
 			}
 			seen[g] = true
-			p, err := resetOffsets(ctx, o, adm, g, out)
+			p, err := resetOffsets(ctx, o, adm, g, fromFile, out)
 			if err != nil {
 				return err
 			}
 			plan = append(plan, p...)
+		}
+		if o.Export { // Kafka prints the CSV with println: a blank line after it
+			_, err := fmt.Fprintln(out, exportCSV(plan, len(o.Groups) == 1))
+			return err
 		}
 		if len(seen) == 0 {
 			return nil

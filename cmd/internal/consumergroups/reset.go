@@ -2,9 +2,11 @@ package consumergroups
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -63,7 +65,10 @@ func printPlan(out io.Writer, plan []plannedOffset) error {
 // and returns the plan. Like Kafka, only an inactive group (Empty or
 // unknown) may be reset: for another one it prints Kafka's error line on
 // out and returns no plan and no error (Kafka goes on and exits 0).
-func resetOffsets(ctx context.Context, o Options, adm *kadm.Client, group string, out io.Writer) ([]plannedOffset, error) {
+// With fromFile (--from-file) the group's partitions and offsets are the
+// file's, clamped to each partition's range; a group the file has no
+// lines for gets Kafka's "No reset plan for group g found" error line.
+func resetOffsets(ctx context.Context, o Options, adm *kadm.Client, group string, fromFile map[string][]kadm.Offset, out io.Writer) ([]plannedOffset, error) {
 	ds, err := adm.DescribeGroups(ctx, group)
 	if err != nil {
 		return nil, err
@@ -77,7 +82,27 @@ func resetOffsets(ctx context.Context, o Options, adm *kadm.Client, group string
 		return nil, err
 	}
 	var specs []topicSpec
-	if o.AllTopics {
+	fileOffsets := map[tp]int64{}
+	if fromFile != nil {
+		entries, ok := fromFile[group]
+		if !ok {
+			printError(out, "No reset plan for group %s found", group)
+			return nil, nil
+		}
+		byTopic := map[string]*topicSpec{}
+		for _, e := range entries {
+			if byTopic[e.Topic] == nil {
+				byTopic[e.Topic] = &topicSpec{topic: e.Topic, partitions: []int32{}}
+			}
+			if _, dup := fileOffsets[tp{e.Topic, e.Partition}]; !dup {
+				byTopic[e.Topic].partitions = append(byTopic[e.Topic].partitions, e.Partition)
+			}
+			fileOffsets[tp{e.Topic, e.Partition}] = e.At // a later line wins, as in Kafka's map
+		}
+		for _, t := range slices.Sorted(maps.Keys(byTopic)) {
+			specs = append(specs, *byTopic[t])
+		}
+	} else if o.AllTopics {
 		for t := range committed {
 			specs = append(specs, topicSpec{topic: t})
 		}
@@ -169,6 +194,8 @@ func resetOffsets(ctx context.Context, o Options, adm *kadm.Client, group string
 				}
 			case o.ToOffset != nil:
 				target = clamp(*o.ToOffset)
+			case fromFile != nil:
+				target = clamp(fileOffsets[tp{s.topic, p}])
 			case o.ShiftBy != nil:
 				// Kafka's resetByShiftBy has nothing to shift from and
 				// refuses (IllegalArgumentException: usage error, exit 1);
@@ -198,6 +225,77 @@ func resetOffsets(ctx context.Context, o Options, adm *kadm.Client, group string
 		if err := rs.Error(); err != nil {
 			return nil, fmt.Errorf("committing new offsets of group '%s': %w", group, err)
 		}
+	}
+	return plan, nil
+}
+
+// exportCSV is Kafka's exportOffsetsToCsv (--export): a line per planned
+// offset, "topic,partition,offset" when one --group was given, else
+// "group,topic,partition,offset"; no header. Values with a ',' '"' or line
+// break are quoted as Jackson's CSV writer quotes them.
+func exportCSV(plan []plannedOffset, singleGroup bool) string {
+	var b strings.Builder
+	for _, x := range plan {
+		if !singleGroup {
+			b.WriteString(csvField(x.group) + ",")
+		}
+		fmt.Fprintf(&b, "%s,%d,%d\n", csvField(x.Topic), x.Partition, x.At)
+	}
+	return b.String()
+}
+
+func csvField(s string) string {
+	if !strings.ContainsAny(s, ",\"\r\n") {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// readResetPlan reads --from-file: as Kafka's parseResetPlan, with one
+// --group a file whose first line is "topic,partition,offset" is that
+// group's plan; otherwise every line is "group,topic,partition,offset".
+// Empty lines are skipped. Errors name the file and line.
+func readResetPlan(path string, singleGroup bool, groups []string) (map[string][]kadm.Offset, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var lines [][]string
+	r := csv.NewReader(strings.NewReader(string(data)))
+	r.FieldsPerRecord = -1
+	r.TrimLeadingSpace = true
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--from-file %s: %v", path, err)
+		}
+		lines = append(lines, rec)
+	}
+	noGroup := singleGroup && len(lines) > 0 && len(lines[0]) == 3
+	plan := map[string][]kadm.Offset{}
+	for i, rec := range lines {
+		want := 4
+		if noGroup {
+			want = 3
+		}
+		if len(rec) != want {
+			return nil, fmt.Errorf("--from-file %s line %d: want %d fields (%s), got %d", path, i+1, want, map[bool]string{true: "topic,partition,offset", false: "group,topic,partition,offset"}[noGroup], len(rec))
+		}
+		group := ""
+		if noGroup {
+			group = groups[0]
+		} else {
+			group, rec = rec[0], rec[1:]
+		}
+		p, err1 := strconv.ParseInt(strings.TrimSpace(rec[1]), 10, 32)
+		off, err2 := strconv.ParseInt(strings.TrimSpace(rec[2]), 10, 64)
+		if err1 != nil || err2 != nil || p < 0 {
+			return nil, fmt.Errorf("--from-file %s line %d: partition and offset must be integers: %q", path, i+1, strings.Join(rec, ","))
+		}
+		plan[group] = append(plan[group], kadm.Offset{Topic: rec[0], Partition: int32(p), At: off, LeaderEpoch: -1})
 	}
 	return plan, nil
 }

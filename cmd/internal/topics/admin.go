@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"gregor/cmd/internal/clientutil"
@@ -25,12 +26,17 @@ type Admin interface {
 	// ListTopics returns every topic name (internal ones included), sorted.
 	ListTopics(ctx context.Context) ([]string, error)
 	// CreateTopic creates one topic; partitions / replicationFactor -1 take
-	// the broker's num.partitions / default.replication.factor.
-	CreateTopic(ctx context.Context, topic string, partitions int32, replicationFactor int16, configs map[string]string) error
+	// the broker's num.partitions / default.replication.factor. A non-nil
+	// assignment (--replica-assignment: index = partition id, value =
+	// broker ids) places the replicas instead; partitions and
+	// replicationFactor are then -1.
+	CreateTopic(ctx context.Context, topic string, partitions int32, replicationFactor int16, assignment [][]int32, configs map[string]string) error
 	// DeleteTopics deletes the topics.
 	DeleteTopics(ctx context.Context, topics []string) error
 	// SetPartitionCount grows a topic to total partitions (CreatePartitions).
-	SetPartitionCount(ctx context.Context, topic string, total int) error
+	// A non-nil added holds the replicas of the new partitions, in order
+	// (CreatePartitions' Assignment); nil lets the cluster place them.
+	SetPartitionCount(ctx context.Context, topic string, total int, added [][]int32) error
 	// DescribeTopics returns the topics' partitions and non-default configs,
 	// in the order asked.
 	DescribeTopics(ctx context.Context, topics []string) ([]TopicDescription, error)
@@ -74,8 +80,13 @@ type ConfigValue struct{ Name, Value string }
 // with exit status 2.
 var ZooKeeperAdmin func(connect string) (Admin, error)
 
-// KadmAdmin is Admin over the Kafka protocol.
-type KadmAdmin struct{ Adm *kadm.Client }
+// KadmAdmin is Admin over the Kafka protocol: Adm for what kadm shapes,
+// Cl (the client under Adm) for the requests with a manual replica
+// assignment, which kadm does not send.
+type KadmAdmin struct {
+	Adm *kadm.Client
+	Cl  *kgo.Client
+}
 
 // ListTopics implements Admin.
 func (a KadmAdmin) ListTopics(ctx context.Context) ([]string, error) {
@@ -90,7 +101,10 @@ func (a KadmAdmin) ListTopics(ctx context.Context) ([]string, error) {
 }
 
 // CreateTopic implements Admin.
-func (a KadmAdmin) CreateTopic(ctx context.Context, topic string, partitions int32, rf int16, configs map[string]string) error {
+func (a KadmAdmin) CreateTopic(ctx context.Context, topic string, partitions int32, rf int16, assignment [][]int32, configs map[string]string) error {
+	if assignment != nil {
+		return a.createWithAssignment(ctx, topic, assignment, configs)
+	}
 	cfg := make(map[string]*string, len(configs))
 	for k, v := range configs {
 		v := v
@@ -123,7 +137,10 @@ func (a KadmAdmin) DeleteTopics(ctx context.Context, topics []string) error {
 }
 
 // SetPartitionCount implements Admin.
-func (a KadmAdmin) SetPartitionCount(ctx context.Context, topic string, total int) error {
+func (a KadmAdmin) SetPartitionCount(ctx context.Context, topic string, total int, added [][]int32) error {
+	if added != nil {
+		return a.addPartitionsWithAssignment(ctx, topic, total, added)
+	}
 	resps, err := a.Adm.UpdatePartitions(ctx, total, topic)
 	if err != nil {
 		return err
@@ -184,6 +201,77 @@ func (a KadmAdmin) DescribeTopics(ctx context.Context, topics []string) ([]Topic
 		out = append(out, td)
 	}
 	return out, nil
+}
+
+// createWithAssignment is CreateTopics v4 with ReplicaAssignment and
+// NumPartitions / ReplicationFactor -1, as the Java AdminClient sends a
+// NewTopic built from an assignment (kadm has no form for it). The
+// controller validates the assignment (INVALID_REPLICA_ASSIGNMENT with
+// its message: unknown brokers, duplicates, inconsistent replica counts).
+func (a KadmAdmin) createWithAssignment(ctx context.Context, topic string, assignment [][]int32, configs map[string]string) error {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 30000
+	t := kmsg.NewCreateTopicsRequestTopic()
+	t.Topic, t.NumPartitions, t.ReplicationFactor = topic, -1, -1
+	for p, replicas := range assignment {
+		ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+		ra.Partition, ra.Replicas = int32(p), replicas
+		t.ReplicaAssignment = append(t.ReplicaAssignment, ra)
+	}
+	for k, v := range configs {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = k, kmsg.StringPtr(v)
+		t.Configs = append(t.Configs, c)
+	}
+	req.Topics = append(req.Topics, t)
+	resp, err := req.RequestWith(ctx, a.Cl)
+	if err != nil {
+		return err
+	}
+	for _, rt := range resp.Topics {
+		if err := kerr.ErrorForCode(rt.ErrorCode); err != nil {
+			return clientutil.WithMessage(err, derefString(rt.ErrorMessage))
+		}
+	}
+	if len(resp.Topics) == 0 {
+		return fmt.Errorf("topic %s: the broker answered CreateTopics without the topic", topic)
+	}
+	return nil
+}
+
+// addPartitionsWithAssignment is CreatePartitions with Assignment: the
+// replicas of each new partition, in order (kadm has no form for it).
+func (a KadmAdmin) addPartitionsWithAssignment(ctx context.Context, topic string, total int, added [][]int32) error {
+	req := kmsg.NewPtrCreatePartitionsRequest()
+	req.TimeoutMillis = 30000
+	t := kmsg.NewCreatePartitionsRequestTopic()
+	t.Topic, t.Count = topic, int32(total)
+	for _, replicas := range added {
+		as := kmsg.NewCreatePartitionsRequestTopicAssignment()
+		as.Replicas = replicas
+		t.Assignment = append(t.Assignment, as)
+	}
+	req.Topics = append(req.Topics, t)
+	resp, err := req.RequestWith(ctx, a.Cl)
+	if err != nil {
+		return err
+	}
+	for _, rt := range resp.Topics {
+		if err := kerr.ErrorForCode(rt.ErrorCode); err != nil {
+			return clientutil.WithMessage(err, derefString(rt.ErrorMessage))
+		}
+	}
+	if len(resp.Topics) == 0 {
+		return fmt.Errorf("topic %s: the broker answered CreatePartitions without the topic", topic)
+	}
+	return nil
+}
+
+func derefString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // LiveBrokers implements LiveBrokerLister: the brokers in the cluster's

@@ -23,9 +23,14 @@ type Options struct {
 	Partitions                            int32  // -1 = not given
 	ReplicationFactor                     int32  // -1 = not given
 	Configs                               []string
-	IfExists                              bool
-	IfNotExists                           bool
-	ExcludeInternal                       bool
+	// ReplicaAssignment is --replica-assignment: "b1:b2,b3:b4" gives
+	// partition 0 replicas b1,b2 and partition 1 b3,b4 (create: the whole
+	// topic; alter: entries past the existing partitions are the added
+	// ones). "" = not given. See ParseReplicaAssignment.
+	ReplicaAssignment string
+	IfExists          bool
+	IfNotExists       bool
+	ExcludeInternal   bool
 	// DisableRackAware is --disable-rack-aware: with --zookeeper, assign
 	// replicas ignoring broker.rack (Kafka's RackAwareMode.Disabled).
 	DisableRackAware bool
@@ -64,17 +69,26 @@ func (o *Options) Check() error {
 	if o.Alter && len(o.Configs) > 0 {
 		return clientutil.Usage("Option \"[config]\" can't be used with option \"[alter]\"; use kafka-configs.sh to change topic configs")
 	}
+	if err := o.checkAssignmentOptions(); err != nil {
+		return err
+	}
 	if err := o.checkReports(); err != nil {
 		return err
 	}
 	if o.IfExists && !(o.Alter || o.Delete || o.Describe) {
 		return clientutil.Usage("Option \"[if-exists]\" can only be used with --alter, --delete or --describe")
 	}
-	if o.DisableRackAware && o.ZooKeeper == "" {
-		return clientutil.Usage("--disable-rack-aware is applied with --zookeeper only: with --bootstrap-server the controller assigns replicas (rack-aware when every broker has broker.rack)")
+	// --disable-rack-aware is Kafka 2.x's ZooKeeper-path option; Kafka
+	// 3.9's kafka-topics.sh (--bootstrap-server only) does not know it, and
+	// 2.x's AdminClient path ignored it: refused there with 3.9's words.
+	if o.DisableRackAware && o.BootstrapServer != "" {
+		return clientutil.Usage("disable-rack-aware is not a recognized option (with --bootstrap-server the controller assigns replicas, rack-aware when every broker has broker.rack; the option applies with --zookeeper)")
 	}
 	if o.DisableRackAware && !o.Create && !o.Alter {
 		return clientutil.Usage("Option \"[disable-rack-aware]\" can only be used with --create or --alter")
+	}
+	if o.DisableRackAware && o.ReplicaAssignment != "" { // a manual assignment places no replicas
+		return clientutil.Usage("Option \"[disable-rack-aware]\" can't be used with option \"[replica-assignment]\"")
 	}
 	if o.IfNotExists && !o.Create {
 		return clientutil.Usage("Option \"[if-not-exists]\" can only be used with --create")
@@ -140,10 +154,27 @@ func Run(ctx context.Context, o Options, admin Admin, stdout io.Writer) error {
 				return err
 			}
 		}
+		assignment, err := o.replicaAssignment()
+		if err != nil {
+			return err
+		}
+		added := map[string][][]int32{}
+		if assignment != nil && len(names) > 0 {
+			ds, err := admin.DescribeTopics(ctx, names)
+			if err != nil {
+				return err
+			}
+			for _, d := range ds {
+				if added[d.Name], err = assignmentFor(assignment, len(d.Partitions), int(o.Partitions)); err != nil {
+					return err
+				}
+			}
+		}
 		for _, n := range names {
-			if err := admin.SetPartitionCount(ctx, n, int(o.Partitions)); err != nil {
-				if clientutil.HasBrokerMessage(err) {
-					return err // the broker's message names the topic
+			if err := admin.SetPartitionCount(ctx, n, int(o.Partitions), added[n]); err != nil {
+				var ze *zkError
+				if clientutil.HasBrokerMessage(err) || errors.As(err, &ze) {
+					return err // the broker's (or AdminZkClient's) message names the topic
 				}
 				return fmt.Errorf("topic %s: %w", n, err)
 			}
@@ -153,15 +184,27 @@ func Run(ctx context.Context, o Options, admin Admin, stdout io.Writer) error {
 	return clientutil.Usage("no action")
 }
 
+// replicaAssignment parses --replica-assignment; nil when not given.
+func (o *Options) replicaAssignment() ([][]int32, error) {
+	if o.ReplicaAssignment == "" {
+		return nil, nil
+	}
+	return ParseReplicaAssignment(o.ReplicaAssignment)
+}
+
 func create(ctx context.Context, o Options, admin Admin, stdout io.Writer) error {
 	configs, err := clientutil.ParseConfigs("--config", o.Configs)
+	if err != nil {
+		return err
+	}
+	assignment, err := o.replicaAssignment()
 	if err != nil {
 		return err
 	}
 	if strings.Contains(o.Topic, ".") && strings.Contains(o.Topic, "_") {
 		fmt.Fprintln(stdout, "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. To avoid issues it is best to use either, but not both.")
 	}
-	err = admin.CreateTopic(ctx, o.Topic, o.Partitions, int16(o.ReplicationFactor), configs)
+	err = admin.CreateTopic(ctx, o.Topic, o.Partitions, int16(o.ReplicationFactor), assignment, configs)
 	switch {
 	case errors.Is(err, kerr.TopicAlreadyExists):
 		if o.IfNotExists {

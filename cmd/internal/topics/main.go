@@ -5,6 +5,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+
 	"gregor/cmd/internal/clientutil"
 )
 
@@ -43,9 +45,9 @@ func connect(o Options, props map[string]string) (Admin, error) {
 		}
 		return a, err
 	}
-	adm, err := clientutil.AdminClient(o.BootstrapServer, props)
+	cl, err := clientutil.AdminKgoClient(o.BootstrapServer, props)
 	if err != nil {
 		return nil, err
 	}
-	return KadmAdmin{Adm: adm}, nil
+	return KadmAdmin{Adm: kadm.NewClient(cl), Cl: cl}, nil
 }

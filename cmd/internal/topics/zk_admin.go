@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -126,7 +127,16 @@ func (a *ZkAdmin) assign(brokers []int32, partitions int32, rf int16, start int,
 // --replication-factor, as in Kafka 2.x. Errors: kerr.InvalidTopicException
 // (bad name), kerr.TopicAlreadyExists, kerr.InvalidReplicationFactor (more
 // replicas than registered brokers), kerr.InvalidConfig.
-func (a *ZkAdmin) CreateTopic(ctx context.Context, topic string, partitions int32, replicationFactor int16, configs map[string]string) error {
+//
+// With an assignment (--replica-assignment) the replicas are written as
+// given, as Kafka 2.x's AdminZkClient.createTopicWithAssignment: replica
+// counts must agree and a list must not repeat a broker
+// (kerr.InvalidReplicaAssignment), but the brokers need not be registered
+// yet (their partitions stay offline until they are).
+func (a *ZkAdmin) CreateTopic(ctx context.Context, topic string, partitions int32, replicationFactor int16, assignment [][]int32, configs map[string]string) error {
+	if assignment != nil {
+		return a.createWithAssignment(topic, assignment, configs)
+	}
 	if partitions < 0 {
 		return clientutil.Usage("Missing required argument \"[partitions]\"")
 	}
@@ -158,6 +168,56 @@ func (a *ZkAdmin) CreateTopic(ctx context.Context, topic string, partitions int3
 	if err != nil {
 		return err
 	}
+	return a.writeTopic(topic, parts, configs)
+}
+
+// createWithAssignment is CreateTopic with the replicas given, validated
+// as Kafka's AdminZkClient.validateTopicCreate.
+func (a *ZkAdmin) createWithAssignment(topic string, assignment [][]int32, configs map[string]string) error {
+	if err := ValidateTopicName(topic); err != nil {
+		return err
+	}
+	if ok, err := a.Store.Exists(zkmeta.TopicPath(topic)); err != nil {
+		return err
+	} else if ok {
+		return kerr.TopicAlreadyExists
+	}
+	if err := a.checkCollision(topic); err != nil {
+		return err
+	}
+	parts := make(map[int32][]int32, len(assignment))
+	for p, replicas := range assignment {
+		if len(replicas) != len(assignment[0]) {
+			return kafkaErr(kerr.InvalidReplicaAssignment, "All partitions should have the same number of replicas")
+		}
+		seen := map[int32]bool{}
+		for _, r := range replicas {
+			if seen[r] {
+				return kafkaErr(kerr.InvalidReplicaAssignment, "Duplicate replica assignment found: %s", scalaAssignment(assignment))
+			}
+			seen[r] = true
+		}
+		parts[int32(p)] = replicas
+	}
+	if err := config.ValidateTopicConfigs(configs); err != nil {
+		return kafkaErr(kerr.InvalidConfig, "%v", err)
+	}
+	return a.writeTopic(topic, parts, configs)
+}
+
+// scalaAssignment renders an assignment as Scala prints a Map[Int, Seq[Int]]
+// (Kafka's "Duplicate replica assignment found: " message).
+func scalaAssignment(assignment [][]int32) string {
+	s := make([]string, len(assignment))
+	for p, replicas := range assignment {
+		s[p] = fmt.Sprintf("%d -> List(%s)", p, brokerList(replicas))
+	}
+	return "Map(" + strings.Join(s, ", ") + ")"
+}
+
+// writeTopic writes a new topic's config and then its assignment (with a
+// fresh topic id), the znode the controller reacts to.
+func (a *ZkAdmin) writeTopic(topic string, parts map[int32][]int32, configs map[string]string) error {
 	assignment := zkmeta.TopicAssignment{Partitions: parts}
 	if _, err := rand.Read(assignment.TopicID[:]); err != nil {
 		return err
@@ -173,7 +233,7 @@ func (a *ZkAdmin) CreateTopic(ctx context.Context, topic string, partitions int3
 	} else if err != nil {
 		return err
 	}
-	err = metastore.CreateAll(a.Store, zkmeta.TopicPath(topic), assignment.Encode(), false)
+	err := metastore.CreateAll(a.Store, zkmeta.TopicPath(topic), assignment.Encode(), false)
 	if errors.Is(err, metastore.ErrNodeExists) {
 		return kerr.TopicAlreadyExists
 	}
@@ -231,7 +291,13 @@ func (a *ZkAdmin) DeleteTopics(ctx context.Context, topics []string) error {
 // conditionally on its znode version. Errors: kerr.InvalidPartitions when
 // total is not an increase; kerr.InvalidReplicationFactor when fewer
 // brokers are registered than the topic's replication factor.
-func (a *ZkAdmin) SetPartitionCount(ctx context.Context, topic string, total int) error {
+//
+// A non-nil added (--replica-assignment) places the new partitions as
+// given, validated as AdminZkClient.validateReplicaAssignment: a replica
+// list empty or repeating a broker, or of another size than partition
+// 0's, is kerr.InvalidReplicaAssignment; a broker not registered is
+// kerr.BrokerNotAvailable.
+func (a *ZkAdmin) SetPartitionCount(ctx context.Context, topic string, total int, added [][]int32) error {
 	data, version, err := a.Store.Get(zkmeta.TopicPath(topic))
 	if errors.Is(err, metastore.ErrNoNode) {
 		return kafkaErr(kerr.UnknownTopicOrPartition, "Topic %s does not exist", topic)
@@ -254,25 +320,73 @@ func (a *ZkAdmin) SetPartitionCount(ctx context.Context, topic string, total int
 	}
 	first := asg.Partitions[0]
 	rf := len(first)
-	if rf == 0 || rf > len(brokers) {
-		return kafkaErr(kerr.InvalidReplicationFactor, "Replication factor: %d larger than available brokers: %d.", rf, len(brokers))
-	}
-	start := sort.Search(len(brokers), func(i int) bool { return brokers[i] >= first[0] })
-	if start == len(brokers) || brokers[start] != first[0] {
-		start = -1 // partition 0's leader is not registered: random start
-	}
-	added, err := a.assign(brokers, int32(total-cur), int16(rf), start, int32(cur))
-	if err != nil {
-		return err
-	}
-	for p, reps := range added {
-		asg.Partitions[p] = reps
+	if added != nil {
+		if err := checkAddedAssignment(added, cur, rf, brokers); err != nil {
+			return err
+		}
+		for i, reps := range added {
+			asg.Partitions[int32(cur+i)] = reps
+		}
+	} else {
+		if rf == 0 || rf > len(brokers) {
+			return kafkaErr(kerr.InvalidReplicationFactor, "Replication factor: %d larger than available brokers: %d.", rf, len(brokers))
+		}
+		start := sort.Search(len(brokers), func(i int) bool { return brokers[i] >= first[0] })
+		if start == len(brokers) || brokers[start] != first[0] {
+			start = -1 // partition 0's leader is not registered: random start
+		}
+		placed, err := a.assign(brokers, int32(total-cur), int16(rf), start, int32(cur))
+		if err != nil {
+			return err
+		}
+		for p, reps := range placed {
+			asg.Partitions[p] = reps
+		}
 	}
 	if _, err := a.Store.Set(zkmeta.TopicPath(topic), asg.Encode(), version); err != nil {
 		if errors.Is(err, metastore.ErrBadVersion) {
 			return fmt.Errorf("topic %s changed while adding partitions; retry: %w", topic, err)
 		}
 		return err
+	}
+	return nil
+}
+
+// checkAddedAssignment is Kafka's AdminZkClient.validateReplicaAssignment
+// for the partitions cur, cur+1, … that added places, with partition 0's
+// replica count rf and the registered brokers.
+func checkAddedAssignment(added [][]int32, cur, rf int, brokers []int32) error {
+	live := make(map[int32]bool, len(brokers))
+	for _, b := range brokers {
+		live[b] = true
+	}
+	var bad, badRF []string
+	for i, replicas := range added {
+		p := cur + i
+		if len(replicas) == 0 {
+			return kafkaErr(kerr.InvalidReplicaAssignment, "Cannot have replication factor of 0 for partition id %d.", p)
+		}
+		seen := map[int32]bool{}
+		for _, r := range replicas {
+			if seen[r] {
+				return kafkaErr(kerr.InvalidReplicaAssignment, "Duplicate brokers not allowed in replica assignment: %s for partition id %d.", brokerList(replicas), p)
+			}
+			seen[r] = true
+		}
+		for _, r := range replicas {
+			if !live[r] {
+				return kafkaErr(kerr.BrokerNotAvailable, "Some brokers specified for partition id %d are not available. Specified brokers: %s, available brokers: %s.",
+					p, brokerList(replicas), brokerList(brokers))
+			}
+		}
+		if len(replicas) != rf {
+			bad = append(bad, strconv.Itoa(p))
+			badRF = append(badRF, strconv.Itoa(len(replicas)))
+		}
+	}
+	if len(bad) > 0 {
+		return kafkaErr(kerr.InvalidReplicaAssignment, "Inconsistent replication factor between partitions, partition 0 has %d while partitions [%s] have replication factors [%s], respectively.",
+			rf, strings.Join(bad, ", "), strings.Join(badRF, ", "))
 	}
 	return nil
 }

@@ -178,17 +178,17 @@ func TestZooKeeperAdminErrorsKeepKafkaCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	err = a.CreateTopic(t.Context(), "t", 1, 2, nil)
+	err = a.CreateTopic(t.Context(), "t", 1, 2, nil, nil)
 	if !errors.Is(err, kerr.InvalidReplicationFactor) {
 		t.Fatalf("err = %v, want InvalidReplicationFactor", err)
 	}
-	if err := a.CreateTopic(t.Context(), "a.b", 1, 1, nil); err != nil {
+	if err := a.CreateTopic(t.Context(), "a.b", 1, 1, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.CreateTopic(t.Context(), "a_b", 1, 1, nil); !errors.Is(err, kerr.InvalidTopicException) {
+	if err := a.CreateTopic(t.Context(), "a_b", 1, 1, nil, nil); !errors.Is(err, kerr.InvalidTopicException) {
 		t.Fatalf("colliding name err = %v, want InvalidTopicException", err)
 	}
-	if err := a.CreateTopic(t.Context(), "c", 1, 1, map[string]string{"no.such": "1"}); !errors.Is(err, kerr.InvalidConfig) {
+	if err := a.CreateTopic(t.Context(), "c", 1, 1, nil, map[string]string{"no.such": "1"}); !errors.Is(err, kerr.InvalidConfig) {
 		t.Fatalf("unknown config err = %v, want InvalidConfig", err)
 	}
 	if _, err := OpenZooKeeperAdmin("host:2181/bad//chroot"); err == nil {

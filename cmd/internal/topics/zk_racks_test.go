@@ -29,7 +29,7 @@ func rackStore(t *testing.T, racks map[int32]string) metastore.Store {
 func TestZkCreateRackAware(t *testing.T) {
 	racks := map[int32]string{1: "a", 2: "a", 3: "b", 4: "b"}
 	a := &ZkAdmin{Store: rackStore(t, racks)}
-	if err := a.CreateTopic(t.Context(), "r", 8, 2, nil); err != nil {
+	if err := a.CreateTopic(t.Context(), "r", 8, 2, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	data, _, err := a.Store.Get(zkmeta.TopicPath("r"))
@@ -47,12 +47,12 @@ func TestZkCreateRackAware(t *testing.T) {
 	}
 
 	mixed := &ZkAdmin{Store: rackStore(t, map[int32]string{1: "a", 2: ""})}
-	err = mixed.CreateTopic(t.Context(), "m", 1, 2, nil)
+	err = mixed.CreateTopic(t.Context(), "m", 1, 2, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "Not all brokers have rack information. Add --disable-rack-aware") {
 		t.Fatalf("mixed racks: %v", err)
 	}
 	mixed.DisableRackAware = true
-	if err := mixed.CreateTopic(t.Context(), "m", 1, 2, nil); err != nil {
+	if err := mixed.CreateTopic(t.Context(), "m", 1, 2, nil, nil); err != nil {
 		t.Fatalf("--disable-rack-aware: %v", err)
 	}
 	if err := (&Options{BootstrapServer: "h:1", Create: true, Topic: "x", Partitions: -1, ReplicationFactor: -1, DisableRackAware: true}).Check(); err == nil {
