@@ -75,9 +75,6 @@ func List(store metastore.Store) ([]Entity, error) {
 	return out, nil
 }
 
-// maxCASAttempts bounds Update's read-modify-write retries.
-const maxCASAttempts = 10
-
 // Update changes the entity's znode config with edit (which modifies the
 // map it gets, or returns an error to abort: nothing is written) under
 // compare-and-set, then writes the /config/changes notification with the
@@ -85,25 +82,7 @@ const maxCASAttempts = 10
 // (user, client) pair changeUserOrUserClientIdConfig). Other keys of the
 // znode (SCRAM credentials) are kept as they are.
 func Update(store metastore.Store, e Entity, edit func(cfg map[string]string) error) error {
-	path := ConfigPath(e)
-	for range maxCASAttempts {
-		cfg, version, err := Read(store, e)
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", path, err)
-		}
-		if err := edit(cfg); err != nil {
-			return err
-		}
-		conflict, err := zkmeta.WriteEntityConfig(store, path, cfg, version)
-		if conflict {
-			continue // another writer was first: read again
-		}
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		return Notify(store, e)
-	}
-	return fmt.Errorf("writing %s: too many concurrent changes", path)
+	return zkmeta.UpdateEntityConfig(store, ConfigPath(e), edit, func() error { return Notify(store, e) })
 }
 
 // Notify writes /config/changes/config_change_<seq> for e.

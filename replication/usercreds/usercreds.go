@@ -96,35 +96,13 @@ func ListUsers(store metastore.Store) ([]string, error) {
 	return out, nil
 }
 
-// maxCASAttempts bounds Update's read-modify-write retries under
-// concurrent writers.
-const maxCASAttempts = 10
-
 // Update changes a user's config with edit (which may modify the map it
 // gets, and returns an error to abort) under compare-and-set, writes the
 // znode (an empty config stays, {"version":1,"config":{}}, as Kafka's
 // changeConfigs leaves it) and writes the change notification every
 // broker reacts to.
 func Update(store metastore.Store, name string, edit func(cfg map[string]string) error) error {
-	path := UserPath(name)
-	for range maxCASAttempts {
-		cfg, version, err := ReadConfig(store, name)
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", path, err)
-		}
-		if err := edit(cfg); err != nil {
-			return err
-		}
-		conflict, err := zkmeta.WriteEntityConfig(store, path, cfg, version)
-		if conflict {
-			continue // another writer was first: read again
-		}
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		return Notify(store, name)
-	}
-	return fmt.Errorf("writing %s: too many concurrent changes", path)
+	return zkmeta.UpdateEntityConfig(store, UserPath(name), edit, func() error { return Notify(store, name) })
 }
 
 // Notify writes /config/changes/config_change_<seq> for user name.

@@ -2,6 +2,7 @@ package zkmeta
 
 import (
 	"errors"
+	"fmt"
 
 	"gregor/replication/metastore"
 )
@@ -60,4 +61,36 @@ func NotifyConfigChange(store metastore.Store, entityPath string) error {
 		}
 	}
 	return err
+}
+
+// maxCASAttempts bounds UpdateEntityConfig's read-modify-write retries
+// under concurrent writers.
+const maxCASAttempts = 10
+
+// UpdateEntityConfig changes the config of the znode at path with edit
+// (which modifies the map it gets, or returns an error to abort: nothing
+// is written) under compare-and-set, retrying a conflict a few times; an
+// edited-to-empty config stays as {"version":1,"config":{}}, as Kafka's
+// changeConfigs leaves it. Then notify (the entity's /config/changes
+// notification) runs. Errors: edit's; the store's, wrapped with path; too
+// many concurrent changes.
+func UpdateEntityConfig(store metastore.Store, path string, edit func(cfg map[string]string) error, notify func() error) error {
+	for range maxCASAttempts {
+		cfg, version, err := ReadEntityConfig(store, path)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+		if err := edit(cfg); err != nil {
+			return err
+		}
+		conflict, err := WriteEntityConfig(store, path, cfg, version)
+		if conflict {
+			continue // another writer was first: read again
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		return notify()
+	}
+	return fmt.Errorf("writing %s: too many concurrent changes", path)
 }
