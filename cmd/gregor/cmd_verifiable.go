@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"gregor/cmd/internal/clientutil"
 	"gregor/cmd/internal/verifiable"
 )
 
@@ -26,7 +27,7 @@ func init() {
 			if f.Changed("repeating-keys") {
 				po.RepeatingKeys = &repeatingKeys
 			}
-			code := verifiable.WithSignals(cmd.Context(), func(ctx context.Context) int {
+			code := clientutil.WithSignals(cmd.Context(), func(ctx context.Context) int {
 				return verifiable.RunProducer(ctx, po, f.Changed("bootstrap-server"), f.Changed("broker-list"), os.Stdout, os.Stderr)
 			})
 			if code != 0 {
@@ -55,7 +56,7 @@ func init() {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := cmd.Flags()
-			code := verifiable.WithSignals(cmd.Context(), func(ctx context.Context) int {
+			code := clientutil.WithSignals(cmd.Context(), func(ctx context.Context) int {
 				return verifiable.RunConsumer(ctx, co, f.Changed("bootstrap-server"), f.Changed("broker-list"), os.Stdout, os.Stderr)
 			})
 			if code != 0 {

@@ -3,9 +3,8 @@ package consoleconsumer
 import (
 	"context"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
+
+	"gregor/cmd/internal/clientutil"
 )
 
 // MainWithSignals is Main for the process: SIGINT or SIGTERM ends the
@@ -17,39 +16,5 @@ import (
 // 128+signal (130 for SIGINT, 143 for SIGTERM), unless Main failed first.
 // A second signal while shutting down exits at once with that status.
 func MainWithSignals(ctx context.Context, o Options, stdout, stderr io.Writer) int {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
-	got := make(chan syscall.Signal, 1) // the first signal, if any
-	done := make(chan struct{})         // Main returned
-	watcherDone := make(chan struct{})
-	go func() {
-		defer close(watcherDone)
-		select {
-		case s := <-sigs:
-			got <- s.(syscall.Signal)
-			cancel()
-		case <-done:
-			return
-		}
-		select {
-		case s := <-sigs:
-			os.Exit(128 + int(s.(syscall.Signal)))
-		case <-done:
-		}
-	}()
-	code := Main(ctx, o, stdout, stderr)
-	close(done)
-	<-watcherDone
-	select {
-	case s := <-got:
-		if code == 0 {
-			return 128 + int(s)
-		}
-	default:
-	}
-	return code
+	return clientutil.WithSignals(ctx, func(ctx context.Context) int { return Main(ctx, o, stdout, stderr) })
 }

@@ -1,4 +1,4 @@
-package verifiable
+package clientutil
 
 import (
 	"context"
