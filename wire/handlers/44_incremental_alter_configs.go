@@ -112,27 +112,36 @@ func applyIncremental(m map[string]string, c kmsg.IncrementalAlterConfigsRequest
 		if ck.Type != kmsg.ConfigTypeList {
 			return invalid("Config value append is not allowed for config key: " + c.Name)
 		}
-		cur := splitConfigList(m[c.Name])
-		if _, ok := m[c.Name]; !ok {
-			cur = splitConfigList(ck.Default)
-		}
-		var vals []string
-		if c.Value != nil {
-			vals = splitConfigList(*c.Value)
-		}
-		for _, v := range vals {
-			i := slices.Index(cur, v)
-			if c.Op == kmsg.IncrementalAlterConfigOpAppend && i < 0 {
-				cur = append(cur, v)
-			} else if c.Op == kmsg.IncrementalAlterConfigOpSubtract && i >= 0 {
-				cur = slices.Delete(cur, i, i+1)
-			}
-		}
-		m[c.Name] = strings.Join(cur, ",")
+		editConfigList(m, c, ck.Default)
 	default:
 		return &controller.Error{Code: kerr.InvalidRequest, Message: "Unknown operation for config " + c.Name}
 	}
 	return nil
+}
+
+// editConfigList applies an APPEND or SUBTRACT of c's comma-separated
+// values to the list config m[c.Name] (def when m does not set it):
+// appended values not yet present go last, subtracted ones are removed
+// (Kafka's IncrementalAlterConfigs list semantics).
+func editConfigList(m map[string]string, c kmsg.IncrementalAlterConfigsRequestResourceConfig, def string) {
+	cur, ok := m[c.Name]
+	if !ok {
+		cur = def
+	}
+	list := splitConfigList(cur)
+	var vals []string
+	if c.Value != nil {
+		vals = splitConfigList(*c.Value)
+	}
+	for _, v := range vals {
+		i := slices.Index(list, v)
+		if c.Op == kmsg.IncrementalAlterConfigOpAppend && i < 0 {
+			list = append(list, v)
+		} else if c.Op == kmsg.IncrementalAlterConfigOpSubtract && i >= 0 {
+			list = slices.Delete(list, i, i+1)
+		}
+	}
+	m[c.Name] = strings.Join(list, ",")
 }
 
 func splitConfigList(v string) []string {
@@ -161,24 +170,7 @@ func applyIncrementalBroker(m map[string]string, c kmsg.IncrementalAlterConfigsR
 		if c.Name != "log.cleanup.policy" { // the one dynamic list config
 			return invalid("Config value append is not allowed for config key: " + c.Name)
 		}
-		cur, ok := m[c.Name]
-		if !ok {
-			cur = "delete"
-		}
-		list := splitConfigList(cur)
-		var vals []string
-		if c.Value != nil {
-			vals = splitConfigList(*c.Value)
-		}
-		for _, v := range vals {
-			i := slices.Index(list, v)
-			if c.Op == kmsg.IncrementalAlterConfigOpAppend && i < 0 {
-				list = append(list, v)
-			} else if c.Op == kmsg.IncrementalAlterConfigOpSubtract && i >= 0 {
-				list = slices.Delete(list, i, i+1)
-			}
-		}
-		m[c.Name] = strings.Join(list, ",")
+		editConfigList(m, c, "delete")
 	default:
 		return &controller.Error{Code: kerr.InvalidRequest, Message: "Unknown operation for config " + c.Name}
 	}

@@ -131,24 +131,7 @@ func runBrokersZooKeeper(o Options, store metastore.Store, stdout io.Writer) err
 		entity = config.DefaultEntity
 	}
 	deletes := ParseDeleteConfig(o.DeleteConfig)
-	_, err = dynconfig.Change(store, entity, enc, func(m map[string]string) error {
-		var invalid []string
-		for _, k := range deletes {
-			if _, ok := m[k]; !ok {
-				invalid = append(invalid, k)
-			}
-		}
-		if len(invalid) > 0 {
-			return fmt.Errorf("Invalid config(s): %s", strings.Join(invalid, ","))
-		}
-		for _, k := range keys {
-			m[k] = vals[k]
-		}
-		for _, k := range deletes {
-			delete(m, k)
-		}
-		return nil
-	}, nil, false)
+	_, err = dynconfig.Change(store, entity, enc, addDelete(keys, vals, deletes), nil, false)
 	if err != nil {
 		return err
 	}

@@ -109,7 +109,24 @@ func alterZooKeeper(o Options, store metastore.Store, stdout io.Writer) error {
 		}
 	}
 	deletes := ParseDeleteConfig(o.DeleteConfig)
-	_, err := controller.ChangeTopicConfig(store, o.EntityName, func(m map[string]string) error {
+	_, err := controller.ChangeTopicConfig(store, o.EntityName, addDelete(keys, vals, deletes), false)
+	var ce *controller.Error
+	if errors.As(err, &ce) && ce.Message != "" {
+		return clientutil.WithMessage(ce.Code, ce.Message) // Kafka prints the exception's message alone
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Completed updating config for entity: topic '%s'.\n", o.EntityName)
+	return nil
+}
+
+// addDelete is the edit of --add-config keys=vals and --delete-config
+// deletes on an entity's znode config, as Kafka 2.x's ConfigCommand with
+// --zookeeper: deleting a key the config does not have is refused
+// ("Invalid config(s): …") and nothing is written.
+func addDelete(keys []string, vals map[string]string, deletes []string) func(map[string]string) error {
+	return func(m map[string]string) error {
 		var invalid []string
 		for _, k := range deletes {
 			if _, ok := m[k]; !ok {
@@ -126,14 +143,5 @@ func alterZooKeeper(o Options, store metastore.Store, stdout io.Writer) error {
 			delete(m, k)
 		}
 		return nil
-	}, false)
-	var ce *controller.Error
-	if errors.As(err, &ce) && ce.Message != "" {
-		return clientutil.WithMessage(ce.Code, ce.Message) // Kafka prints the exception's message alone
 	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "Completed updating config for entity: topic '%s'.\n", o.EntityName)
-	return nil
 }
