@@ -56,12 +56,24 @@ type partitionActor struct {
 	expiry      expirySettings
 	expiryTimer *time.Timer
 	expiryArmed *expireCheck
+
+	// move is the log dir move under way (logdir_move.go), nil none; its
+	// goroutines are counted in moves (the replica manager's, which Close
+	// waits for). While swapping, the messages that touch the log wait in
+	// held and are handled, in order, once the new log is in place.
+	// quota is the alter-log-dirs throttle (nil none).
+	move     *moveRun
+	swapping bool
+	held     []any
+	moves    *sync.WaitGroup
+	quota    CopyThrottle
 }
 
 // isrWritten is the result of an IsrWriter.AlterIsr run off the actor.
 type isrWritten struct{ r IsrResult }
 
-// Receive implements actor.Actor.
+// Receive implements actor.Actor: lifecycle messages here, the rest in
+// handle (held while a log dir swap runs).
 func (a *partitionActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
@@ -69,6 +81,55 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		a.h.pid.Store(ctx.Self())
 		a.armIsrCheck(ctx)
 		a.armExpiry(ctx)
+		a.resumeMove(ctx)
+	case *actor.Restarting:
+		a.stopIsrCheck()
+		a.stopExpiry()
+		a.stopMove()
+		a.failWaiting(kerr.NotLeaderForPartition)
+		a.h.setUnavailable(kerr.NotLeaderForPartition)
+		a.lg = nil
+	case *actor.Stopping:
+		a.stopIsrCheck()
+		a.stopExpiry()
+		a.stopMove()
+		a.failWaiting(kerr.NotLeaderForPartition)
+		if sl, ok := a.lg.(SnapshotLog); ok && a.core != nil && a.h.View().Err != kerr.KafkaStorageError {
+			// A clean stop: the next start loads the state instead of
+			// scanning (Kafka snapshots at shutdown too).
+			a.writeSnapshot(sl)
+		}
+		if a.h.View().Err != kerr.KafkaStorageError {
+			a.h.setUnavailable(kerr.NotLeaderForPartition)
+		}
+		a.lg = nil
+	case *actor.Stopped:
+		if a.h.pid.CompareAndSwap(ctx.Self(), nil) {
+			if g := a.h.gone.Load(); g != nil {
+				close(*g)
+			}
+		}
+		a.h.failFetches(ctx.Self())
+	case *futureSwapped:
+		a.swapped(ctx, m)
+	default:
+		if a.swapping && heldDuringSwap(m) {
+			a.held = append(a.held, m)
+			return
+		}
+		a.handle(ctx, m)
+	}
+}
+
+// handle is Receive for every message but the lifecycle ones.
+func (a *partitionActor) handle(ctx actor.Context, msg any) {
+	switch m := msg.(type) {
+	case *alterLogDir:
+		a.alterDir(ctx, m)
+	case *futureCaughtUp:
+		a.caughtUp(m)
+	case *futureFailed:
+		a.moveFailed(m)
 	case *Produce:
 		if !m.take() {
 			return // the handler gave up on it; no reply expected
@@ -136,32 +197,6 @@ func (a *partitionActor) Receive(ctx actor.Context) {
 		a.expireProducers(ctx, m)
 	case *Crash:
 		panic(fmt.Sprintf("partition %s: injected crash: %s", a.h.tp, m.Reason))
-	case *actor.Restarting:
-		a.stopIsrCheck()
-		a.stopExpiry()
-		a.failWaiting(kerr.NotLeaderForPartition)
-		a.h.setUnavailable(kerr.NotLeaderForPartition)
-		a.lg = nil
-	case *actor.Stopping:
-		a.stopIsrCheck()
-		a.stopExpiry()
-		a.failWaiting(kerr.NotLeaderForPartition)
-		if sl, ok := a.lg.(SnapshotLog); ok && a.core != nil && a.h.View().Err != kerr.KafkaStorageError {
-			// A clean stop: the next start loads the state instead of
-			// scanning (Kafka snapshots at shutdown too).
-			a.writeSnapshot(sl)
-		}
-		if a.h.View().Err != kerr.KafkaStorageError {
-			a.h.setUnavailable(kerr.NotLeaderForPartition)
-		}
-		a.lg = nil
-	case *actor.Stopped:
-		if a.h.pid.CompareAndSwap(ctx.Self(), nil) {
-			if g := a.h.gone.Load(); g != nil {
-				close(*g)
-			}
-		}
-		a.h.failFetches(ctx.Self())
 	}
 }
 

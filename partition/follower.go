@@ -310,6 +310,7 @@ func (a *partitionActor) truncate(m *truncate) followerResult {
 		}
 		a.core.prod = prod
 		a.snapshotAt = -1 // the truncation deleted the snapshots above the new end
+		a.noteTruncated(a.lg.LogEndOffset())
 		a.log.Info("follower truncated", zap.Stringer("partition", a.h.tp), zap.Int64("from", before), zap.Int64("to", after),
 			zap.Bool("fully", m.fully), zap.Int32("leaderEpoch", a.core.rep.LeaderEpoch))
 	}

@@ -74,6 +74,10 @@ type ManagerConfig struct {
 	// uses it to load or resign __consumer_offsets partitions, Kafka's
 	// GroupCoordinator.onElection/onResignation).
 	OnLeadershipChange func(tp TopicPartition, leader bool, leaderEpoch int32)
+	// AlterLogDirsQuota throttles the copies AlterReplicaLogDirs makes
+	// (replica.alter.log.dirs.io.max.bytes.per.second; the broker passes
+	// replication/throttle.Managers.AlterLogDirs). nil = unthrottled.
+	AlterLogDirsQuota CopyThrottle
 }
 
 // Manager is the replica manager: it hosts one partition actor per
@@ -111,6 +115,10 @@ type Manager struct {
 	// waits for them after stopping the actors, at most closeWait.
 	isrWrites sync.WaitGroup
 	closeWait time.Duration
+	// moves counts the log dir moves' goroutines (logdir_copier.go);
+	// Close waits for them after stopping the actors, at most closeWait.
+	moves     sync.WaitGroup
+	moveQuota CopyThrottle
 
 	mu    sync.Mutex
 	parts map[TopicPartition]*Handle
@@ -160,6 +168,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 
 		incarnations: make(map[*actor.PID]*Handle),
 		closeWait:    isrWriteCloseWait,
+		moveQuota:    cfg.AlterLogDirsQuota,
 	}
 	strategy := cfg.Backoff
 	strategy.OnGiveUp = m.onGiveUp
@@ -399,7 +408,8 @@ func (m *Manager) spawn(h *Handle) error {
 		initHW = hw
 	}
 	props := actors.Props(m.log, func() actor.Actor {
-		return &partitionActor{h: h, store: m.store, brokerID: m.brokerID, log: m.log, initialHW: initHW, isr: m.isr, writes: &m.isrWrites, lag: m.lag, expiry: m.expiry}
+		return &partitionActor{h: h, store: m.store, brokerID: m.brokerID, log: m.log, initialHW: initHW, isr: m.isr, writes: &m.isrWrites, lag: m.lag, expiry: m.expiry,
+			moves: &m.moves, quota: m.moveQuota}
 	}, actor.WithGuardian(m.strategy))
 	reply := make(chan spawnResult, 1)
 	m.sys.Root.Send(m.sup, &spawnChild{h: h, name: h.tp.String(), props: props, reply: reply})
@@ -599,6 +609,7 @@ func (m *Manager) Close() {
 	_ = m.sys.Root.StopFuture(m.sup).Wait()
 	m.wg.Wait() // offline reports under way
 	m.awaitIsrWrites()
+	m.awaitMoves()
 	for _, h := range m.Partitions() {
 		if h.View().Err == nil {
 			h.setUnavailable(kerr.NotLeaderForPartition)

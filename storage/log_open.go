@@ -17,7 +17,8 @@ import (
 )
 
 // OpenLog opens (or creates) the partition log in dir, whose base name must
-// be "<topic>-<partition>". Leftover files are handled as Kafka does:
+// be "<topic>-<partition>", or "<topic>-<partition>.<32 hex>-future" for
+// a future replica being moved between log dirs (FutureDirName). Leftover files are handled as Kafka does:
 // *.deleted and *.cleaned files are removed, *.swap files are renamed to
 // complete an interrupted swap (and the segments they replace removed),
 // index files without a .log are removed. Segments whose indexes are
@@ -26,7 +27,7 @@ import (
 // corrupt tail is truncated (WARN log with partition, offset and bytes) and
 // later segments are deleted.
 func OpenLog(dir string, cfg LogConfig, opts OpenOptions) (*Log, error) {
-	tp, err := ParseTopicPartition(filepath.Base(dir))
+	tp, err := parseLogDirName(filepath.Base(dir))
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -74,21 +75,40 @@ type LogManager struct {
 
 	cleaner cleanerState
 	files   *segment.FileCache
+
+	// future holds the future replicas (AlterReplicaLogDirs: a partition's
+	// copy being built in another log dir, manager_future.go), futureParent
+	// their log dirs; preferred the log dir an AlterReplicaLogDirs chose
+	// for a partition not hosted yet (GetOrCreate creates it there).
+	// moveMu serializes creating, dropping and swapping future replicas
+	// with Delete and Reopen (they rename and close the same directories);
+	// bg counts the goroutines removing swapped-out directories (Close
+	// waits for them).
+	future       map[TopicPartition]*Log
+	futureParent map[TopicPartition]string
+	preferred    map[TopicPartition]string
+	moveMu       sync.Mutex
+	bg           sync.WaitGroup
 }
 
 // dirLoad is what opening one log dir produced.
 type dirLoad struct {
-	dir  string
-	logs []*Log
-	hw   map[TopicPartition]int64
-	lock *os.File
-	err  error
+	dir     string
+	logs    []*Log
+	futures []*Log // "<tp>.<id>-future" directories
+	hw      map[TopicPartition]int64
+	lock    *os.File
+	err     error
 }
 
 // NewLogManager opens every <topic>-<partition> directory in every log dir,
 // in parallel (one goroutine per dir, RecoveryThreadsPerDir per dir for the
 // logs), recovering logs after an unclean shutdown (no .kafka_cleanshutdown
-// marker). Leftover "<tp>.<id>-delete" directories are removed. A dir that
+// marker). Leftover "<tp>.<id>-delete" directories are removed;
+// "<tp>.<id>-future" ones are opened as future replicas (the partition
+// layer resumes their move, see manager_future.go), and one whose current
+// log is gone — a crash between the two renames of a swap — becomes the
+// current log. A dir that
 // cannot be created, locked, read or whose logs cannot be opened is marked
 // offline (see OfflineDirs) and the others keep working.
 //
@@ -119,7 +139,8 @@ func NewLogManager(cfg LogManagerConfig) (*LogManager, error) {
 		cfg:   cfg, logger: cfg.Logger,
 		logs: map[TopicPartition]*Log{}, parent: map[TopicPartition]string{}, creating: map[TopicPartition]*creation{},
 		offline: map[string]error{}, hwRead: map[TopicPartition]int64{}, hw: map[TopicPartition]int64{},
-		locks: map[string]*os.File{},
+		locks:  map[string]*os.File{},
+		future: map[TopicPartition]*Log{}, futureParent: map[TopicPartition]string{}, preferred: map[TopicPartition]string{},
 	}
 	loads := make([]dirLoad, len(cfg.Dirs))
 	var wg sync.WaitGroup
@@ -153,9 +174,15 @@ func NewLogManager(cfg LogManagerConfig) (*LogManager, error) {
 			m.hw[tp] = hw
 		}
 	}
+	if dup == nil {
+		dup = m.adoptFutures(loads)
+	}
 	if dup != nil {
 		for _, ld := range loads {
 			for _, l := range ld.logs {
+				l.Close()
+			}
+			for _, l := range ld.futures {
 				l.Close()
 			}
 		}
@@ -200,7 +227,10 @@ func (m *LogManager) loadDir(dir string) dirLoad {
 		for _, l := range ld.logs {
 			l.Close()
 		}
-		ld.logs = nil
+		for _, l := range ld.futures {
+			l.Close()
+		}
+		ld.logs, ld.futures = nil, nil
 		lf.Close()
 		ld.lock = nil
 		ld.err = err
@@ -216,7 +246,7 @@ func (m *LogManager) loadDir(dir string) dirLoad {
 	ls := m.readOffsets(dir, checkpoint.LogStartOffsetFile)
 	ld.hw = m.readOffsets(dir, checkpoint.ReplicationFile)
 
-	var names []string
+	var names, futures []string
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -228,7 +258,14 @@ func (m *LogManager) loadDir(dir string) dirLoad {
 				m.logger.Warn("removing deleted partition dir", zap.String("dir", n), zap.Error(err))
 			}
 			continue
-		case strings.HasSuffix(n, "-future"), strings.HasSuffix(n, "-stray"):
+		case strings.HasSuffix(n, futureSuffix):
+			if _, err := parseLogDirName(n); err != nil {
+				m.logger.Warn("skipping non-partition directory", zap.String("log_dir", dir), zap.String("name", n))
+			} else {
+				futures = append(futures, n)
+			}
+			continue
+		case strings.HasSuffix(n, "-stray"):
 			continue
 		}
 		if _, err := ParseTopicPartition(n); err != nil {
@@ -238,13 +275,16 @@ func (m *LogManager) loadDir(dir string) dirLoad {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	sort.Strings(futures)
+	nCurrent := len(names)
+	names = append(names, futures...) // opened alike; split below
 
 	logs := make([]*Log, len(names))
 	errs := make([]error, len(names))
 	sem := make(chan struct{}, m.cfg.RecoveryThreadsPerDir)
 	var wg sync.WaitGroup
 	for i, n := range names {
-		tp, _ := ParseTopicPartition(n)
+		tp, _ := parseLogDirName(n)
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -262,7 +302,8 @@ func (m *LogManager) loadDir(dir string) dirLoad {
 		}()
 	}
 	wg.Wait()
-	ld.logs = compact(logs)
+	ld.futures = compact(slices.Clone(logs[nCurrent:]))
+	ld.logs = compact(logs[:nCurrent])
 	for i, err := range errs {
 		if err != nil {
 			return fail(fmt.Errorf("open %s: %w", names[i], err))

@@ -34,7 +34,7 @@ func (m *LogManager) CleanerPass(now time.Time, cc CleanerConfig) ([]CleanStats,
 	defer cs.mu.Unlock()
 	if !cs.loaded {
 		cs.ckpt = map[TopicPartition]int64{}
-		for dir := range m.byDir() {
+		for dir := range m.byDir(false) {
 			for tp, off := range m.readOffsets(dir, checkpoint.CleanerOffsetFile) {
 				cs.ckpt[tp] = off
 			}
@@ -67,7 +67,7 @@ func (m *LogManager) CleanerPass(now time.Time, cc CleanerConfig) ([]CleanStats,
 		out = append(out, st)
 	}
 	if cleanedAny {
-		errs = append(errs, m.writePerDir(checkpoint.CleanerOffsetFile, func(l *Log) (int64, bool) {
+		errs = append(errs, m.writePerDir(checkpoint.CleanerOffsetFile, false, func(l *Log) (int64, bool) {
 			off, ok := cs.ckpt[l.TopicPartition()]
 			return off, ok
 		}))

@@ -34,10 +34,14 @@ type ReplicaDescription struct {
 	TP TopicPartition
 	// Size is the bytes of the log's segment files (Log.Size).
 	Size int64
-	// OffsetLag is max(high watermark - log end offset, 0): how far the
-	// replica's log is behind what is committed (Kafka's
-	// getLogEndOffsetLag for a current, not future, replica).
+	// OffsetLag is, for the current replica, max(high watermark - log end
+	// offset, 0): how far its log is behind what is committed; for a
+	// future replica, max(current log end offset - future log end offset,
+	// 0): how far the copy is behind (Kafka's getLogEndOffsetLag).
 	OffsetLag int64
+	// IsFuture marks a future replica: the copy AlterReplicaLogDirs is
+	// building in this dir (DescribeLogDirs is_future).
+	IsFuture bool
 }
 
 // DescribeDirs describes every configured log dir (log.dirs, each once,
@@ -52,6 +56,7 @@ func (m *LogManager) DescribeDirs() []DirDescription {
 		size    int64
 		leo, hw int64
 		dir     string
+		future  bool
 	}
 	m.mu.Lock()
 	online := map[string]bool{}
@@ -66,18 +71,32 @@ func (m *LogManager) DescribeDirs() []DirDescription {
 	for tp, l := range m.logs {
 		logs = append(logs, logInfo{tp: tp, dir: m.parent[tp], l: l})
 	}
+	futures := make([]logInfo, 0, len(m.future))
+	for tp, l := range m.future {
+		if cur, ok := m.logs[tp]; ok {
+			// hw holds the current log's end: the future's lag is behind it.
+			futures = append(futures, logInfo{tp: tp, dir: m.futureParent[tp], l: l, future: true, hw: cur.LogEndOffset()})
+		}
+	}
 	m.mu.Unlock()
 	// Sizes are read outside the lock: they walk segment lists.
 	for i := range logs {
 		l := logs[i].l
 		logs[i].size, logs[i].leo, logs[i].hw = l.Size(), l.LogEndOffset(), l.hw.Load()
 	}
+	for i := range futures {
+		futures[i].size, futures[i].leo = futures[i].l.Size(), futures[i].l.LogEndOffset()
+	}
+	logs = append(logs, futures...)
 	sort.Slice(logs, func(i, j int) bool {
 		a, b := logs[i].tp, logs[j].tp
 		if a.Topic != b.Topic {
 			return a.Topic < b.Topic
 		}
-		return a.Partition < b.Partition
+		if a.Partition != b.Partition {
+			return a.Partition < b.Partition
+		}
+		return !logs[i].future && logs[j].future
 	})
 	seen := map[string]bool{}
 	var out []DirDescription
@@ -108,7 +127,7 @@ func (m *LogManager) DescribeDirs() []DirDescription {
 				if li.dir != d {
 					continue
 				}
-				desc.Replicas = append(desc.Replicas, ReplicaDescription{TP: li.tp, Size: li.size, OffsetLag: max(li.hw-li.leo, 0)})
+				desc.Replicas = append(desc.Replicas, ReplicaDescription{TP: li.tp, Size: li.size, OffsetLag: max(li.hw-li.leo, 0), IsFuture: li.future})
 			}
 		}
 		out = append(out, desc)

@@ -1,8 +1,6 @@
 package storage
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -17,8 +15,9 @@ import (
 	"gregor/storage/checkpoint"
 )
 
-// GetOrCreate returns the log of tp, creating it (in the online log dir
-// holding the fewest partitions) when absent. For an existing log cfg is
+// GetOrCreate returns the log of tp, creating it when absent: in the dir
+// SetPreferredDir chose for it while that dir is online, else in the
+// online log dir holding the fewest partitions. For an existing log cfg is
 // applied with SetConfig. Errors: ErrNoOnlineLogDir; ErrLogClosed after
 // Close; I/O errors.
 func (m *LogManager) GetOrCreate(tp TopicPartition, cfg LogConfig) (*Log, error) {
@@ -49,7 +48,9 @@ func (m *LogManager) GetOrCreate(tp TopicPartition, cfg LogConfig) (*Log, error)
 		return nil, ErrNoOnlineLogDir
 	}
 	dir := m.online[0]
-	if len(m.online) > 1 { // the dir with the fewest logs (counted only when there is a choice: O(logs))
+	if p, ok := m.preferred[tp]; ok && m.isOnlineLocked(p) {
+		dir = p // an AlterReplicaLogDirs for the partition came first
+	} else if len(m.online) > 1 { // the dir with the fewest logs (counted only when there is a choice: O(logs))
 		counts := map[string]int{}
 		for _, d := range m.parent {
 			counts[d]++
@@ -83,6 +84,7 @@ func (m *LogManager) GetOrCreate(tp TopicPartition, cfg LogConfig) (*Log, error)
 	if err == nil {
 		m.logs[tp] = l
 		m.parent[tp] = dir
+		delete(m.preferred, tp)
 	}
 	c.err = err
 	close(c.done)
@@ -149,12 +151,17 @@ func (m *LogManager) LogDir(tp TopicPartition) (string, bool) {
 	return d, ok
 }
 
-// Delete closes the log of tp and removes its directory: it is first
+// Delete closes the log of tp (and its future replica, if any) and
+// removes its directory: it is first
 // renamed to "<topic>-<partition>.<uuid>-delete" (as Kafka), so a crash
 // mid-way leaves a directory that the next start removes. Readers holding
 // FetchData finish on the unlinked files. No-op when tp is not hosted.
 func (m *LogManager) Delete(tp TopicPartition) error {
+	m.moveMu.Lock()
+	defer m.moveMu.Unlock()
+	ferr := m.dropFutureLocked(tp)
 	m.mu.Lock()
+	delete(m.preferred, tp)
 	l, ok := m.logs[tp]
 	dir := m.parent[tp]
 	delete(m.logs, tp)
@@ -162,22 +169,10 @@ func (m *LogManager) Delete(tp TopicPartition) error {
 	delete(m.hw, tp)
 	m.mu.Unlock()
 	if !ok {
-		return nil
+		return ferr
 	}
 	err := l.Close()
-	var id [16]byte
-	_, _ = rand.Read(id[:])
-	doomed := filepath.Join(dir, fmt.Sprintf("%s.%s-delete", tp, hex.EncodeToString(id[:])))
-	if rerr := os.Rename(l.Dir(), doomed); rerr != nil {
-		return errors.Join(err, fmt.Errorf("delete %s: %w", tp, rerr))
-	}
-	if serr := checkpoint.SyncDir(dir); serr != nil {
-		err = errors.Join(err, serr)
-	}
-	if rerr := os.RemoveAll(doomed); rerr != nil {
-		err = errors.Join(err, fmt.Errorf("delete %s: %w", tp, rerr))
-	}
-	return err
+	return errors.Join(ferr, err, m.removeDir(tp, dir, l.Dir(), false))
 }
 
 // OfflineDirs returns the log dirs that failed, with their errors.
@@ -191,8 +186,9 @@ func (m *LogManager) OfflineDirs() map[string]error {
 	return out
 }
 
-// byDir groups hosted logs by log dir (online dirs only, each present).
-func (m *LogManager) byDir() map[string][]*Log {
+// byDir groups hosted logs by log dir (online dirs only, each present),
+// with the future replicas in theirs when futures is set.
+func (m *LogManager) byDir(futures bool) map[string][]*Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make(map[string][]*Log, len(m.online))
@@ -201,6 +197,11 @@ func (m *LogManager) byDir() map[string][]*Log {
 	}
 	for tp, l := range m.logs {
 		out[m.parent[tp]] = append(out[m.parent[tp]], l)
+	}
+	if futures {
+		for tp, l := range m.future {
+			out[m.futureParent[tp]] = append(out[m.futureParent[tp]], l)
+		}
 	}
 	return out
 }
@@ -236,7 +237,7 @@ func (m *LogManager) CheckpointHighWatermarks(hw map[TopicPartition]int64) error
 		known[tp] = v
 	}
 	m.mu.Unlock()
-	return m.writePerDir(checkpoint.ReplicationFile, func(l *Log) (int64, bool) {
+	return m.writePerDir(checkpoint.ReplicationFile, false, func(l *Log) (int64, bool) {
 		v, ok := known[l.TopicPartition()]
 		return v, ok
 	})
@@ -259,15 +260,15 @@ func (m *LogManager) HighWatermarks() map[TopicPartition]int64 {
 // log-start-offset-checkpoint in every online log dir. A dir whose write
 // fails goes offline; the errors are returned joined.
 func (m *LogManager) Checkpoint() error {
-	err := m.writePerDir(checkpoint.RecoveryPointFile, func(l *Log) (int64, bool) { return l.RecoveryPoint(), true })
-	return errors.Join(err, m.writePerDir(checkpoint.LogStartOffsetFile, func(l *Log) (int64, bool) { return l.LogStartOffset(), true }))
+	err := m.writePerDir(checkpoint.RecoveryPointFile, true, func(l *Log) (int64, bool) { return l.RecoveryPoint(), true })
+	return errors.Join(err, m.writePerDir(checkpoint.LogStartOffsetFile, true, func(l *Log) (int64, bool) { return l.LogStartOffset(), true }))
 }
 
-func (m *LogManager) writePerDir(name string, value func(*Log) (int64, bool)) error {
+func (m *LogManager) writePerDir(name string, futures bool, value func(*Log) (int64, bool)) error {
 	m.ckptMu.Lock()
 	defer m.ckptMu.Unlock()
 	var errs []error
-	for dir, logs := range m.byDir() {
+	for dir, logs := range m.byDir(futures) {
 		entries := make([]checkpoint.Entry, 0, len(logs))
 		for _, l := range logs {
 			if v, ok := value(l); ok {
@@ -324,6 +325,9 @@ func (m *LogManager) Close() error {
 	m.closed = true
 	m.mu.Unlock()
 	m.awaitCreations()
+	m.moveMu.Lock() // a swap under way finishes first
+	m.moveMu.Unlock()
+	m.bg.Wait() // swapped-out dirs being removed
 	var errs []error
 	failed := map[string]bool{}
 	for dir, closeErrs := range m.closeLogs() {
@@ -336,14 +340,17 @@ func (m *LogManager) Close() error {
 	// syncfs failed gets no recovery points, so its logs are recovered
 	// from their start at the next open rather than trusted to an end
 	// that may not be on disk.
-	synced := func(l *Log) (int64, bool) {
-		d, _ := m.LogDir(l.TopicPartition())
-		return l.RecoveryPoint(), !failed[d]
+	logDir := map[*Log]string{}
+	for dir, logs := range m.byDir(true) {
+		for _, l := range logs {
+			logDir[l] = dir
+		}
 	}
-	if err := m.writePerDir(checkpoint.RecoveryPointFile, synced); err != nil {
+	synced := func(l *Log) (int64, bool) { return l.RecoveryPoint(), !failed[logDir[l]] }
+	if err := m.writePerDir(checkpoint.RecoveryPointFile, true, synced); err != nil {
 		errs = append(errs, err)
 	}
-	if err := m.writePerDir(checkpoint.LogStartOffsetFile, func(l *Log) (int64, bool) { return l.LogStartOffset(), true }); err != nil {
+	if err := m.writePerDir(checkpoint.LogStartOffsetFile, true, func(l *Log) (int64, bool) { return l.LogStartOffset(), true }); err != nil {
 		errs = append(errs, err)
 	}
 	if err := m.CheckpointHighWatermarks(nil); err != nil {
@@ -374,6 +381,8 @@ func (m *LogManager) Close() error {
 // files until they release them. Errors: ErrLogClosed after Close; an
 // unknown tp is an error.
 func (m *LogManager) Reopen(tp TopicPartition) (*Log, error) {
+	m.moveMu.Lock() // not in the middle of a swap
+	defer m.moveMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -411,7 +420,7 @@ func (m *LogManager) Reopen(tp TopicPartition) (*Log, error) {
 // recovery points nor marks it cleanly shut down: the next start recovers
 // it from the last checkpoint, as after a crash.
 func (m *LogManager) closeLogs() map[string][]error {
-	byDir := m.byDir()
+	byDir := m.byDir(true)
 	out := make(map[string][]error, len(byDir))
 	var mu sync.Mutex
 	var dirs sync.WaitGroup

@@ -216,8 +216,9 @@ type Managers struct {
 	// follower.replication.throttled.replicas).
 	Follower *Quota
 	// AlterLogDirs holds replica.alter.log.dirs.io.max.bytes.per.second:
-	// Gregor has no AlterReplicaLogDirs yet, so nothing is measured
-	// against it; the rate is kept for when it does.
+	// the AlterReplicaLogDirs copiers (partition/logdir_copier.go) record
+	// every byte they copy and wait while it is exceeded; every moving
+	// replica is throttled (no throttled-replicas list), as Kafka's.
 	AlterLogDirs *Quota
 }
 

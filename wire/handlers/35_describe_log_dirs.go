@@ -11,9 +11,11 @@ package handlers
 // online one its filesystem's total and usable bytes (v4 fields) and,
 // per topic, the partitions it hosts that the request asked for (null
 // topics = every hosted partition) with each log's size in bytes,
-// offset lag max(HW - LEO, 0) and is_future false (replicas are never
-// moved between dirs, so no future replica exists). Topics with no
-// asked-for partition in a dir are left out.
+// offset lag and is_future: a current replica's lag is max(HW - LEO, 0);
+// a future replica (the copy an AlterReplicaLogDirs is building in that
+// dir, storage/manager_future.go) has is_future true and lag max(current
+// LEO - future LEO, 0). Topics with no asked-for partition in a dir are
+// left out.
 //
 // Version notes: v2+ flexible; v3 adds the top-level error code; v4
 // total_bytes and usable_bytes.
@@ -80,7 +82,7 @@ func describeLogDirs(b *Broker, req *kmsg.DescribeLogDirsRequest) *kmsg.Describe
 				rd.Topics = append(rd.Topics, t)
 			}
 			p := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
-			p.Partition, p.Size, p.OffsetLag, p.IsFuture = r.TP.Partition, r.Size, r.OffsetLag, false
+			p.Partition, p.Size, p.OffsetLag, p.IsFuture = r.TP.Partition, r.Size, r.OffsetLag, r.IsFuture
 			t := &rd.Topics[len(rd.Topics)-1]
 			t.Partitions = append(t.Partitions, p)
 		}

@@ -24,6 +24,9 @@ type ReplicaSource interface {
 
 var _ ReplicaSource = (*partition.Manager)(nil)
 
+// The replica manager moves logs between dirs (34_alter_replica_log_dirs.go).
+var _ LogDirMover = (*partition.Manager)(nil)
+
 // LogDirSource describes the broker's log dirs for DescribeLogDirs (API
 // 35); the *storage.LogManager implements it.
 type LogDirSource interface {

@@ -202,6 +202,9 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		// __consumer_offsets leadership loads/unloads groups (offsets_topic.go).
 		// and __transaction_state leadership loads/unloads transactions (txn_topic.go).
 		OnLeadershipChange: internalLeadership(groupsLeadership(b.groups), b.txns),
+		// replica.alter.log.dirs.io.max.bytes.per.second throttles the
+		// AlterReplicaLogDirs copies.
+		AlterLogDirsQuota: b.quotas.AlterLogDirs,
 		NewFetchers: func(r partition.ReplicaLookup) (partition.FetcherControl, error) {
 			if cfg.ZookeeperConnect == "" {
 				return nil, nil // single node: no follower ever fetches

@@ -1,0 +1,365 @@
+package integration
+
+// AlterReplicaLogDirs on one broker with two log.dirs (issue 15 point 4):
+// a partition moved between dirs while a producer keeps producing and a
+// consumer consumes; every record once, in order; the old dir gone; a
+// restart keeps the new dir; kill -9 in the middle of a move; bad input.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/test/harness"
+)
+
+// twoDirBroker starts a broker with log.dirs=<dir>/d1,<dir>/d2.
+func twoDirBroker(t *testing.T, props map[string]string) (b *harness.Broker, d1, d2 string) {
+	t.Helper()
+	base := t.TempDir()
+	d1, d2 = filepath.Join(base, "d1"), filepath.Join(base, "d2")
+	p := map[string]string{"log.dirs": d1 + "," + d2}
+	for k, v := range props {
+		p[k] = v
+	}
+	return harness.StartBroker(t, p), d1, d2
+}
+
+// alterLogDir sends AlterReplicaLogDirs for one partition and returns its code.
+func alterLogDir(t *testing.T, cl *kgo.Client, topic string, p int32, dir string) int16 {
+	t.Helper()
+	req := kmsg.NewPtrAlterReplicaLogDirsRequest()
+	d := kmsg.NewAlterReplicaLogDirsRequestDir()
+	d.Dir = dir
+	rt := kmsg.NewAlterReplicaLogDirsRequestDirTopic()
+	rt.Topic, rt.Partitions = topic, []int32{p}
+	d.Topics = append(d.Topics, rt)
+	req.Dirs = append(req.Dirs, d)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// To broker 0 itself: kgo would shard it by partition leader and
+	// answer an unknown topic's partition on its own.
+	kresp, err := cl.Broker(0).Request(ctx, req)
+	if err != nil {
+		t.Fatalf("AlterReplicaLogDirs: %v", err)
+	}
+	resp := kresp.(*kmsg.AlterReplicaLogDirsResponse)
+	if len(resp.Topics) != 1 || resp.Topics[0].Topic != topic || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].Partition != p {
+		t.Fatalf("AlterReplicaLogDirs response %+v", resp)
+	}
+	return resp.Topics[0].Partitions[0].ErrorCode
+}
+
+// replicaDirs maps "dir" → replica descriptions ("t-0" or "t-0(future)")
+// with their offset lags, from DescribeLogDirs.
+func replicaDirs(t *testing.T, cl *kgo.Client, topic string) map[string]map[string]int64 {
+	t.Helper()
+	req := kmsg.NewPtrDescribeLogDirsRequest()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("DescribeLogDirs: %v", err)
+	}
+	out := map[string]map[string]int64{}
+	for _, d := range resp.Dirs {
+		out[d.Dir] = map[string]int64{}
+		for _, rt := range d.Topics {
+			if rt.Topic != topic {
+				continue
+			}
+			for _, p := range rt.Partitions {
+				name := fmt.Sprintf("%s-%d", rt.Topic, p.Partition)
+				if p.IsFuture {
+					name += "(future)"
+				}
+				out[d.Dir][name] = p.OffsetLag
+			}
+		}
+	}
+	return out
+}
+
+// dirOf is the dir holding topic-0's current replica.
+func dirOf(t *testing.T, cl *kgo.Client, topic string) string {
+	t.Helper()
+	for d, rs := range replicaDirs(t, cl, topic) {
+		if _, ok := rs[topic+"-0"]; ok {
+			return d
+		}
+	}
+	t.Fatalf("%s-0 in no log dir", topic)
+	return ""
+}
+
+// awaitMoved polls DescribeLogDirs until topic-0 is in dest, with no
+// future replica anywhere, failing after timeout.
+func awaitMoved(t *testing.T, cl *kgo.Client, topic, dest string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		dirs := replicaDirs(t, cl, topic)
+		_, there := dirs[dest][topic+"-0"]
+		future := false
+		for _, rs := range dirs {
+			if _, ok := rs[topic+"-0(future)"]; ok {
+				future = true
+			}
+		}
+		if there && !future && len(dirs[dest]) == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s-0 not moved to %s: %v", topic, dest, dirs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// partitionDirs lists the directory names of topic's partition 0 in dir.
+func partitionDirs(t *testing.T, dir, topic string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), topic+"-0") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// awaitNoDir waits until dir holds no directory of topic-0 (the swapped
+// out one is removed in the background).
+func awaitNoDir(t *testing.T, dir, topic string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(partitionDirs(t, dir, topic)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still holds %v", dir, partitionDirs(t, dir, topic))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// checkSequence reads topic-0 from the start and checks the values are
+// "0".."n-1" once each, in order.
+func checkSequence(t *testing.T, b *harness.Broker, topic string, n int) {
+	t.Helper()
+	recs := consumeN(t, b, topic, n, 60*time.Second)
+	for i, r := range recs {
+		if string(r.Value) != strconv.Itoa(i) || r.Offset != int64(i) {
+			t.Fatalf("record %d: offset %d value %q", i, r.Offset, r.Value)
+		}
+	}
+}
+
+func TestAlterReplicaLogDirsMovesUnderLoad(t *testing.T) {
+	b, d1, d2 := twoDirBroker(t, nil)
+	const topic = "mv"
+	seg := "65536"
+	createTopic(t, b, topic, 1, map[string]*string{"segment.bytes": &seg})
+	cl := b.Client()
+	defer cl.Close()
+	src := dirOf(t, cl, topic)
+	dest := d2
+	if src == d2 {
+		dest = d1
+	}
+
+	// Records in every codec, from an idempotent producer (kgo's default).
+	next := 0
+	for _, codec := range []kgo.CompressionCodec{kgo.NoCompression(), kgo.GzipCompression(), kgo.SnappyCompression(), kgo.Lz4Compression(), kgo.ZstdCompression()} {
+		p := b.Client(kgo.ProducerBatchCompression(codec), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		var rs []*kgo.Record
+		for i := 0; i < 2000; i++ {
+			rs = append(rs, &kgo.Record{Value: []byte(strconv.Itoa(next)), Partition: 0})
+			next++
+		}
+		if err := p.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		p.Close()
+	}
+
+	// A producer that keeps producing and a consumer that keeps consuming
+	// while the log moves.
+	prod := b.Client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(time.Millisecond))
+	defer prod.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var produced int
+	var prodErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := next; ctx.Err() == nil && i < next+200000; i++ {
+			r := &kgo.Record{Value: []byte(strconv.Itoa(i)), Partition: 0}
+			if err := prod.ProduceSync(context.Background(), r).FirstErr(); err != nil {
+				prodErr = err
+				return
+			}
+			produced = i + 1
+		}
+	}()
+	cons := b.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
+	defer cons.Close()
+	var consumed []*kgo.Record
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			fs := cons.PollFetches(ctx)
+			consumed = append(consumed, fs.Records()...)
+		}
+	}()
+
+	time.Sleep(200 * time.Millisecond) // let the producer get going (not a synchronisation)
+	if code := alterLogDir(t, cl, topic, 0, dest); code != 0 {
+		t.Fatalf("AlterReplicaLogDirs: %v", kerr.ErrorForCode(code))
+	}
+	awaitMoved(t, cl, topic, dest, 60*time.Second)
+	time.Sleep(300 * time.Millisecond) // produce a little more into the new log
+	stop()
+	wg.Wait()
+	if prodErr != nil {
+		t.Fatalf("producer: %v", prodErr)
+	}
+	total := produced
+	if total <= next {
+		t.Fatalf("the producer produced nothing during the move")
+	}
+	for i, r := range consumed {
+		if string(r.Value) != strconv.Itoa(i) {
+			t.Fatalf("live consumer: record %d is %q (offset %d)", i, r.Value, r.Offset)
+		}
+	}
+	checkSequence(t, b, topic, total)
+	awaitNoDir(t, src, topic)
+	if got := partitionDirs(t, dest, topic); len(got) != 1 || got[0] != topic+"-0" {
+		t.Fatalf("%s holds %v", dest, got)
+	}
+
+	// A restart keeps the partition in its new dir, every record there.
+	b.Stop()
+	b.Start()
+	cl2 := b.Client()
+	defer cl2.Close()
+	if got := dirOf(t, cl2, topic); got != dest {
+		t.Fatalf("after restart %s-0 is in %s, want %s", topic, got, dest)
+	}
+	checkSequence(t, b, topic, total)
+}
+
+func TestAlterReplicaLogDirsBadInput(t *testing.T) {
+	b, d1, d2 := twoDirBroker(t, nil)
+	createTopic(t, b, "bad", 1, nil)
+	cl := b.Client()
+	defer cl.Close()
+	src := dirOf(t, cl, "bad")
+	if code := alterLogDir(t, cl, "bad", 0, "/no/such/dir"); code != kerr.LogDirNotFound.Code {
+		t.Errorf("unknown dir: %v", kerr.ErrorForCode(code))
+	}
+	if code := alterLogDir(t, cl, "bad", 0, "relative/d1"); code != kerr.LogDirNotFound.Code {
+		t.Errorf("relative dir: %v", kerr.ErrorForCode(code))
+	}
+	if code := alterLogDir(t, cl, "bad", 0, src); code != 0 {
+		t.Errorf("same dir: %v", kerr.ErrorForCode(code))
+	}
+	if dirs := replicaDirs(t, cl, "bad"); len(dirs[d1])+len(dirs[d2]) != 1 {
+		t.Errorf("same dir moved something: %v", dirs)
+	}
+	long := strings.Repeat("x", 240)
+	if code := alterLogDir(t, cl, long, 0, src); code != kerr.InvalidTopicException.Code {
+		t.Errorf("long topic: %v", kerr.ErrorForCode(code))
+	}
+	// Not hosted: REPLICA_NOT_AVAILABLE, and the log is created in that
+	// dir when the partition comes (both dirs are empty of it; the
+	// broker would otherwise pick d1, the first with fewest logs).
+	if code := alterLogDir(t, cl, "later", 0, d2); code != kerr.ReplicaNotAvailable.Code {
+		t.Errorf("not hosted: %v", kerr.ErrorForCode(code))
+	}
+	if code := alterLogDir(t, cl, "later2", 0, d1); code != kerr.ReplicaNotAvailable.Code {
+		t.Errorf("not hosted: %v", kerr.ErrorForCode(code))
+	}
+	createTopic(t, b, "later", 1, nil)
+	createTopic(t, b, "later2", 1, nil)
+	if got := dirOf(t, cl, "later"); got != d2 {
+		t.Errorf("later-0 created in %s, want the preferred %s", got, d2)
+	}
+	if got := dirOf(t, cl, "later2"); got != d1 {
+		t.Errorf("later2-0 created in %s, want the preferred %s", got, d1)
+	}
+}
+
+// TestAlterReplicaLogDirsKillAndResume kills the broker while a throttled
+// move is under way: the restarted broker resumes the copy from the
+// future dir and completes the move with every record there.
+func TestAlterReplicaLogDirsKillAndResume(t *testing.T) {
+	b, d1, d2 := twoDirBroker(t, map[string]string{"replica.alter.log.dirs.io.max.bytes.per.second": "200000"})
+	const topic = "kill"
+	createTopic(t, b, topic, 1, nil)
+	cl := b.Client()
+	src := dirOf(t, cl, topic)
+	dest := d2
+	if src == d2 {
+		dest = d1
+	}
+	p := b.Client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	const n = 20000
+	var rs []*kgo.Record
+	pad := strings.Repeat("p", 100)
+	for i := 0; i < n; i++ {
+		rs = append(rs, &kgo.Record{Value: []byte(strconv.Itoa(i)), Key: []byte(pad), Partition: 0})
+	}
+	if err := p.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if code := alterLogDir(t, cl, topic, 0, dest); code != 0 {
+		t.Fatalf("AlterReplicaLogDirs: %v", kerr.ErrorForCode(code))
+	}
+	// Wait until the copy is part way (a future replica with some lag).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		lag, ok := replicaDirs(t, cl, topic)[dest][topic+"-0(future)"]
+		if ok && lag < n && lag > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no future replica under way: %v", replicaDirs(t, cl, topic))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cl.Close()
+	b.Kill()
+	b.Stop() // reap
+	delete(b.Props, "replica.alter.log.dirs.io.max.bytes.per.second")
+	b.Start()
+	cl2 := b.Client()
+	defer cl2.Close()
+	awaitMoved(t, cl2, topic, dest, 60*time.Second)
+	checkSequence(t, b, topic, n)
+	awaitNoDir(t, src, topic)
+	if !strings.Contains(b.Log(), "log dir move resumed") {
+		t.Errorf("the restarted broker did not resume the move:\n%s", b.Log())
+	}
+	for _, l := range strings.Split(b.Log(), "\n") {
+		if strings.Contains(l, "future") || strings.Contains(l, "log dir") || strings.Contains(l, "replica was replaced") {
+			t.Log(l)
+		}
+	}
+}
