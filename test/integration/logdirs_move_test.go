@@ -363,3 +363,99 @@ func TestAlterReplicaLogDirsKillAndResume(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIReassignLogDirs runs kafka-reassign-partitions.sh with a plan
+// carrying log_dirs, throttled by --replica-alter-log-dirs-throttle:
+// --execute starts the move, kafka-log-dirs.sh shows the future replica
+// (isFuture true), --verify reports progress then completion with
+// Kafka's wording, and the copy's rate stays within ±20% of the throttle.
+func TestCLIReassignLogDirs(t *testing.T) {
+	b, d1, d2 := twoDirBroker(t, nil)
+	bs := b.Addr()
+	const topic = "cli"
+	createTopic(t, b, topic, 1, nil)
+	cl := b.Client()
+	defer cl.Close()
+	src := dirOf(t, cl, topic)
+	dest := d2
+	if src == d2 {
+		dest = d1
+	}
+	// About 3 MB (uncompressed) to copy at 1 MB/s.
+	p := b.Client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	var rs []*kgo.Record
+	const n = 3000
+	for i := 0; i < n; i++ {
+		rs = append(rs, &kgo.Record{Value: []byte(strconv.Itoa(i)), Key: []byte(strings.Repeat("k", 1000)), Partition: 0})
+	}
+	if err := p.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	size := replicaSize(t, cl, topic, src)
+
+	plan := writeFile(t, "plan.json", fmt.Sprintf(`{"version":1,"partitions":[{"topic":%q,"partition":0,"replicas":[0],"log_dirs":[%q]}]}`, topic, dest))
+	const rate = 1_000_000
+	start := time.Now()
+	code, out, errs := cliRun(t, nil, "kafka-reassign-partitions.sh", "--bootstrap-server", bs, "--reassignment-json-file", plan, "--execute",
+		"--replica-alter-log-dirs-throttle", strconv.Itoa(rate))
+	if code != 0 || !strings.Contains(out, "The replica-alter-dir throttle limit was set to 1000000 B/s") ||
+		!strings.Contains(out, "Successfully started partition reassignment for cli-0\n") ||
+		!strings.Contains(out, fmt.Sprintf("Successfully started moving log directory to %s for replica cli-0 with broker 0 \n", dest)) {
+		t.Fatalf("--execute: %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = cliRun(t, nil, "kafka-log-dirs.sh", "--bootstrap-server", bs, "--describe", "--topic-list", topic)
+	if code != 0 || !strings.Contains(out, `{"partition":"cli-0","size":`) || !strings.Contains(out, `"isFuture":true}`) {
+		t.Fatalf("kafka-log-dirs.sh during the move: %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = cliRun(t, nil, "kafka-reassign-partitions.sh", "--bootstrap-server", bs, "--reassignment-json-file", plan, "--verify")
+	if code != 0 || !strings.Contains(out, "Reassignment of replica cli-0-0 is still in progress.\n") || strings.Contains(out, "Clearing broker-level throttles on broker 0") {
+		t.Fatalf("--verify during the move: %d\n%s\n%s", code, out, errs)
+	}
+	awaitMoved(t, cl, topic, dest, 60*time.Second)
+	took := time.Since(start)
+	// The throttle bounds the copy: size bytes at rate B/s, within 20%
+	// (the upper bound has 2 s more for a loaded machine; the lower one
+	// fails without a working throttle).
+	want := time.Duration(float64(size) / rate * float64(time.Second))
+	t.Logf("moved %d bytes in %v (%.0f B/s); at the throttle: %v", size, took, float64(size)/took.Seconds(), want)
+	if took < want*8/10 || took > want*12/10+2*time.Second {
+		t.Errorf("move of %d bytes took %v at a %d B/s throttle (want about %v)", size, took, rate, want)
+	}
+	code, out, errs = cliRun(t, nil, "kafka-reassign-partitions.sh", "--bootstrap-server", bs, "--reassignment-json-file", plan, "--verify")
+	if code != 0 || !strings.Contains(out, "Status of partition reassignment:\nReassignment of partition cli-0 is completed.\nReassignment of replica cli-0-0 completed successfully.\n") ||
+		!strings.Contains(out, "Clearing broker-level throttles on broker 0") {
+		t.Fatalf("--verify after the move: %d\n%s\n%s", code, out, errs)
+	}
+	checkSequence(t, b, topic, n)
+	code, out, _ = cliRun(t, nil, "kafka-log-dirs.sh", "--bootstrap-server", bs, "--describe", "--topic-list", topic)
+	if code != 0 || strings.Contains(out, `"isFuture":true`) || !strings.Contains(out, fmt.Sprintf(`"logDir":%q`, dest)) {
+		t.Fatalf("kafka-log-dirs.sh after the move: %d\n%s", code, out)
+	}
+	// A plan naming a dir the broker does not have fails the move.
+	bad := writeFile(t, "bad.json", fmt.Sprintf(`{"version":1,"partitions":[{"topic":%q,"partition":0,"replicas":[0],"log_dirs":["/no/such/dir"]}]}`, topic))
+	code, out, errs = cliRun(t, nil, "kafka-reassign-partitions.sh", "--bootstrap-server", bs, "--reassignment-json-file", bad, "--execute")
+	if code == 0 || !strings.Contains(out+errs, "Failed to alter dir for cli-0-0") {
+		t.Fatalf("bad dir: %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// replicaSize is the DescribeLogDirs size of topic-0 in dir.
+func replicaSize(t *testing.T, cl *kgo.Client, topic, dir string) int64 {
+	t.Helper()
+	resp, err := kmsg.NewPtrDescribeLogDirsRequest().RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range resp.Dirs {
+		for _, rt := range d.Topics {
+			for _, p := range rt.Partitions {
+				if d.Dir == dir && rt.Topic == topic && p.Partition == 0 && !p.IsFuture {
+					return p.Size
+				}
+			}
+		}
+	}
+	t.Fatalf("%s-0 not in %s", topic, dir)
+	return 0
+}

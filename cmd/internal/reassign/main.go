@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"gregor/cmd/internal/clientutil"
 	"gregor/partition"
@@ -365,10 +366,20 @@ func execute(ctx context.Context, cl cluster, adm *adminCluster, o Options, out 
 		return err
 	}
 	fmt.Fprintf(out, "Successfully started partition reassignment%s for %s\n", plural(len(proposed)), joinTPs(sortedTPs(proposed), ","))
+	if withDirs {
+		doc, err := controller.DecodeReassignment(data)
+		if err != nil {
+			return err
+		}
+		// --timeout bounds the wait for the moves to start (a replica
+		// moving to a new broker exists there only once reassigned).
+		return executeMoves(ctx, adm, dirMoves(doc), time.Duration(o.TimeoutMs)*time.Millisecond, out)
+	}
 	return nil
 }
 
-// verify is --verify: the status of every partition of the file.
+// verify is --verify: the status of every partition of the file, then
+// of every replica the file moves to a log dir (logdirs.go).
 func verify(ctx context.Context, cl cluster, adm *adminCluster, o Options, out io.Writer) error {
 	data, err := readFile(o.ReassignmentJSONFile)
 	if err != nil {
@@ -415,7 +426,14 @@ func verify(ctx context.Context, cl cluster, adm *adminCluster, o Options, out i
 			fmt.Fprintf(out, "There is no active reassignment of partition %s, but replica set is %s rather than %s.\n", tp, joinIDs(current[tp]), joinIDs(want))
 		}
 	}
-	if len(ongoing) == 0 && !o.PreserveThrottles {
+	movesOngoing := false
+	if moves := dirMoves(doc); len(moves) > 0 {
+		// adm is set: a plan with log dirs needs --bootstrap-server (above).
+		if movesOngoing, err = verifyMoves(ctx, adm, moves, out); err != nil {
+			return err
+		}
+	}
+	if len(ongoing) == 0 && !movesOngoing && !o.PreserveThrottles {
 		// Done: remove every throttle (Kafka cannot tell which brokers an
 		// earlier reassignment throttled, so it clears them all).
 		return clearAllThrottles(ctx, cl, cl, target, topics, out)
