@@ -248,6 +248,11 @@ func TestAlterReplicaLogDirsMovesUnderLoad(t *testing.T) {
 		}
 	}
 	checkSequence(t, b, topic, total)
+	for _, l := range strings.Split(b.Log(), "\n") {
+		if strings.Contains(l, "swapping") {
+			t.Log(l) // the log end offsets when the swap began
+		}
+	}
 	awaitNoDir(t, src, topic)
 	if got := partitionDirs(t, dest, topic); len(got) != 1 || got[0] != topic+"-0" {
 		t.Fatalf("%s holds %v", dest, got)
@@ -458,4 +463,68 @@ func replicaSize(t *testing.T, cl *kgo.Client, topic, dir string) int64 {
 	}
 	t.Fatalf("%s-0 not in %s", topic, dir)
 	return 0
+}
+
+// TestAlterReplicaLogDirsTransactions moves a partition holding committed
+// and aborted transactions: after the move a read_committed consumer
+// still sees the committed records only (the aborted-transaction index
+// came along) and a read_uncommitted one sees both.
+func TestAlterReplicaLogDirsTransactions(t *testing.T) {
+	b, d1, d2 := twoDirBroker(t, map[string]string{"transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1"})
+	const topic = "txmv"
+	createTopic(t, b, topic, 1, nil)
+	cl := b.Client()
+	defer cl.Close()
+	src := dirOf(t, cl, topic)
+	dest := d2
+	if src == d2 {
+		dest = d1
+	}
+	tx := b.Client(kgo.TransactionalID("mover"), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	defer tx.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var committed int
+	for round := 0; round < 6; round++ {
+		if err := tx.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		commit := round%2 == 0
+		for i := 0; i < 50; i++ {
+			v := fmt.Sprintf("aborted-%d-%d", round, i)
+			if commit {
+				v = fmt.Sprintf("committed-%d", committed)
+				committed++
+			}
+			if err := tx.ProduceSync(ctx, &kgo.Record{Value: []byte(v), Partition: 0}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code := alterLogDir(t, cl, topic, 0, dest); code != 0 {
+		t.Fatalf("AlterReplicaLogDirs: %v", kerr.ErrorForCode(code))
+	}
+	awaitMoved(t, cl, topic, dest, 60*time.Second)
+	awaitNoDir(t, src, topic)
+	rc := b.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(100*time.Millisecond))
+	defer rc.Close()
+	var got []string
+	for len(got) < committed && ctx.Err() == nil {
+		rc.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	for i, v := range got {
+		if v != fmt.Sprintf("committed-%d", i) {
+			t.Fatalf("read_committed record %d: %q", i, v)
+		}
+	}
+	if len(got) != committed {
+		t.Fatalf("read_committed read %d records, want %d", len(got), committed)
+	}
+	// read_uncommitted: all 300 data records (markers are not records).
+	if all := consumeN(t, b, topic, 300, 30*time.Second); string(all[50].Value) != "aborted-1-0" {
+		t.Fatalf("read_uncommitted record 50: %q", all[50].Value)
+	}
 }
