@@ -120,7 +120,7 @@ func createTopics(b *Broker, req *kmsg.CreateTopicsRequest, creatable map[string
 		// Validate first; only the valid topics are counted, and only
 		// those the quota admits are created.
 		var admitted []controller.NewTopic
-		checked := b.createTopicsVia(req.TimeoutMillis, todo, true)
+		checked := b.createTopicsVia(newestVersion, req.TimeoutMillis, todo, true)
 		for i, nt := range todo {
 			if i < len(checked) && checked[i].Err != nil {
 				byName[nt.Name] = checked[i]
@@ -140,7 +140,7 @@ func createTopics(b *Broker, req *kmsg.CreateTopicsRequest, creatable map[string
 		}
 		todo = admitted
 	}
-	for _, r := range b.createTopicsVia(req.TimeoutMillis, todo, req.ValidateOnly) {
+	for _, r := range b.createTopicsVia(req.Version, req.TimeoutMillis, todo, req.ValidateOnly) {
 		byName[r.Name] = r
 	}
 	for _, t := range req.Topics {

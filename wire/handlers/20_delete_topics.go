@@ -99,7 +99,7 @@ func deleteTopics(b *Broker, rc *wire.RequestContext, req *kmsg.DeleteTopicsRequ
 		idx = append(idx, i)
 	}
 	errs := b.Topics.DeleteTopics(names)
-	b.forwardDeleteTopics(names, errs, req.TimeoutMillis)
+	b.forwardDeleteTopics(req.Version, names, errs, req.TimeoutMillis)
 	for j, i := range idx {
 		entries[i].err = errs[j]
 		if t, ok := snap.Topics[entries[i].name]; ok && entries[i].id == ([16]byte{}) {

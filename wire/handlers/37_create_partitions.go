@@ -71,7 +71,7 @@ func createPartitions(b *Broker, req *kmsg.CreatePartitionsRequest, alterable ma
 	byName := make(map[string]error, len(incs))
 	if mq != nil {
 		snap := b.Topics.Snapshot()
-		checked := b.createPartitionsVia(req.TimeoutMillis, incs, true)
+		checked := b.createPartitionsVia(newestVersion, req.TimeoutMillis, incs, true)
 		var admitted []controller.PartitionIncrease
 		for i, inc := range incs {
 			if i < len(checked) && checked[i] != nil {
@@ -90,7 +90,7 @@ func createPartitions(b *Broker, req *kmsg.CreatePartitionsRequest, alterable ma
 		}
 		incs = admitted
 	}
-	errs := b.createPartitionsVia(req.TimeoutMillis, incs, req.ValidateOnly)
+	errs := b.createPartitionsVia(req.Version, req.TimeoutMillis, incs, req.ValidateOnly)
 	for i, inc := range incs {
 		byName[inc.Topic] = errs[i]
 	}
