@@ -54,9 +54,10 @@ func handleCreateTopics(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 		}
 	}
 	var mq *clientquota.MutationQuota
-	if b.Quotas != nil && !req.ValidateOnly {
-		// KIP-599: strict from v6 (THROTTLING_QUOTA_EXCEEDED), permissive before.
-		mq = b.Quotas.Mutation(rc.Principal.Name, rc.ClientID, req.Version >= 6)
+	if !req.ValidateOnly {
+		// KIP-599: strict from v6 (THROTTLING_QUOTA_EXCEEDED), permissive
+		// before; charged once, here (forward_quota.go).
+		mq = b.mutationQuota(rc, req.Version >= 6)
 	}
 	return b.async(func() kmsg.Response {
 		resp := createTopics(b, req, creatable, mq)

@@ -79,10 +79,11 @@ func deleteTopics(b *Broker, rc *wire.RequestContext, req *kmsg.DeleteTopicsRequ
 	// controller mutation quota, in request order (strict from v5:
 	// THROTTLING_QUOTA_EXCEEDED, the topic stays; permissive before).
 	// Kafka answers TOPIC_DELETION_DISABLED and unknown topics before
-	// the quota, so those cost nothing.
+	// the quota, so those cost nothing. Charged once, here
+	// (forward_quota.go).
 	var mq *clientquota.MutationQuota
-	if b.Quotas != nil && b.Config.DeleteTopicEnable {
-		mq = b.Quotas.Mutation(rc.Principal.Name, rc.ClientID, req.Version >= 5)
+	if b.Config.DeleteTopicEnable {
+		mq = b.mutationQuota(rc, req.Version >= 5)
 	}
 	var names []string
 	var idx []int

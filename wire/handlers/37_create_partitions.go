@@ -31,9 +31,10 @@ func handleCreatePartitions(b *Broker, rc *wire.RequestContext, kreq kmsg.Reques
 	// Alter on each topic (Kafka's check).
 	alterable := filterAuthorized(b, rc, acl.OpAlter, acl.ResourceTopic, req.Topics, func(t kmsg.CreatePartitionsRequestTopic) string { return t.Topic })
 	var mq *clientquota.MutationQuota
-	if b.Quotas != nil && !req.ValidateOnly {
-		// KIP-599: strict from v3 (THROTTLING_QUOTA_EXCEEDED), permissive before.
-		mq = b.Quotas.Mutation(rc.Principal.Name, rc.ClientID, req.Version >= 3)
+	if !req.ValidateOnly {
+		// KIP-599: strict from v3 (THROTTLING_QUOTA_EXCEEDED), permissive
+		// before; charged once, here (forward_quota.go).
+		mq = b.mutationQuota(rc, req.Version >= 3)
 	}
 	return b.async(func() kmsg.Response {
 		resp := createPartitions(b, req, alterable, mq)
