@@ -9,8 +9,9 @@ package handlers
 // per cluster), applies the client's controller mutation quota, and asks
 // the local controller; what it answers NOT_CONTROLLER is then sent to the
 // active controller with the broker's inter-broker client (Broker.Forward,
-// replication/forward) and the controller's per-item answers are merged
-// with the local ones. So a client is refused on every broker what it is
+// replication/forward), at the client's request version, and the
+// controller's per-item answers are merged with the local ones. The
+// mutation quota is charged here only (forward_quota.go). So a client is refused on every broker what it is
 // refused on the controller, and never gains the forwarding broker's
 // rights: only the items it was allowed are forwarded. The controller
 // authorizes the forwarded request with the forwarding broker's
