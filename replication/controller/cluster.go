@@ -138,6 +138,8 @@ func (c *Controller) handle(ev event) {
 		err = c.onIsrChange()
 	case evConfigChanges:
 		err = c.onConfigChanges()
+	case evFeature:
+		err = c.onFeatureChange()
 	case evExpired:
 		c.resignLocked("session expired")
 		c.armed = map[string]uint64{} // every watch of the old session is gone
@@ -170,7 +172,7 @@ func (c *Controller) resignLocked(why string) {
 	c.topics = map[string]*topicState{}
 	c.reassigning = nil
 	for p := range c.armed {
-		if p != zkmeta.ControllerPath && p != zkmeta.ConfigChangesPath { // every broker watches these
+		if p != zkmeta.ControllerPath && p != zkmeta.ConfigChangesPath && p != zkmeta.FeaturePath { // every broker watches these
 			delete(c.armed, p)
 		}
 	}
@@ -196,6 +198,7 @@ func (c *Controller) resyncLocked() {
 // electAndWatchLocked tries to win /controller; the winner takes over the
 // cluster (onControllerFailover), everyone re-arms the /controller watch.
 func (c *Controller) electAndWatchLocked() error {
+	c.watchFeatureLocked() // before the election, as Kafka starts its listener before its controller
 	if !c.active {
 		if err := c.elect(); err != nil {
 			return err
@@ -251,11 +254,14 @@ func (c *Controller) publishStandby() {
 }
 
 // onControllerFailover is what a newly elected controller does (Kafka's
-// KafkaController.onControllerFailover): watch the brokers, topics,
+// KafkaController.onControllerFailover): enable /feature, watch the brokers, topics,
 // deletions and ISR notifications, load every topic, elect leaders, send
 // UpdateMetadata and LeaderAndIsr to every live broker, and resume
 // deletions.
 func (c *Controller) onControllerFailover() error {
+	if err := c.enableFeatureVersioning(); err != nil { // features.go
+		return err
+	}
 	c.topics = map[string]*topicState{}
 	c.liveInfo = map[int32]zkmeta.BrokerInfo{}
 	if err := c.readBrokers(); err != nil {

@@ -123,6 +123,7 @@ type Controller struct {
 
 	// cfgChanges: the /config/changes listener of every broker (config_changes.go).
 	cfgChanges     configChangeState
+	features       *metadata.FeatureCache          // Options.Features (features.go)
 	onUserChange   func(string)                    // Options.OnUserConfigChange
 	onTopicCfg     func(string, map[string]string) // Options.OnTopicConfig
 	onBrokerConfig func(string)                    // Options.OnBrokerConfigChange
@@ -243,6 +244,10 @@ type Options struct {
 	// "clients/<c>", "users/<u>/clients/<c>"; quota/clientquota.Watcher);
 	// it must not block. nil = quota changes are only logged.
 	OnQuotaConfigChange func(entityPath string)
+	// Features is where this broker keeps the finalized features it reads
+	// from /feature (features.go), which ApiVersions answers with. nil =
+	// one of the controller's own (Controller.Features).
+	Features *metadata.FeatureCache
 }
 
 // New builds a controller over store for the broker configured by cfg
@@ -265,6 +270,9 @@ func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Opti
 	}
 	if c.cache = opts.Cache; c.cache == nil {
 		c.cache = &metadata.Cache{}
+	}
+	if c.features = opts.Features; c.features == nil {
+		c.features = &metadata.FeatureCache{}
 	}
 	if c.zk = opts.ZK; c.zk == nil {
 		c.zk = zkclient.New(store, cfg.BrokerID, c.log.Named("zk"))

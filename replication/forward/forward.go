@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -41,6 +42,16 @@ var ErrNoController = errors.New("forward: no active controller")
 // the deadline (unreachable, or slower than the request's timeout):
 // REQUEST_TIMED_OUT for the client, as Kafka's forwarding answers.
 var ErrTimeout = errors.New("forward: the controller did not answer in time")
+
+// ClientIDPrefix starts the client.id of every forwarded request
+// ("gregor-forward-<broker.id>", ClientID): the controller tells
+// forwarded requests by it (with the inter-broker principal's
+// ClusterAction when an authorizer is set; see the handlers'
+// forwardedToUs), and does not charge their controller mutations again.
+const ClientIDPrefix = "gregor-forward-"
+
+// ClientID is the client.id broker forwards with.
+func ClientID(broker int32) string { return ClientIDPrefix + strconv.Itoa(int(broker)) }
 
 // Config is what New needs.
 type Config struct {
@@ -79,9 +90,9 @@ func New(cfg Config) *Forwarder {
 	return &Forwarder{cfg: cfg, clients: map[string]*kgo.Client{}}
 }
 
-// Send sends req to the active controller and returns its response, with
-// the version franz-go negotiates with the controller (the newest both
-// serve). notController tells whether a response is the controller's
+// Send sends req to the active controller at req's own version (the
+// client's: set it first; see pinned) and returns its response, at that
+// version. notController tells whether a response is the controller's
 // NOT_CONTROLLER (it lost the election after we read /controller): then,
 // like after a transport error, /controller is read again and the request
 // sent again, after Backoff, until ctx ends. Errors: ErrLocal (this broker
@@ -122,7 +133,7 @@ func (f *Forwarder) Send(ctx context.Context, req kmsg.Request, notController fu
 		if err != nil {
 			return nil, err
 		}
-		resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+		resp, err := cl.SeedBrokers()[0].Request(ctx, pinned{Request: req, max: req.GetVersion()})
 		if err != nil {
 			lastErr = fmt.Errorf("%w: controller %d at %s: %v", ErrTimeout, id, addr, err)
 			continue
@@ -133,6 +144,32 @@ func (f *Forwarder) Send(ctx context.Context, req kmsg.Request, notController fu
 		}
 		return resp, nil
 	}
+}
+
+// pinned is a request that franz-go sends at the version it carries. kgo
+// ignores a version set on a request: it sends the newest version both
+// it and the broker serve, min(req.MaxVersion(), the broker's maximum),
+// and MaxVersion is all it asks of a request to choose. pinned lowers
+// MaxVersion to max (the client's version), so the controller receives
+// the request as the client sent it (the fields and the semantics of
+// that version: CreateTopics v0 has no validate_only, v1-3 no -1
+// defaults, DeleteTopics v0-5 names topics by name only, ...), as Kafka's
+// Envelope carries the client's request bytes. Timeout is passed on so
+// kgo still reads the answer for timeout_ms plus its overhead.
+type pinned struct {
+	kmsg.Request
+	max int16
+}
+
+// MaxVersion is the version to send (never above what kmsg encodes).
+func (p pinned) MaxVersion() int16 { return min(p.max, p.Request.MaxVersion()) }
+
+// Timeout is the request's timeout_ms (0 if it has none).
+func (p pinned) Timeout() int32 {
+	if t, ok := p.Request.(kmsg.TimeoutRequest); ok {
+		return t.Timeout()
+	}
+	return 0
 }
 
 // giveUp is Send's answer once ctx ended.

@@ -3,6 +3,7 @@ package forward
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -150,5 +151,47 @@ func TestSendUnreachable(t *testing.T) {
 	cancel()
 	if _, err := f.Send(ctx, createReq("a"), notCtl); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v, want context.Canceled", err)
+	}
+}
+
+// TestSendAtTheClientsVersion: the controller receives the request at the
+// version it carries (the client's), not the newest both serve, and the
+// answer comes back at that version; the timeout still bounds the read.
+func TestSendAtTheClientsVersion(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	var seen atomic.Int32
+	seen.Store(-1)
+	c.ControlKey(19, func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		seen.Store(int32(kreq.GetVersion()))
+		return nil, nil, false
+	})
+	f := newFwd(t, func() (int32, error) { return 2, nil }, c.ListenAddrs()[0])
+	for i, v := range []int16{0, 2, 4, 7} {
+		req := createReq(fmt.Sprintf("v%d", v))
+		req.Version, req.TimeoutMillis = v, 5000
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		kr, err := f.Send(ctx, req, notCtl)
+		cancel()
+		if err != nil {
+			t.Fatalf("v%d: %v", v, err)
+		}
+		if got := seen.Load(); got != int32(v) {
+			t.Fatalf("send %d at v%d: the controller received v%d", i, v, got)
+		}
+		if kr.GetVersion() != v || kr.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode != 0 {
+			t.Fatalf("v%d: response v%d code %d", v, kr.GetVersion(), kr.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode)
+		}
+	}
+	p := pinned{Request: createReq("x"), max: 3}
+	if p.MaxVersion() != 3 || p.Timeout() != 60000 { // kmsg's default timeout_ms
+		t.Fatalf("pinned: max %d timeout %d", p.MaxVersion(), p.Timeout())
+	}
+	if (pinned{Request: createReq("x"), max: 99}).MaxVersion() != kmsg.NewPtrCreateTopicsRequest().MaxVersion() {
+		t.Fatal("pinned above kmsg's maximum")
 	}
 }

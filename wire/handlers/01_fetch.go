@@ -58,6 +58,9 @@ package handlers
 //     wake on its data. The record bytes sent for throttled partitions
 //     (in sync or not) are recorded against the quota.
 //   - Consumers (ReplicaID -1) never read above the high watermark.
+//   - KAFKA_STORAGE_ERROR (an offline replica or an unreadable segment)
+//     is answered NOT_LEADER_OR_FOLLOWER to Fetch v0-v5, whose clients
+//     may not know it (storageErrorForVersion).
 //   - IsolationLevel (KIP-98): LastStableOffset is always the partition's
 //     last stable offset (partition.View). READ_COMMITTED (1) consumers
 //     read only below it (their long poll wakes on it,
@@ -519,6 +522,9 @@ func abortedTxns(lg partition.Log, fetchOffset, upperBound int64) []kmsg.FetchRe
 // released once the writer has sent it.
 func (s *fetchState) respond(version int16) wire.Response {
 	converted := s.downConvertAll(version) // Fetch v0-v3 only (fetch_downconvert.go)
+	for _, fp := range s.parts {
+		fp.out.ErrorCode = storageErrorForVersion(fp.out.ErrorCode, version)
+	}
 	parts := s.parts
 	records := func(t, p int) []storage.Region {
 		fp := s.idx[t][p]
@@ -558,4 +564,18 @@ func (s *fetchState) respond(version int16) wire.Response {
 		return wire.Response{Body: fetchresp.BuildStreamed(version, s.resp, records, streams, release)}
 	}
 	return wire.Response{Body: fetchresp.Build(version, s.resp, records, release)}
+}
+
+// storageErrorForVersion is a partition's error code as Fetch version
+// answers it: KAFKA_STORAGE_ERROR (56) becomes NOT_LEADER_OR_FOLLOWER for
+// v0-v5, whose clients may not know 56 and would give up on it as an
+// unknown error instead of refreshing metadata and retrying (Kafka's
+// KafkaApis maybeDownConvertStorageError, applied to every partition of
+// those versions, converted or not). Produce and ListOffsets answer 56 at
+// every version, as Kafka does.
+func storageErrorForVersion(code, version int16) int16 {
+	if code == kerr.KafkaStorageError.Code && version <= 5 {
+		return kerr.NotLeaderForPartition.Code
+	}
+	return code
 }

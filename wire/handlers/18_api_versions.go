@@ -11,9 +11,15 @@ package handlers
 //     match Kafka's pattern [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?;
 //     otherwise INVALID_REQUEST with no keys (as Kafka's
 //     ApiVersionsRequest.isValid and getErrorResponse).
-//   - No features are advertised (SupportedFeatures/FinalizedFeatures empty,
-//     FinalizedFeaturesEpoch -1): Gregor is ZooKeeper-mode Kafka (KIP-584
-//     features are a KRaft concern).
+//   - v3+ features (KIP-584), as a Kafka 3.9 broker in ZooKeeper mode
+//     (DefaultApiVersionManager over ZkMetadataCache): SupportedFeatures
+//     empty (KafkaServer's BrokerFeatures.createEmpty); FinalizedFeatures
+//     and FinalizedFeaturesEpoch from /feature as this broker last read it
+//     (Broker.Features, kept by the controller's watch on every broker:
+//     replication/controller/features.go): the znode's data version as
+//     the epoch, or no features and epoch -1 while /feature is absent,
+//     disabled or unreadable. A level-0 feature is left out, as Kafka's
+//     createFinalizedFeatureKeys does.
 //
 // Version notes:
 //   - v1: ThrottleMillis.
@@ -25,15 +31,19 @@ package handlers
 //     the v0 fallback, KIP-511 follow-up).
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"gregor/replication/metadata"
 	"gregor/wire"
 )
 
 func init() { register(18, 0, 4, handleApiVersions) }
 
-func handleApiVersions(_ *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
+func handleApiVersions(b *Broker, _ *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.ApiVersionsRequest)
 	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
 	if req.Version >= 3 && (!validSoftwareField(req.ClientSoftwareName) || !validSoftwareField(req.ClientSoftwareVersion)) {
@@ -47,7 +57,31 @@ func handleApiVersions(_ *Broker, _ *wire.RequestContext, kreq kmsg.Request) wir
 		k.ApiKey, k.MinVersion, k.MaxVersion = r.Key, r.MinVersion, r.MaxVersion
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
+	if req.Version >= 3 {
+		addFeatures(resp, b.Features.Load())
+	}
 	return wire.Now(wire.Response{Msg: resp})
+}
+
+// addFeatures fills the KIP-584 fields (tagged, v3+) of resp with the
+// supported features (none) and f, by name.
+func addFeatures(resp *kmsg.ApiVersionsResponse, f *metadata.Finalized) {
+	for _, name := range slices.Sorted(maps.Keys(metadata.SupportedFeatures)) {
+		r := metadata.SupportedFeatures[name]
+		sf := kmsg.NewApiVersionsResponseSupportedFeature()
+		sf.Name, sf.MinVersion, sf.MaxVersion = name, r[0], r[1]
+		resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+	}
+	for _, name := range slices.Sorted(maps.Keys(f.Features)) {
+		level := f.Features[name]
+		if level == 0 {
+			continue
+		}
+		ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+		ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = name, level, level
+		resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+	}
+	resp.FinalizedFeaturesEpoch = f.Epoch
 }
 
 // validSoftwareField checks a KIP-511 client software name or version

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"gregor/replication/metadata"
 	"gregor/wire"
 )
 
@@ -81,5 +82,44 @@ func TestApiVersionsValidatesSoftwareFields(t *testing.T) {
 		if resp := apiVersions(t, b, req); resp.ErrorCode != 0 {
 			t.Errorf("v2 validated software fields")
 		}
+	}
+}
+
+// TestApiVersionsFeatures: v3+ answers no supported features, the
+// finalized features of the cache and its epoch (-1 with none known),
+// and they survive encoding at v3 (tagged fields); v0-2 carry none.
+func TestApiVersionsFeatures(t *testing.T) {
+	fc := &metadata.FeatureCache{}
+	b := &Broker{Log: zap.NewNop(), Features: fc}
+	ask := func(v int16) *kmsg.ApiVersionsResponse {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.Version = v
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "franz-go", "1.22.3"
+		resp := apiVersions(t, b, req)
+		resp.SetVersion(v)
+		back := kmsg.NewPtrApiVersionsResponse()
+		back.Version = v
+		if err := back.ReadFrom(resp.AppendTo(nil)); err != nil {
+			t.Fatalf("v%d: %v", v, err)
+		}
+		return back
+	}
+	if r := ask(3); r.FinalizedFeaturesEpoch != -1 || len(r.FinalizedFeatures) != 0 || len(r.SupportedFeatures) != 0 {
+		t.Fatalf("no /feature read: epoch %d finalized %+v supported %+v", r.FinalizedFeaturesEpoch, r.FinalizedFeatures, r.SupportedFeatures)
+	}
+	if err := fc.Update(map[string]int16{}, 7); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []int16{3, 4} {
+		if r := ask(v); r.FinalizedFeaturesEpoch != 7 || len(r.FinalizedFeatures) != 0 || len(r.SupportedFeatures) != 0 {
+			t.Fatalf("v%d: epoch %d finalized %+v supported %+v, want epoch 7 and no features", v, r.FinalizedFeaturesEpoch, r.FinalizedFeatures, r.SupportedFeatures)
+		}
+	}
+	if r := ask(2); r.FinalizedFeaturesEpoch != -1 { // not on the wire before v3: the decoder's default
+		t.Fatalf("v2 carried epoch %d", r.FinalizedFeaturesEpoch)
+	}
+	fc.Clear()
+	if r := ask(3); r.FinalizedFeaturesEpoch != -1 {
+		t.Fatalf("cleared: epoch %d", r.FinalizedFeaturesEpoch)
 	}
 }

@@ -54,9 +54,10 @@ func handleCreateTopics(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 		}
 	}
 	var mq *clientquota.MutationQuota
-	if b.Quotas != nil && !req.ValidateOnly {
-		// KIP-599: strict from v6 (THROTTLING_QUOTA_EXCEEDED), permissive before.
-		mq = b.Quotas.Mutation(rc.Principal.Name, rc.ClientID, req.Version >= 6)
+	if !req.ValidateOnly {
+		// KIP-599: strict from v6 (THROTTLING_QUOTA_EXCEEDED), permissive
+		// before; charged once, here (forward_quota.go).
+		mq = b.mutationQuota(rc, req.Version >= 6)
 	}
 	return b.async(func() kmsg.Response {
 		resp := createTopics(b, req, creatable, mq)
@@ -120,7 +121,7 @@ func createTopics(b *Broker, req *kmsg.CreateTopicsRequest, creatable map[string
 		// Validate first; only the valid topics are counted, and only
 		// those the quota admits are created.
 		var admitted []controller.NewTopic
-		checked := b.createTopicsVia(req.TimeoutMillis, todo, true)
+		checked := b.createTopicsVia(newestVersion, req.TimeoutMillis, todo, true)
 		for i, nt := range todo {
 			if i < len(checked) && checked[i].Err != nil {
 				byName[nt.Name] = checked[i]
@@ -140,7 +141,7 @@ func createTopics(b *Broker, req *kmsg.CreateTopicsRequest, creatable map[string
 		}
 		todo = admitted
 	}
-	for _, r := range b.createTopicsVia(req.TimeoutMillis, todo, req.ValidateOnly) {
+	for _, r := range b.createTopicsVia(req.Version, req.TimeoutMillis, todo, req.ValidateOnly) {
 		byName[r.Name] = r
 	}
 	for _, t := range req.Topics {

@@ -79,10 +79,11 @@ func deleteTopics(b *Broker, rc *wire.RequestContext, req *kmsg.DeleteTopicsRequ
 	// controller mutation quota, in request order (strict from v5:
 	// THROTTLING_QUOTA_EXCEEDED, the topic stays; permissive before).
 	// Kafka answers TOPIC_DELETION_DISABLED and unknown topics before
-	// the quota, so those cost nothing.
+	// the quota, so those cost nothing. Charged once, here
+	// (forward_quota.go).
 	var mq *clientquota.MutationQuota
-	if b.Quotas != nil && b.Config.DeleteTopicEnable {
-		mq = b.Quotas.Mutation(rc.Principal.Name, rc.ClientID, req.Version >= 5)
+	if b.Config.DeleteTopicEnable {
+		mq = b.mutationQuota(rc, req.Version >= 5)
 	}
 	var names []string
 	var idx []int
@@ -99,7 +100,7 @@ func deleteTopics(b *Broker, rc *wire.RequestContext, req *kmsg.DeleteTopicsRequ
 		idx = append(idx, i)
 	}
 	errs := b.Topics.DeleteTopics(names)
-	b.forwardDeleteTopics(names, errs, req.TimeoutMillis)
+	b.forwardDeleteTopics(req.Version, names, errs, req.TimeoutMillis)
 	for j, i := range idx {
 		entries[i].err = errs[j]
 		if t, ok := snap.Topics[entries[i].name]; ok && entries[i].id == ([16]byte{}) {

@@ -31,9 +31,10 @@ func handleCreatePartitions(b *Broker, rc *wire.RequestContext, kreq kmsg.Reques
 	// Alter on each topic (Kafka's check).
 	alterable := filterAuthorized(b, rc, acl.OpAlter, acl.ResourceTopic, req.Topics, func(t kmsg.CreatePartitionsRequestTopic) string { return t.Topic })
 	var mq *clientquota.MutationQuota
-	if b.Quotas != nil && !req.ValidateOnly {
-		// KIP-599: strict from v3 (THROTTLING_QUOTA_EXCEEDED), permissive before.
-		mq = b.Quotas.Mutation(rc.Principal.Name, rc.ClientID, req.Version >= 3)
+	if !req.ValidateOnly {
+		// KIP-599: strict from v3 (THROTTLING_QUOTA_EXCEEDED), permissive
+		// before; charged once, here (forward_quota.go).
+		mq = b.mutationQuota(rc, req.Version >= 3)
 	}
 	return b.async(func() kmsg.Response {
 		resp := createPartitions(b, req, alterable, mq)
@@ -71,7 +72,7 @@ func createPartitions(b *Broker, req *kmsg.CreatePartitionsRequest, alterable ma
 	byName := make(map[string]error, len(incs))
 	if mq != nil {
 		snap := b.Topics.Snapshot()
-		checked := b.createPartitionsVia(req.TimeoutMillis, incs, true)
+		checked := b.createPartitionsVia(newestVersion, req.TimeoutMillis, incs, true)
 		var admitted []controller.PartitionIncrease
 		for i, inc := range incs {
 			if i < len(checked) && checked[i] != nil {
@@ -90,7 +91,7 @@ func createPartitions(b *Broker, req *kmsg.CreatePartitionsRequest, alterable ma
 		}
 		incs = admitted
 	}
-	errs := b.createPartitionsVia(req.TimeoutMillis, incs, req.ValidateOnly)
+	errs := b.createPartitionsVia(req.Version, req.TimeoutMillis, incs, req.ValidateOnly)
 	for i, inc := range incs {
 		byName[inc.Topic] = errs[i]
 	}

@@ -6,15 +6,20 @@ package handlers
 // handleUpdateFeatures, KafkaController.validateFeatureUpdate): without
 // Alter on the cluster, CLUSTER_AUTHORIZATION_FAILED at the top and no
 // results. Otherwise every update is checked against the finalized
-// features (none: a ZooKeeper-mode broker's /feature holds an empty map)
-// and the supported ones (none: KafkaServer uses
-// BrokerFeatures.createEmpty), so each answers INVALID_REQUEST with
-// Kafka's message and nothing is ever written: an empty name, an unknown
-// upgrade type, a deletion of a feature that is not finalized, a level
-// below 1 without a downgrade, or any other update ("the provided feature
-// is not supported"). The answer needs no controller state, so every
-// broker gives it itself (Kafka would forward to the controller, which
-// answers the same). ApiVersions shows no features (18_api_versions.go).
+// features and the supported ones. Both are empty: KafkaServer uses
+// BrokerFeatures.createEmpty, the controller creates /feature with no
+// features, and a broker's feature cache refuses any feature it does not
+// support (replication/metadata FeatureCache), so Kafka's
+// processFeatureUpdates finds nothing to change even once /feature is
+// enabled. Each update answers INVALID_REQUEST with Kafka's message and
+// nothing is ever written: an empty name, an unknown upgrade type, a
+// deletion of a feature that is not finalized, a level below 1 without a
+// downgrade, or any other update ("the provided feature is not
+// supported"). The answer needs no controller state, so every broker
+// gives it itself, the controller's answer (Kafka 3.9's ZooKeeper-mode
+// non-controller answers NOT_CONTROLLER at the top; Gregor answers as
+// its forwarding to the controller would). ApiVersions shows no supported
+// and no finalized features, and /feature's epoch (18_api_versions.go).
 //
 // Version notes: v0: AllowDowngrade (SAFE_DOWNGRADE when set, else
 // UPGRADE).  v1: UpgradeType (1 upgrade, 2 safe, 3 unsafe downgrade;

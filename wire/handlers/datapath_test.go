@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
@@ -24,6 +25,8 @@ type dataEnv struct {
 	m *partition.Manager
 	// in is the actor system's instruments (per-actor received counts).
 	in *actors.Instruments
+	// sys is the actor system the partition actors run in.
+	sys *actor.ActorSystem
 }
 
 func newDataEnv(t testing.TB, cfg storage.LogConfig, tps ...storage.TopicPartition) *dataEnv {
@@ -58,7 +61,7 @@ func newDataEnv(t testing.TB, cfg storage.LogConfig, tps ...storage.TopicPartiti
 	if errs := m.ApplyLeaderAndIsr(states); len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	return &dataEnv{t: t, b: &Broker{Log: zap.NewNop(), Replicas: m}, m: m, in: actors.InstrumentsOf(sys)}
+	return &dataEnv{t: t, b: &Broker{Log: zap.NewNop(), Replicas: m}, m: m, in: actors.InstrumentsOf(sys), sys: sys}
 }
 
 func (e *dataEnv) call(key, version int16, req kmsg.Request) wire.Response {

@@ -121,8 +121,9 @@ type downConvertStream struct {
 // newDownConvertStream converts the first batch that yields messages and
 // sizes the stream (nil for no data). hard >= 0 is Fetch v0-v2's byte
 // limit. Errors: UNSUPPORTED_COMPRESSION_TYPE for a zstd first batch,
-// KAFKA_STORAGE_ERROR (NOT_LEADER_OR_FOLLOWER for these versions, as
-// Kafka's maybeDownConvertStorageError) when the segment cannot be read.
+// KAFKA_STORAGE_ERROR (answered NOT_LEADER_OR_FOLLOWER at these
+// versions, as every Fetch v0-v5 error: storageErrorForVersion) when the
+// segment cannot be read.
 func newDownConvertStream(regions []storage.Region, read int64, magic int8, firstOffset int64, maxUncomp int, hard int64) (*downConvertStream, *kerr.Error) {
 	if read <= 0 {
 		return nil, nil
@@ -138,7 +139,7 @@ func newDownConvertStream(regions []storage.Region, read int64, magic int8, firs
 			if errors.Is(err, record.ErrDownConvertZstd) {
 				return nil, kerr.UnsupportedCompressionType
 			}
-			return nil, kerr.NotLeaderForPartition
+			return nil, kerr.KafkaStorageError // NOT_LEADER_OR_FOLLOWER at these versions: respond maps it
 		}
 		if !ok {
 			break

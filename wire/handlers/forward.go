@@ -9,8 +9,9 @@ package handlers
 // per cluster), applies the client's controller mutation quota, and asks
 // the local controller; what it answers NOT_CONTROLLER is then sent to the
 // active controller with the broker's inter-broker client (Broker.Forward,
-// replication/forward) and the controller's per-item answers are merged
-// with the local ones. So a client is refused on every broker what it is
+// replication/forward), at the client's request version, and the
+// controller's per-item answers are merged with the local ones. The
+// mutation quota is charged here only (forward_quota.go). So a client is refused on every broker what it is
 // refused on the controller, and never gains the forwarding broker's
 // rights: only the items it was allowed are forwarded. The controller
 // authorizes the forwarded request with the forwarding broker's
@@ -85,24 +86,41 @@ func codeErr(code int16, msg *string) error {
 	return e
 }
 
+// newestVersion, as the version of a forwarded request, sends it at the
+// newest version the controller serves: for the validate-only pass a
+// handler makes of its own (to count mutations before the quota), which
+// no client sent and whose answer must carry every field (the partition
+// counts of CreateTopics v5+).
+const newestVersion int16 = -1
+
+// forwardVersion is the version a forwarded request goes out at: the
+// client's (version), or req's newest for newestVersion.
+func forwardVersion(req kmsg.Request, version int16) int16 {
+	if version < 0 {
+		return req.MaxVersion()
+	}
+	return version
+}
+
 // createTopicsVia creates on the local controller, and forwards what it
-// answered NOT_CONTROLLER to the active one.
-func (b *Broker) createTopicsVia(timeoutMillis int32, todo []controller.NewTopic, validateOnly bool) []controller.CreatedTopic {
+// answered NOT_CONTROLLER to the active one as a CreateTopics of version
+// (the client's, or newestVersion).
+func (b *Broker) createTopicsVia(version int16, timeoutMillis int32, todo []controller.NewTopic, validateOnly bool) []controller.CreatedTopic {
 	results := b.Topics.CreateTopics(todo, validateOnly)
-	b.forwardCreateTopics(todo, results, validateOnly, timeoutMillis)
+	b.forwardCreateTopics(version, todo, results, validateOnly, timeoutMillis)
 	return results
 }
 
 // createPartitionsVia is createTopicsVia for CreatePartitions.
-func (b *Broker) createPartitionsVia(timeoutMillis int32, incs []controller.PartitionIncrease, validateOnly bool) []error {
+func (b *Broker) createPartitionsVia(version int16, timeoutMillis int32, incs []controller.PartitionIncrease, validateOnly bool) []error {
 	errs := b.Topics.CreatePartitions(incs, validateOnly)
-	b.forwardCreatePartitions(incs, errs, validateOnly, timeoutMillis)
+	b.forwardCreatePartitions(version, incs, errs, validateOnly, timeoutMillis)
 	return errs
 }
 
 // forwardCreateTopics forwards the topics of todo the local controller
 // answered NOT_CONTROLLER (results, updated in place) to the controller.
-func (b *Broker) forwardCreateTopics(todo []controller.NewTopic, results []controller.CreatedTopic, validateOnly bool, timeoutMillis int32) {
+func (b *Broker) forwardCreateTopics(version int16, todo []controller.NewTopic, results []controller.CreatedTopic, validateOnly bool, timeoutMillis int32) {
 	if b.Forward == nil {
 		return
 	}
@@ -116,6 +134,7 @@ func (b *Broker) forwardCreateTopics(todo []controller.NewTopic, results []contr
 		return
 	}
 	req := kmsg.NewPtrCreateTopicsRequest()
+	req.Version = forwardVersion(req, version)
 	req.TimeoutMillis, req.ValidateOnly = timeoutMillis, validateOnly
 	for _, i := range idx {
 		nt := todo[i]
@@ -189,7 +208,7 @@ func (b *Broker) forwardCreateTopics(todo []controller.NewTopic, results []contr
 
 // forwardDeleteTopics forwards the names the local controller answered
 // NOT_CONTROLLER (errs, updated in place) to the controller.
-func (b *Broker) forwardDeleteTopics(names []string, errs []error, timeoutMillis int32) {
+func (b *Broker) forwardDeleteTopics(version int16, names []string, errs []error, timeoutMillis int32) {
 	if b.Forward == nil {
 		return
 	}
@@ -203,6 +222,7 @@ func (b *Broker) forwardDeleteTopics(names []string, errs []error, timeoutMillis
 		return
 	}
 	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.Version = forwardVersion(req, version)
 	req.TimeoutMillis = timeoutMillis
 	for _, i := range idx {
 		n := names[i]
@@ -255,7 +275,7 @@ func (b *Broker) forwardDeleteTopics(names []string, errs []error, timeoutMillis
 
 // forwardCreatePartitions forwards the increases the local controller
 // answered NOT_CONTROLLER (errs, updated in place) to the controller.
-func (b *Broker) forwardCreatePartitions(incs []controller.PartitionIncrease, errs []error, validateOnly bool, timeoutMillis int32) {
+func (b *Broker) forwardCreatePartitions(version int16, incs []controller.PartitionIncrease, errs []error, validateOnly bool, timeoutMillis int32) {
 	if b.Forward == nil {
 		return
 	}
@@ -269,6 +289,7 @@ func (b *Broker) forwardCreatePartitions(incs []controller.PartitionIncrease, er
 		return
 	}
 	req := kmsg.NewPtrCreatePartitionsRequest()
+	req.Version = forwardVersion(req, version)
 	req.TimeoutMillis, req.ValidateOnly = timeoutMillis, validateOnly
 	for _, i := range idx {
 		t := kmsg.NewCreatePartitionsRequestTopic()
@@ -326,8 +347,8 @@ func (b *Broker) forwardCreatePartitions(incs []controller.PartitionIncrease, er
 // forwardWhole forwards a request the client was authorized for as a
 // whole (ElectLeaders, AlterPartitionReassignments,
 // ListPartitionReassignments: cluster-level ACLs) after the local
-// controller answered NOT_CONTROLLER, and returns the controller's
-// response (its version is set to the client's when written). notCtl
+// controller answered NOT_CONTROLLER, at req's version (the client's),
+// and returns the controller's response. notCtl
 // tells a NOT_CONTROLLER response. ok is false when the caller must
 // answer itself: no forwarder, or this broker became the controller
 // (errLocal true: run locally again); otherwise err is the forwarding
@@ -352,7 +373,7 @@ func (b *Broker) forwardWhole(req kmsg.Request, timeoutMillis int32, notCtl func
 // NOT_CONTROLLER; see forwardWhole. A nil response means answer locally
 // (with local re-run when again is true).
 func (b *Broker) electionForward(req *kmsg.ElectLeadersRequest) (resp *kmsg.ElectLeadersResponse, fail *controller.Error, again bool) {
-	fwd := *req // kgo sets the version it negotiates on what it sends
+	fwd := *req // a copy at the client's version: what is sent is not the client's request
 	r, err, ok, local := b.forwardWhole(&fwd, req.TimeoutMillis, func(r kmsg.Response) bool {
 		er := r.(*kmsg.ElectLeadersResponse)
 		if er.ErrorCode == kerr.NotController.Code {

@@ -17,6 +17,7 @@ import (
 	"gregor/config/dynamic"
 	"gregor/logging"
 	"gregor/quota/clientquota"
+	"gregor/replication/metadata"
 	"gregor/replication/metastore"
 	"gregor/replication/throttle"
 	"gregor/wire"
@@ -118,6 +119,10 @@ type Broker struct {
 	// out its throttled, out-of-sync partitions while it is exceeded
 	// (01_fetch.go). nil = no throttling.
 	LeaderQuota *throttle.Quota
+	// Features are the finalized features this broker read from /feature
+	// (KIP-584; ApiVersions v3+ answers them, 18_api_versions.go); nil =
+	// none, epoch -1.
+	Features *metadata.FeatureCache
 
 	// tasks owns the goroutines answering requests Later (tasks.go).
 	tasks tasks

@@ -12,10 +12,11 @@ import (
 )
 
 // Client quota enforcement (KIP-13, KIP-124, KIP-219), as KafkaApis does
-// it: once a request is handled, its produce bytes (the request's size)
-// or fetch bytes (the response's size) are recorded against the
-// connection's producer_byte_rate / consumer_byte_rate, its handling
-// time against request_percentage, and the response carries the larger
+// it: once a request is handled, its produce bytes (the request's size,
+// at dispatch) or fetch bytes (the response's size, when it is ready)
+// are recorded against the connection's producer_byte_rate /
+// consumer_byte_rate, its handling time against request_percentage (at
+// dispatch), and the response carries the larger
 // throttle time in throttle_time_ms (every response type that has the
 // field gets at least the request quota's) and in wire.Response.Throttle,
 // which mutes the connection for that long after the response is sent
@@ -48,35 +49,34 @@ func (b *Broker) withQuotas(rc *wire.RequestContext, req kmsg.Request, reply wir
 	}
 	handled := time.Since(start)
 	user, client := rc.Principal.Name, rc.ClientID
+	// The handler's time and a produce's bytes are known now, so both
+	// throttles are decided at dispatch and mute the connection at once:
+	// the requests the client pipelined behind this one wait (Kafka reads
+	// one request of a connection at a time and would not have read them
+	// yet; decided only when the response is sent, they would already
+	// have been handled, unthrottled).
+	reqThrottle := q.RecordAndThrottle(clientquota.Request, user, client, float64(handled)/float64(time.Millisecond))
 	var bw time.Duration
-	var recorded time.Time
 	if rc.Key == 0 {
-		// Produce bytes are known now: recorded at dispatch, and a
-		// throttle mutes the connection at once, so the produces the
-		// client pipelined behind this one wait (Kafka reads one request
-		// of a connection at a time and would not have read them yet).
 		bw = q.RecordAndThrottle(clientquota.Produce, user, client, float64(rc.Size))
-		recorded = time.Now()
-		if bw > 0 && rc.Mute != nil {
-			rc.Mute(bw)
-		}
+	}
+	decided := time.Now()
+	if d := max(bw, reqThrottle); d > 0 && rc.Mute != nil {
+		rc.Mute(d)
 	}
 	return reply.Then(func(resp wire.Response) wire.Response {
-		reqThrottle := q.RecordAndThrottle(clientquota.Request, user, client, float64(handled)/float64(time.Millisecond))
-		switch rc.Key {
-		case 0: // Produce
-			// The throttle began at dispatch; the response (sent once
-			// the append is done) carries what is left of it, which the
-			// client waits from receipt, so the append's time is not
-			// added to the throttle (Kafka computes it when it answers).
-			if bw > 0 {
-				bw = max(bw-time.Since(recorded), 0)
-			}
-			return setThrottle(resp, max(bw, reqThrottle))
-		case 1: // Fetch (consumer)
+		if rc.Key == 1 { // Fetch (consumer)
+			// Its bytes are known only now: Kafka decides a fetch's
+			// throttles when it answers, so the request throttle counts
+			// in full from here.
 			return b.throttleFetch(rc, resp, reqThrottle)
 		}
-		return setThrottle(resp, reqThrottle)
+		// The throttle began at dispatch; the response (sent once the
+		// append or the handler's later work is done) carries what is left
+		// of it, which the client waits from receipt, so that work's time
+		// is not added to the throttle.
+		left := max(max(bw, reqThrottle)-time.Since(decided), 0)
+		return setThrottle(resp, left)
 	})
 }
 

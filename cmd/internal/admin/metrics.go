@@ -73,7 +73,7 @@ func newMetrics(state prometheus.Collector) *metrics {
 	m.messagesIn = ctr("kafka_server_brokertopicmetrics_messages_in_total",
 		"Records appended from Produce requests, by topic (Kafka MessagesInPerSec).", "topic")
 	m.requests = ctr("kafka_network_requestmetrics_requests_total",
-		"Requests answered, by API (Kafka RequestsPerSec).", "request")
+		"Requests answered, by API and request version (Kafka RequestsPerSec, tagged request and version).", "request", "version")
 	m.errors = ctr("kafka_network_requestmetrics_errors_total",
 		"Error codes in responses, by API and error (Kafka ErrorsPerSec; one count per partition or group carrying the error).", "request", "error")
 	m.reqTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -171,8 +171,9 @@ func (m *metrics) requestDone(t *server.RequestTiming) {
 			names = append(names, "FetchConsumer")
 		}
 	}
+	version := strconv.Itoa(int(t.Version))
 	for _, n := range names {
-		m.requests.WithLabelValues(n).Inc()
+		m.requests.WithLabelValues(n, version).Inc()
 	}
 	obs := func(phase string, d time.Duration) {
 		if d < 0 {

@@ -168,6 +168,9 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	// the fetchers can resolve leaders from it, and the transaction
 	// coordinator's marker sender.
 	cache := &metadata.Cache{}
+	// The finalized features (/feature) the controller's watch keeps and
+	// ApiVersions answers with.
+	features := &metadata.FeatureCache{}
 
 	// The transaction coordinator, like the group coordinator, exists
 	// before the replica manager whose __transaction_state leadership
@@ -243,7 +246,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 
 	b.ctrl = controller.New(store, b.replicas, cfg, controller.Options{Log: log.Named("controller"), System: b.system, ZK: b.zk, Cache: cache,
 		Security: peers.inter, ControlPlaneSecurity: peers.control, OnUserConfigChange: b.credWatcher.Changed,
-		OnTopicConfig: b.applyThrottledReplicas, OnBrokerConfigChange: b.dynWatcher.Changed, OnQuotaConfigChange: b.quotaWatcher.Changed})
+		OnTopicConfig: b.applyThrottledReplicas, OnBrokerConfigChange: b.dynWatcher.Changed, OnQuotaConfigChange: b.quotaWatcher.Changed, Features: features})
 	b.ctrl.SetTopicDefaults(eff)
 	topic.topics = b.ctrl
 	txnTopic.topics = b.ctrl
@@ -272,7 +275,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	fwd := newForwarder(cfg, cache, b.zk, store, peers.inter)
 	b.closers = append(b.closers, func() error { fwd.Close(); return nil })
 	h := &handlers.Broker{Config: cfg, Forward: fwd, Log: log.Named("handlers"), Users: store, QuotaStore: store, ConsumerStore: store, Quotas: b.clientQuotas, Replicas: b.replicas, LogDirs: b.logs, Topics: b.ctrl, Groups: b.groups, Txns: b.txns, TxnVerifier: verifier, Cluster: b.ctrl,
-		LeaderQuota: b.quotas.Leader, Dynamic: b.dyn, Loggers: b.levels}
+		LeaderQuota: b.quotas.Leader, Dynamic: b.dyn, Loggers: b.levels, Features: features}
 	if err := b.startAuthorizer(h, store); err != nil { // authorizer.class.name (authorizer.go)
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"fmt"
 	"net"
 	"strconv"
 
@@ -35,6 +34,6 @@ func newForwarder(cfg *config.Broker, cache *metadata.Cache, zk *zkclient.Client
 			return net.JoinHostPort(host, strconv.Itoa(int(port))), ok
 		},
 		Security: sec,
-		ClientID: fmt.Sprintf("gregor-forward-%d", cfg.BrokerID),
+		ClientID: forward.ClientID(cfg.BrokerID),
 	})
 }
