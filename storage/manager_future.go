@@ -258,8 +258,10 @@ func (m *LogManager) removeDir(tp TopicPartition, parent, path string, backgroun
 // ErrLogClosed (those holding FetchData finish on the unlinked files).
 //
 // Errors: ErrNoFutureLog; ErrLogClosed after Close; I/O errors — after
-// the current log was closed the partition has to be reopened
-// (Reopen, or GetOrCreate once the log is gone from the manager).
+// the current log was closed the partition has to be reopened (Reopen):
+// a failed rename puts the current dir back and forgets the copy (its
+// dir is loaded again at the next start); a swapped log that does not
+// open leaves tp without a log (GetOrCreate once the replica is recreated).
 func (m *LogManager) ReplaceCurrentWithFuture(tp TopicPartition) (*Log, error) {
 	m.moveMu.Lock()
 	defer m.moveMu.Unlock()
@@ -293,10 +295,19 @@ func (m *LogManager) ReplaceCurrentWithFuture(tp TopicPartition) (*Log, error) {
 	// the future dir, which the next start takes as the log (adoptFutures).
 	doomed := filepath.Join(curDir, deleteDirName(tp))
 	if err := os.Rename(cur.Dir(), doomed); err != nil {
+		// The current dir is where it was: Reopen finds it. The closed
+		// copy is forgotten until the next start loads its dir again.
+		m.forgetFuture(tp)
 		return nil, fmt.Errorf("replace current log of %s: %w", tp, err)
 	}
 	final := filepath.Join(futDir, tp.String())
 	if err := os.Rename(fut.Dir(), final); err != nil {
+		// Put the current dir back so Reopen (the partition's restart)
+		// finds it; if that fails too, the source dir is offline.
+		if rerr := os.Rename(doomed, cur.Dir()); rerr != nil {
+			m.markOffline(curDir, rerr)
+		}
+		m.forgetFuture(tp)
 		return nil, fmt.Errorf("replace current log of %s: %w", tp, err)
 	}
 	if err := errors.Join(checkpoint.SyncDir(curDir), checkpoint.SyncDir(futDir)); err != nil {
@@ -374,4 +385,13 @@ func (m *LogManager) adoptFutures(loads []dirLoad) error {
 		}
 	}
 	return nil
+}
+
+// forgetFuture unregisters tp's future log without touching its dir (a
+// failed swap closed it; the next start loads the dir as a future log).
+func (m *LogManager) forgetFuture(tp TopicPartition) {
+	m.mu.Lock()
+	delete(m.future, tp)
+	delete(m.futureParent, tp)
+	m.mu.Unlock()
 }

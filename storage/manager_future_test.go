@@ -231,3 +231,56 @@ func TestResolveLogDirAndPreferredDir(t *testing.T) {
 		t.Error("preferred dir recorded for the current dir")
 	}
 }
+
+// A swap whose second rename fails (the destination name is taken) puts
+// the current dir back, so the partition's restart (Reopen) finds its log
+// with every record, and the next start loads the copy as a future log
+// again.
+func TestFutureLogSwapRollsBack(t *testing.T) {
+	root := t.TempDir()
+	d1, d2 := filepath.Join(root, "d1"), filepath.Join(root, "d2")
+	m := newManager(t, d1, d2)
+	tp := TopicPartition{"rb", 0}
+	cur, err := m.GetOrCreate(tp, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, cur, 10, 5, 50, 0)
+	want := readAll(t, mustRead(t, cur, 0, 1<<30, cur.LogEndOffset()))
+	fut, err := m.CreateFuture(tp, d2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyAll(t, cur, fut)
+	// A non-empty directory where the future dir would be renamed to.
+	if err := os.MkdirAll(filepath.Join(d2, "rb-0", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.ReplaceCurrentWithFuture(tp); err == nil {
+		t.Fatal("swap onto a taken name succeeded")
+	}
+	if _, _, ok := m.Future(tp); ok {
+		t.Error("closed future log still registered")
+	}
+	if d, _ := m.LogDir(tp); d != d1 {
+		t.Errorf("log dir after the failed swap: %s", d)
+	}
+	l, err := m.Reopen(tp)
+	if err != nil {
+		t.Fatalf("reopen after a failed swap: %v", err)
+	}
+	if l.Dir() != filepath.Join(d1, "rb-0") || !bytes.Equal(readAll(t, mustRead(t, l, 0, 1<<30, l.LogEndOffset())), want) {
+		t.Fatalf("reopened %s differs", l.Dir())
+	}
+	if err := os.RemoveAll(filepath.Join(d2, "rb-0")); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m2 := newManager(t, d1, d2)
+	defer m2.Close()
+	if f, dir, ok := m2.Future(tp); !ok || dir != d2 || f.LogEndOffset() != l.LogEndOffset() {
+		t.Fatalf("future after restart: %v %s", ok, dir)
+	}
+}
