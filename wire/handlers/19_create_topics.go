@@ -10,8 +10,10 @@ package handlers
 // INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG. -1 partitions / replication
 // factor take num.partitions / default.replication.factor (v4+ clients send
 // them). A topic named twice in one request fails with INVALID_REQUEST for
-// each entry. Creation is synchronous: the topic is usable when the response
-// is sent, so TimeoutMillis is not needed.
+// each entry ("Found multiple entries for this topic."), and
+// __cluster_metadata with INVALID_REQUEST, as Kafka 3.9. Creation is
+// synchronous: the topic is usable when the response is sent, so
+// TimeoutMillis is not needed.
 //
 // Version notes:
 //   - v1: ValidateOnly, ErrorMessage.  v2: ThrottleMillis.
@@ -32,6 +34,11 @@ import (
 )
 
 func init() { register(19, 0, 7, handleCreateTopics) }
+
+// clusterMetadataTopic is KRaft's metadata log (Topic.CLUSTER_METADATA_TOPIC_NAME):
+// Kafka 3.9 refuses to create it by CreateTopics in ZooKeeper mode too
+// (INVALID_REQUEST, before the duplicate and authorization checks).
+const clusterMetadataTopic = "__cluster_metadata"
 
 func handleCreateTopics(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) wire.Reply {
 	req := kreq.(*kmsg.CreateTopicsRequest)
@@ -73,7 +80,7 @@ func handleCreateTopics(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 			}
 			rt.Configs, rt.NumPartitions, rt.ReplicationFactor, rt.TopicID = nil, -1, -1, [16]byte{}
 			tried := count[rt.Topic] == 1 && allowed(creatable, rt.Topic)
-			if rt.ErrorCode == 0 || !tried {
+			if rt.Topic != clusterMetadataTopic && (rt.ErrorCode == 0 || !tried) {
 				rt.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
 			}
 		}
@@ -98,7 +105,7 @@ func createTopics(b *Broker, req *kmsg.CreateTopicsRequest, creatable map[string
 	var todo []controller.NewTopic
 	throttled := map[string]bool{}
 	for _, t := range req.Topics {
-		if count[t.Topic] > 1 || !allowed(creatable, t.Topic) {
+		if t.Topic == clusterMetadataTopic || count[t.Topic] > 1 || !allowed(creatable, t.Topic) {
 			continue
 		}
 		nt := controller.NewTopic{Name: t.Topic, NumPartitions: t.NumPartitions, ReplicationFactor: t.ReplicationFactor,
@@ -148,9 +155,16 @@ func createTopics(b *Broker, req *kmsg.CreateTopicsRequest, creatable map[string
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
 		rt.NumPartitions, rt.ReplicationFactor = -1, -1
+		if t.Topic == clusterMetadataTopic {
+			rt.ErrorCode = kerr.InvalidRequest.Code
+			msg := "Creation of internal topic " + clusterMetadataTopic + " is prohibited."
+			rt.ErrorMessage = &msg
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
 		if count[t.Topic] > 1 {
 			rt.ErrorCode = kerr.InvalidRequest.Code
-			msg := "Create topics request from client contains multiple entries for the following topics: " + t.Topic
+			msg := "Found multiple entries for this topic." // KafkaApis, since 2.2
 			rt.ErrorMessage = &msg
 			resp.Topics = append(resp.Topics, rt)
 			continue

@@ -7,7 +7,9 @@ package handlers
 // (Kafka completes asynchronously; here the topic is gone when the response
 // is sent). Errors: TOPIC_DELETION_DISABLED (delete.topic.enable=false),
 // UNKNOWN_TOPIC_OR_PARTITION. v6 topics named by TopicID only are resolved
-// through the metadata cache; an unknown id answers UNKNOWN_TOPIC_ID.
+// through the metadata cache; an unknown id answers UNKNOWN_TOPIC_ID; an
+// entry with both a name and an id makes the request INVALID_REQUEST for
+// every entry, nothing deleted (Kafka's InvalidRequestException).
 //
 // Version notes:
 //   - v1: ThrottleMillis.  v2, v3: same.  v4: flexible.
@@ -35,21 +37,36 @@ func handleDeleteTopics(b *Broker, rc *wire.RequestContext, kreq kmsg.Request) w
 func deleteTopics(b *Broker, rc *wire.RequestContext, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	type entry struct {
-		name string
-		id   [16]byte
-		err  error
+		name  string
+		named bool // name is known (sent, or resolved from id): answered, even ""
+		id    [16]byte
+		err   error
 	}
 	var entries []entry
 	if req.Version >= 6 {
+		// Kafka throws InvalidRequestException ("Topic name and topic ID
+		// can not both be specified.") for an entry with both: the
+		// whole request answers INVALID_REQUEST, each entry as sent,
+		// and nothing is deleted.
+		for _, t := range req.Topics {
+			if t.Topic != nil && t.TopicID != ([16]byte{}) {
+				for _, t := range req.Topics {
+					rt := kmsg.NewDeleteTopicsResponseTopic()
+					rt.Topic, rt.TopicID, rt.ErrorCode = t.Topic, t.TopicID, kerr.InvalidRequest.Code
+					resp.Topics = append(resp.Topics, rt)
+				}
+				return resp
+			}
+		}
 		snap := b.Topics.Snapshot()
 		for _, t := range req.Topics {
 			e := entry{id: t.TopicID}
 			switch {
 			case t.Topic != nil:
-				e.name = *t.Topic
+				e.name, e.named = *t.Topic, true
 			case t.TopicID != ([16]byte{}):
 				if mt, ok := snap.TopicsByID[t.TopicID]; ok {
-					e.name = mt.Name
+					e.name, e.named = mt.Name, true
 				} else {
 					e.err = &controller.Error{Code: kerr.UnknownTopicID, Message: "Topic id is unknown."}
 				}
@@ -60,7 +77,7 @@ func deleteTopics(b *Broker, rc *wire.RequestContext, req *kmsg.DeleteTopicsRequ
 		}
 	} else {
 		for _, n := range req.TopicNames {
-			entries = append(entries, entry{name: n})
+			entries = append(entries, entry{name: n, named: true})
 		}
 	}
 	// Delete on each topic, and Describe on one named by id (Kafka's
@@ -109,7 +126,7 @@ func deleteTopics(b *Broker, rc *wire.RequestContext, req *kmsg.DeleteTopicsRequ
 	}
 	for _, e := range entries {
 		rt := kmsg.NewDeleteTopicsResponseTopic()
-		if e.name != "" {
+		if e.named {
 			n := e.name
 			rt.Topic = &n
 		}

@@ -139,9 +139,11 @@ func (b *Broker) forwardCreateTopics(version int16, todo []controller.NewTopic, 
 	for _, i := range idx {
 		nt := todo[i]
 		t := kmsg.NewCreateTopicsRequestTopic()
+		// The client's counts as sent, also beside an assignment: the
+		// controller refuses both set (INVALID_REQUEST), as it would
+		// the client's own request.
 		t.Topic, t.NumPartitions, t.ReplicationFactor = nt.Name, nt.NumPartitions, nt.ReplicationFactor
 		if len(nt.Assignment) > 0 {
-			t.NumPartitions, t.ReplicationFactor = -1, -1
 			for p := int32(0); p < int32(len(nt.Assignment)); p++ {
 				a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
 				a.Partition, a.Replicas = p, nt.Assignment[p]

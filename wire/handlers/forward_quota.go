@@ -22,11 +22,18 @@ package handlers
 // requests over N brokers gets up to N times its rate.
 //
 // A request counts as forwarded (forwardedToUs) when its client.id is a
-// forwarder's, "gregor-forward-<id>" of a live broker, and, with an
+// forwarder's, "gregor-forward-<id>" of a live broker, it arrived on the
+// inter-broker listener (the only one a forwarder dials) and, with an
 // authorizer, its principal has ClusterAction on the cluster (what Kafka
 // requires of a broker that forwards an Envelope). Without an authorizer
-// a client could claim that client.id to escape its mutation quota; it
-// can equally send the inter-broker APIs then.
+// a client that can reach the inter-broker listener could claim that
+// client.id to escape its mutation quota; it can equally send the
+// inter-broker APIs (StopReplica, LeaderAndIsr) then, so keeping clients
+// off that listener, or an authorizer, is the protection, as in Kafka.
+// (Matching the connection's address to the broker's registered host was
+// considered and left out: a multi-homed or NATed broker's forwarder may
+// dial from another address, and a false "not forwarded" charges every
+// client's forwarded mutations to one bucket of the forwarder.)
 
 import (
 	"strconv"
@@ -58,6 +65,11 @@ func (b *Broker) forwardedToUs(rc *wire.RequestContext) bool {
 	}
 	n, err := strconv.ParseInt(id, 10, 32)
 	if err != nil || (b.Config != nil && int32(n) == b.Config.BrokerID) {
+		return false
+	}
+	// A forwarder dials the inter-broker listener (replication/forward):
+	// on any other listener the client.id is a client's claim.
+	if b.Config != nil && rc.Listener != b.Config.Security.InterBrokerListener {
 		return false
 	}
 	if _, live := b.Topics.Snapshot().Broker(int32(n)); !live {

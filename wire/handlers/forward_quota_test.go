@@ -64,7 +64,7 @@ func TestForwardedToUs(t *testing.T) {
 	snap := &metadata.Snapshot{ControllerID: 1, Brokers: []metadata.Broker{{ID: 1}, {ID: 2}}, Topics: map[string]*metadata.Topic{}}
 	b := &Broker{Config: cfg, Log: zap.NewNop(), Topics: liveBrokers{s: snap}}
 	rc := func(clientID string, who security.Principal) *wire.RequestContext {
-		return &wire.RequestContext{ClientID: clientID, Principal: who}
+		return &wire.RequestContext{ClientID: clientID, Principal: who, Listener: "PLAINTEXT"}
 	}
 	for _, tc := range []struct {
 		clientID string
@@ -87,5 +87,28 @@ func TestForwardedToUs(t *testing.T) {
 	}
 	if !b.forwardedToUs(rc("gregor-forward-2", security.User("broker"))) {
 		t.Error("the inter-broker super user not counted as a forwarder")
+	}
+}
+
+// TestForwardedOnlyOnTheInterBrokerListener: a forwarder reaches the
+// controller on the inter-broker listener, so a forwarder's client.id on
+// another listener (the clients' one) is a client's and is charged.
+func TestForwardedOnlyOnTheInterBrokerListener(t *testing.T) {
+	cfg, err := config.Parse(map[string]string{
+		"broker.id":                      "1",
+		"listeners":                      "INTERNAL://127.0.0.1:0,EXTERNAL://127.0.0.1:0",
+		"listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT",
+		"inter.broker.listener.name":     "INTERNAL",
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := &metadata.Snapshot{ControllerID: 1, Brokers: []metadata.Broker{{ID: 1}, {ID: 2}}, Topics: map[string]*metadata.Topic{}}
+	b := &Broker{Config: cfg, Log: zap.NewNop(), Topics: liveBrokers{s: snap}}
+	for listener, want := range map[string]bool{"INTERNAL": true, "EXTERNAL": false} {
+		rc := &wire.RequestContext{ClientID: "gregor-forward-2", Principal: security.Anonymous, Listener: listener}
+		if got := b.forwardedToUs(rc); got != want {
+			t.Errorf("forwarder client.id on listener %s: forwarded %v, want %v", listener, got, want)
+		}
 	}
 }

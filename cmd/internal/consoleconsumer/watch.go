@@ -29,7 +29,8 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 // connWatch is a kgo.HookBrokerConnect: it prints Kafka's NetworkClient
-// warning once per broker that cannot be reached, and remembers whether any
+// warning once per broker that cannot be reached (not for a dial the
+// client's own close canceled), and remembers whether any
 // connection ever succeeded.
 type connWatch struct {
 	stderr io.Writer
@@ -56,6 +57,11 @@ func (c *connWatch) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ 
 	defer c.mu.Unlock()
 	if err == nil {
 		c.connected = true
+		return
+	}
+	if errors.Is(err, context.Canceled) {
+		// The client closing (after --max-messages, a signal) cancels a
+		// dial in flight: the broker was never found unreachable.
 		return
 	}
 	addr := net.JoinHostPort(meta.Host, fmt.Sprint(meta.Port))

@@ -1,10 +1,15 @@
 package consoleconsumer
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // closedPort returns a loopback address nothing listens on.
@@ -80,5 +85,30 @@ func TestConsumerDefaults(t *testing.T) {
 	}
 	if kafkaNodeID(-2147483648) != -1 || kafkaNodeID(-2147483647) != -2 || kafkaNodeID(3) != 3 {
 		t.Fatal("node ids")
+	}
+}
+
+// A dial the client cancels as it closes (after --max-messages, kgo may be
+// connecting to another broker) is not an unreachable broker: no warning.
+// Seen as "Connection to node 2 … could not be established" at the end of
+// a run against three live brokers.
+func TestCanceledDialDoesNotWarn(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var d net.Dialer
+	_, dialErr := d.DialContext(ctx, "tcp", closedPort(t))
+	if dialErr == nil {
+		t.Fatal("dial with a canceled context succeeded")
+	}
+	var errs strings.Builder
+	w := newConnWatch(&errs, "console-consumer", "")
+	w.OnBrokerConnect(kgo.BrokerMetadata{NodeID: 2, Host: "127.0.0.1", Port: 9092}, 0, nil, fmt.Errorf("unable to dial: %w", dialErr))
+	if errs.Len() != 0 {
+		t.Fatalf("warned for a canceled dial: %q", errs.String())
+	}
+	// A refused connection still warns, once.
+	w.OnBrokerConnect(kgo.BrokerMetadata{NodeID: 2, Host: "127.0.0.1", Port: 9092}, 0, nil, errors.New("unable to dial: connection refused"))
+	if want := "WARN [Consumer clientId=console-consumer] Connection to node 2 (127.0.0.1:9092) could not be established. Broker may not be available.\n"; errs.String() != want {
+		t.Fatalf("got %q, want %q", errs.String(), want)
 	}
 }

@@ -201,7 +201,9 @@ func create(ctx context.Context, o Options, admin Admin, stdout io.Writer) error
 	if err != nil {
 		return err
 	}
-	if strings.Contains(o.Topic, ".") && strings.Contains(o.Topic, "_") {
+	// Kafka's Topic.hasCollisionChars: a '.' or a '_' may collide with the
+	// other in metric names, so either one warns.
+	if strings.ContainsAny(o.Topic, "._") {
 		fmt.Fprintln(stdout, "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. To avoid issues it is best to use either, but not both.")
 	}
 	err = admin.CreateTopic(ctx, o.Topic, o.Partitions, int16(o.ReplicationFactor), assignment, configs)

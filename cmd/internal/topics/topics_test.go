@@ -180,3 +180,21 @@ type fakeAdmin struct {
 }
 
 func (f *fakeAdmin) ListTopics(context.Context) ([]string, error) { return f.topics, nil }
+
+// Kafka's TopicCommand warns on create for a name with a '.' or a '_'
+// (Topic.hasCollisionChars: either one, not both), as the seeds' topic_1 is.
+func TestCreateWarnsOnCollisionChars(t *testing.T) {
+	bs := cluster(t, 1)
+	const warn = "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. To avoid issues it is best to use either, but not both.\n"
+	for topic, want := range map[string]string{
+		"topic_1": warn + "Created topic topic_1.\n",
+		"a.b":     warn + "Created topic a.b.\n",
+		"a.b_c":   warn + "Created topic a.b_c.\n",
+		"plain":   "Created topic plain.\n",
+	} {
+		code, out, errs := run(t, Options{BootstrapServer: bs, Create: true, Topic: topic, Partitions: 1, ReplicationFactor: 1})
+		if code != 0 || out != want || errs != "" {
+			t.Errorf("create %s: %d %q %q; want %q", topic, code, out, errs, want)
+		}
+	}
+}
