@@ -299,10 +299,10 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-// Unknown keys: one WARN line each, the broker still starts; known-ignored
-// keys (README.md) are silent; ${...} is not expanded.
+// Unknown keys: one WARN line each, the broker still starts; ${...} is not
+// expanded. Known-ignored keys warn with their reason (ignored_test.go).
 func TestUnknownAndIgnoredKeys(t *testing.T) {
-	path := writeProps(t, "broker.id=3\nno.such.key=1\nother.unknown=${broker.id}\nbackground.threads=10\nreplica.lag.max.messages=4000\nreplica.lag.max.message=4000\nlog.dirs=/x/${y}\n")
+	path := writeProps(t, "broker.id=3\nno.such.key=1\nother.unknown=${broker.id}\nlog.dirs=/x/${y}\n")
 	b, logs := mustLoad(t, path)
 	if logs.FilterLevelExact(zapcore.WarnLevel).Len() != 2 || logs.Len() != 2 {
 		t.Fatalf("want 2 WARN lines, got %v", logs.All())

@@ -124,7 +124,8 @@ func DynamicBrokerConfigs() []string {
 // warning (a Kafka broker key Gregor knows).
 func knownBrokerKey(name string) bool {
 	_, ok := brokerKeys[name]
-	return ok || ignoredKeys[name] || isListenerSSLKey(name) || isSASLListenerKey(name)
+	_, ignored := ignoredKeys[name]
+	return ok || ignored || isListenerSSLKey(name) || isSASLListenerKey(name)
 }
 
 // DynamicError is a refused dynamic broker config update: Kafka answers

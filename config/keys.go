@@ -302,49 +302,6 @@ func setAdminListener(b *Broker, key, v string) error {
 	return nil
 }
 
-// ignoredKeys are Kafka broker keys Gregor accepts without acting on them
-// (yet). They are listed, with the reason, in README.md. Accepting them keeps
-// real-world server.properties files (the seed articles' among them) loading
-// without warnings.
-var ignoredKeys = map[string]bool{
-	// Thread pools and queues that have no counterpart in a goroutine-per-connection server.
-	"background.threads": true, "num.replica.alter.log.dirs.threads": true, "log.cleaner.threads": true,
-	"queued.max.request.bytes": true, "connections.max.idle.ms": true,
-	"socket.listen.backlog.size": true, "socket.connection.setup.timeout.ms": true, "socket.connection.setup.timeout.max.ms": true,
-	// Broker identity and placement.
-	"broker.rack": true, "broker.id.generation.enable": true, "reserved.broker.max.id": true,
-	"inter.broker.protocol.version": true, "log.message.format.version": true, "zookeeper.set.acl": true,
-	"zookeeper.max.in.flight.requests": true, "zookeeper.sync.time.ms": true, "zookeeper.clientCnxnSocket": true,
-	// Controller and leadership.
-	"controlled.shutdown.enable": true, "controlled.shutdown.max.retries": true, "controlled.shutdown.retry.backoff.ms": true,
-	"auto.leader.rebalance.enable": true, "leader.imbalance.check.interval.seconds": true, "leader.imbalance.per.broker.percentage": true,
-	"controller.socket.timeout.ms": true, "controller.quota.window.num": true,
-	// Replication tuning (0.8-era names included: the seed articles use them;
-	// replica.lag.max.message, singular, is a seed article's misspelling of
-	// replica.lag.max.messages, accepted the same way).
-	"replica.lag.max.messages": true, "replica.lag.max.message": true, "replica.fetch.max.bytes": true, "replica.fetch.min.bytes": true, "replica.fetch.wait.max.ms": true,
-	"replica.fetch.backoff.ms": true, "replica.fetch.response.max.bytes": true, "replica.socket.timeout.ms": true,
-	"replica.socket.receive.buffer.bytes": true, "replica.high.watermark.checkpoint.interval.ms": true,
-	"fetch.purgatory.purge.interval.requests": true, "producer.purgatory.purge.interval.requests": true,
-	"delete.records.purgatory.purge.interval.requests": true,
-	// Log cleaner tuning.
-	"log.cleaner.io.buffer.size": true, "log.cleaner.io.max.bytes.per.second": true,
-	// Log details.
-	"log.preallocate": true, "log.roll.jitter.ms": true, "log.roll.jitter.hours": true,
-	"log.flush.offset.checkpoint.interval.ms": true, "log.flush.start.offset.checkpoint.interval.ms": true,
-	"log.dir.failure.timeout.ms": true,
-	// Groups, offsets and transactions tuning.
-	"offsets.commit.timeout.ms": true, "offsets.commit.required.acks": true, "offsets.load.buffer.size": true, "offsets.topic.compression.codec": true,
-	"transaction.state.log.load.buffer.size": true,
-	"group.consumer.session.timeout.ms":      true,
-	// Quotas, metrics and request handling.
-	"quota.window.num": true, "quota.window.size.seconds": true, "replication.quota.window.num": true,
-	"metric.reporters": true, "metrics.num.samples": true, "metrics.sample.window.ms": true, "metrics.recording.level": true,
-	"request.timeout.ms": true, "connection.failed.authentication.delay.ms": true, "create.topic.policy.class.name": true,
-	"alter.config.policy.class.name": true, "password.encoder.secret": true, "delegation.token.master.key": true,
-	"kafka.metrics.reporters": true, "kafka.metrics.polling.interval.secs": true,
-}
-
 // setFDCacheSize: log.segment.fd.cache.size is -1 (automatic) or at least 1.
 func setFDCacheSize(b *Broker, key, v string) error {
 	n, err := parseInt(key, v, 32, -1)

@@ -60,8 +60,9 @@ func LoadWithOverrides(path string, overrides []string, log *zap.Logger) (*Broke
 
 // Parse applies server.properties keys to Kafka's defaults. Values are
 // trimmed (Kafka's ConfigDef trims them). Known keys are validated and
-// applied; keys Gregor knows but does not act on (README.md) are accepted
-// silently; any other key gets one WARN line on log (nil log = no logging)
+// applied; keys Gregor knows but does not act on (ignoredKeys,
+// Broker.IgnoredKeys) are accepted with one WARN line each giving the
+// reason; any other key gets one WARN line on log (nil log = no logging)
 // and is kept in Raw. Precedence, as Kafka: log.retention.ms >
 // log.retention.minutes > log.retention.hours; log.roll.ms > log.roll.hours;
 // log.dirs > log.dir; listeners > host.name/port; advertised.listeners >
@@ -88,7 +89,7 @@ func Parse(kv map[string]string, log *zap.Logger) (*Broker, error) {
 			}
 			continue
 		}
-		if ignoredKeys[k] || isListenerSSLKey(k) || isSASLListenerKey(k) || isListenerConnectionKey(k) {
+		if _, ignored := ignoredKeys[k]; ignored || isListenerSSLKey(k) || isSASLListenerKey(k) || isListenerConnectionKey(k) {
 			continue
 		}
 		log.Warn("unknown configuration key, ignored (it is not a Kafka broker config Gregor knows)", zap.String("key", k))
@@ -96,6 +97,7 @@ func Parse(kv map[string]string, log *zap.Logger) (*Broker, error) {
 	if err := resolve(b); err != nil {
 		return nil, err
 	}
+	logIgnoredKeys(b, log)
 	return b, nil
 }
 
