@@ -164,6 +164,17 @@ type Broker struct {
 	// leader.imbalance.* (leadership.go).
 	AutoLeaderRebalance AutoLeaderRebalance
 	NumReplicaFetchers  int // num.replica.fetchers, default 1
+	// ReplicaFetch is replica.fetch.* and replica.socket.* (replication.go).
+	ReplicaFetch ReplicaFetch
+	// ControlledShutdown is controlled.shutdown.* (replication.go).
+	ControlledShutdown ControlledShutdown
+	// ControllerSocketTimeout is controller.socket.timeout.ms (default
+	// 30000, at least 1): the bound of one attempt of a controller channel
+	// send (connect and answer) and of one ControlledShutdown request.
+	ControllerSocketTimeout time.Duration
+	// Checkpoints are the checkpoint and flush scheduler intervals
+	// (checkpoints.go).
+	Checkpoints Checkpoints
 	// ReplicaSelector is replica.selector.class (KIP-392): "" (Kafka's
 	// null default: consumers read from the leader, which never names a
 	// preferred read replica) or RackAwareReplicaSelector. Read at start.
@@ -263,9 +274,13 @@ func Defaults() *Broker {
 		ProducerIDExpiration:                    86400000 * time.Millisecond,
 		ProducerIDExpirationCheck:               600000 * time.Millisecond,
 
-		ReplicaLagTimeMax:   30000 * time.Millisecond,
-		AutoLeaderRebalance: defaultAutoLeaderRebalance(),
-		NumReplicaFetchers:  1,
+		ReplicaLagTimeMax:       30000 * time.Millisecond,
+		AutoLeaderRebalance:     defaultAutoLeaderRebalance(),
+		NumReplicaFetchers:      1,
+		ReplicaFetch:            defaultReplicaFetch(),
+		ControlledShutdown:      ControlledShutdown{Enable: true, MaxRetries: 3, RetryBackoff: 5 * time.Second},
+		ControllerSocketTimeout: 30 * time.Second,
+		Checkpoints:             defaultCheckpoints(),
 
 		Raw: map[string]string{},
 	}

@@ -101,6 +101,10 @@ func Parse(kv map[string]string, log *zap.Logger) (*Broker, error) {
 	return b, nil
 }
 
+// resolvers are the cross-key checks of other files (replication.go…),
+// run by resolve after its own, in the order their inits added them.
+var resolvers []func(*Broker) error
+
 // resolve combines keys whose meaning depends on each other. Every value
 // was already validated by its setter, so parse errors here cannot happen
 // except for cross-key rules.
@@ -159,7 +163,15 @@ func resolve(b *Broker) error {
 	if err := resolveAdminListener(b); err != nil {
 		return err
 	}
-	return resolveListeners(b, raw, num)
+	if err := resolveListeners(b, raw, num); err != nil {
+		return err
+	}
+	for _, r := range resolvers {
+		if err := r(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func has(b *Broker, k string) bool { return b.Raw[k] != "" }

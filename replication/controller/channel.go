@@ -51,7 +51,7 @@ type ChannelManager struct {
 	system   *actor.ActorSystem
 	selfID   int32
 	log      *zap.Logger
-	timeout  time.Duration // per attempt (controller.socket.timeout.ms)
+	timeout  time.Duration // per attempt, connect included (controller.socket.timeout.ms)
 	backoff  time.Duration
 	mu       sync.Mutex
 	channels map[int32]*channel
@@ -88,6 +88,16 @@ func NewChannelManager(system *actor.ActorSystem, selfID int32, log *zap.Logger)
 	}
 	return &ChannelManager{system: system, selfID: selfID, log: log, timeout: 30 * time.Second,
 		backoff: 300 * time.Millisecond, channels: map[int32]*channel{}}
+}
+
+// SetTimeout sets the bound of one send attempt, connecting included
+// (controller.socket.timeout.ms, default 30 s; Kafka bounds the connect by
+// it and the answer by request.timeout.ms, also 30 s). d <= 0 keeps the
+// default. Call it before the first AddBroker.
+func (m *ChannelManager) SetTimeout(d time.Duration) {
+	if d > 0 {
+		m.timeout = d
+	}
 }
 
 // AddBroker implements Peers.
@@ -250,7 +260,7 @@ func (a *channelActor) sendNext(c actor.Context) {
 func (a *channelActor) client() (*kgo.Client, error) {
 	if a.cl == nil {
 		opts := append([]kgo.Opt{kgo.SeedBrokers(a.addr), kgo.ClientID(fmt.Sprintf("gregor-controller-%d", a.mgr.selfID)),
-			kgo.DialTimeout(5 * time.Second)}, a.mgr.security.Opts()...)
+			kgo.DialTimeout(a.mgr.timeout)}, a.mgr.security.Opts()...)
 		cl, err := kgo.NewClient(opts...)
 		if err != nil {
 			return nil, err

@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"gregor/actors"
 )
@@ -96,5 +98,26 @@ func TestChannelMailboxNotBlockedBySilentPeer(t *testing.T) {
 	case <-closed:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not return")
+	}
+}
+
+// controller.socket.timeout.ms (SetTimeout) bounds one send attempt: to a
+// peer that never answers, the first attempt fails after it and is retried
+// (logged), where the 30 s default would still be waiting.
+func TestChannelAttemptTimeout(t *testing.T) {
+	sys := actors.NewSystem(zap.NewNop())
+	t.Cleanup(sys.Shutdown)
+	core, logs := observer.New(zapcore.WarnLevel)
+	m := NewChannelManager(sys, 1, zap.New(core))
+	m.SetTimeout(200 * time.Millisecond)
+	t.Cleanup(m.Close)
+	m.AddBroker(2, silentPeer(t))
+	m.Send(2, kmsg.NewPtrUpdateMetadataRequest(), func(kmsg.Response, error) {})
+	deadline := time.Now().Add(5 * time.Second)
+	for logs.FilterMessage("controller request failed, retrying").Len() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no attempt to the silent peer timed out within 5 s with controller.socket.timeout.ms=200")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

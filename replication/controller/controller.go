@@ -281,6 +281,7 @@ func New(store metastore.Store, rm ReplicaManager, cfg *config.Broker, opts Opti
 		if opts.System != nil {
 			cm := NewChannelManager(opts.System, cfg.BrokerID, c.log.Named("channel"))
 			cm.SetSecurity(c.controlPlane)
+			cm.SetTimeout(cfg.ControllerSocketTimeout)
 			c.peers = cm
 		} else {
 			c.peers = noPeers{}

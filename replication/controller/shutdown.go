@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"gregor/config"
 	"gregor/partition"
 	"gregor/replication/zkmeta"
 )
@@ -155,47 +156,47 @@ func without(s []int32, x int32) []int32 {
 
 // ShutdownOptions bound RequestControlledShutdown.
 type ShutdownOptions struct {
-	// MaxRetries is controlled.shutdown.max.retries (Kafka default 3).
+	// MaxRetries is controlled.shutdown.max.retries (Kafka default 3):
+	// the number of attempts, as Kafka counts it; 0 or less makes none.
 	MaxRetries int
 	// Backoff is controlled.shutdown.retry.backoff.ms (Kafka default 5000 ms).
 	Backoff time.Duration
-	// Timeout bounds one request (request.timeout / socket timeout, 30 s).
+	// Timeout bounds one attempt, connecting included
+	// (controller.socket.timeout.ms, default 30 s).
 	Timeout time.Duration
 }
 
-// ShutdownOptionsFromConfig reads controlled.shutdown.max.retries and
-// controlled.shutdown.retry.backoff.ms from server.properties (Kafka's
-// defaults when absent or invalid).
-func ShutdownOptionsFromConfig(raw map[string]string) ShutdownOptions {
-	o := ShutdownOptions{MaxRetries: 3, Backoff: 5 * time.Second, Timeout: 30 * time.Second}
-	if v, err := strconv.Atoi(raw["controlled.shutdown.max.retries"]); err == nil && v >= 0 {
-		o.MaxRetries = v
-	}
-	if v, err := strconv.Atoi(raw["controlled.shutdown.retry.backoff.ms"]); err == nil && v >= 0 {
-		o.Backoff = time.Duration(v) * time.Millisecond
-	}
-	return o
+// ShutdownOptionsFromBroker reads controlled.shutdown.max.retries,
+// controlled.shutdown.retry.backoff.ms and controller.socket.timeout.ms
+// from the broker's config.
+func ShutdownOptionsFromBroker(b *config.Broker) ShutdownOptions {
+	return ShutdownOptions{MaxRetries: b.ControlledShutdown.MaxRetries, Backoff: b.ControlledShutdown.RetryBackoff, Timeout: b.ControllerSocketTimeout}
 }
 
 // RequestControlledShutdown is the broker side of a controlled shutdown
 // (Kafka's KafkaServer.controlledShutdown, run on SIGTERM before the
 // broker stops): it asks the controller named in /controller to move
 // leadership away from this broker, in-process when this broker is the
-// controller, else with a ControlledShutdown request, retrying while
-// partitions remain or the controller is unreachable, at most
-// MaxRetries+1 attempts. ctx cancels it. It returns nil when no partition
-// remains led by this broker.
+// controller, else with a ControlledShutdown request, retrying after
+// Backoff while partitions remain or the controller is unreachable, at
+// most MaxRetries attempts in all. ctx cancels it. It returns nil when no
+// partition remains led by this broker.
 func (c *Controller) RequestControlledShutdown(ctx context.Context, o ShutdownOptions) error {
 	if o.Timeout <= 0 {
 		o.Timeout = 30 * time.Second
 	}
+	if o.MaxRetries <= 0 {
+		return errors.New("controller: controlled shutdown: controlled.shutdown.max.retries allows no attempt")
+	}
 	var last error
-	for attempt := 0; attempt <= o.MaxRetries; attempt++ {
+	for attempt := 0; attempt < o.MaxRetries; attempt++ {
 		if attempt > 0 {
+			t := time.NewTimer(o.Backoff)
 			select {
 			case <-ctx.Done():
+				t.Stop()
 				return ctx.Err()
-			case <-time.After(o.Backoff):
+			case <-t.C:
 			}
 		}
 		remaining, err := c.controlledShutdownOnce(ctx, o.Timeout)
@@ -207,7 +208,7 @@ func (c *Controller) RequestControlledShutdown(ctx context.Context, o ShutdownOp
 			err = fmt.Errorf("%d partitions still led by this broker", remaining)
 		}
 		last = err
-		c.log.Warn("controlled shutdown attempt failed", zap.Int("attempt", attempt+1), zap.Error(err))
+		c.log.Warn("controlled shutdown attempt failed", zap.Int("attempt", attempt+1), zap.Int("attempts", o.MaxRetries), zap.Error(err))
 	}
 	return fmt.Errorf("controller: controlled shutdown: %w", last)
 }
@@ -229,7 +230,8 @@ func (c *Controller) controlledShutdownOnce(ctx context.Context, timeout time.Du
 	if !ok {
 		return 0, fmt.Errorf("controller %d has no known endpoint", ctrlID)
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(host + ":" + strconv.Itoa(int(port))), kgo.ClientID(fmt.Sprintf("gregor-broker-%d", c.cfg.BrokerID))},
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(host + ":" + strconv.Itoa(int(port))), kgo.ClientID(fmt.Sprintf("gregor-broker-%d", c.cfg.BrokerID)),
+		kgo.DialTimeout(timeout)},
 		c.security.Opts()...)...)
 	if err != nil {
 		return 0, err

@@ -50,9 +50,18 @@ type gate struct {
 	wire.Dispatcher
 	silent atomic.Int32 // API key + 1; 0: answer everything
 	stuck  chan int16
+	// fetches, when set, receives the follower Fetch requests served (a
+	// full channel drops them).
+	fetches chan *kmsg.FetchRequest
 }
 
 func (g *gate) Handle(rc *wire.RequestContext, req kmsg.Request) wire.Reply {
+	if f, ok := req.(*kmsg.FetchRequest); ok && g.fetches != nil && f.ReplicaID >= 0 {
+		select {
+		case g.fetches <- f:
+		default:
+		}
+	}
 	if k := g.silent.Load(); k != 0 && int16(k-1) == req.Key() {
 		select {
 		case g.stuck <- req.Key():
@@ -117,11 +126,18 @@ type cluster struct {
 	brokers map[int32]*testBroker
 	dirs    map[int32]string
 	lag     time.Duration
+	// fetchCfg, when set, replaces the fetchers' test config.
+	fetchCfg *Config
 }
 
-func newCluster(t testing.TB, ids ...int32) *cluster {
+func newCluster(t testing.TB, ids ...int32) *cluster { return newClusterWith(t, nil, ids...) }
+
+// newClusterWith is newCluster whose fetchers run with fc (nil: the
+// test default) and whose leaders report follower Fetch requests on their
+// gate's fetches channel.
+func newClusterWith(t testing.TB, fc *Config, ids ...int32) *cluster {
 	c := &cluster{t: t, isr: &fakeIsr{version: map[partition.TopicPartition]int32{}, isr: map[partition.TopicPartition][]int32{}},
-		eps: &endpoints{m: map[int32]int32{}}, brokers: map[int32]*testBroker{}, dirs: map[int32]string{}, lag: 400 * time.Millisecond}
+		eps: &endpoints{m: map[int32]int32{}}, brokers: map[int32]*testBroker{}, dirs: map[int32]string{}, lag: 400 * time.Millisecond, fetchCfg: fc}
 	for _, id := range ids {
 		c.dirs[id] = t.TempDir()
 		c.start(id, c.dirs[id])
@@ -153,8 +169,12 @@ func (c *cluster) start(id int32, dir string) *testBroker {
 	b.rm, err = partition.NewManager(partition.ManagerConfig{System: b.sys, Store: partition.StorageStore{M: b.logs}, BrokerID: id,
 		Logger: lg, IsrWriter: c.isr, ReplicaLagTimeMax: c.lag,
 		NewFetchers: func(r partition.ReplicaLookup) (partition.FetcherControl, error) {
-			fm, err := Start(Config{System: b.sys, BrokerID: id, Replicas: r, Endpoints: c.eps, Logger: lg,
-				MaxWait: 200 * time.Millisecond, Backoff: 50 * time.Millisecond})
+			fc := Config{MaxWait: 200 * time.Millisecond, Backoff: 50 * time.Millisecond}
+			if c.fetchCfg != nil {
+				fc = *c.fetchCfg
+			}
+			fc.System, fc.BrokerID, fc.Replicas, fc.Endpoints, fc.Logger = b.sys, id, r, c.eps, lg
+			fm, err := Start(fc)
 			if err != nil {
 				return nil, err
 			}
@@ -167,6 +187,9 @@ func (c *cluster) start(id int32, dir string) *testBroker {
 	cfg := config.Defaults()
 	cfg.BrokerID = id
 	b.gate = &gate{Dispatcher: &handlers.Broker{Config: cfg, Log: lg, Replicas: b.rm}, stuck: make(chan int16, 1)}
+	if c.fetchCfg != nil {
+		b.gate.fetches = make(chan *kmsg.FetchRequest, 64)
+	}
 	b.srv = server.New(server.Config{Listeners: []config.Listener{{Name: "PLAINTEXT", Host: "127.0.0.1"}}}, b.gate, lg)
 	if err := b.srv.Start(); err != nil {
 		t.Fatal(err)

@@ -7,17 +7,23 @@ import (
 	"gregor/config"
 )
 
+// ConfigFromBroker carries every replica.fetch.* / replica.socket.* key
+// config.Parse read, zeros included (no defaults put back over them).
 func TestConfigFromBroker(t *testing.T) {
-	b := config.Defaults()
-	b.BrokerID = 7
-	b.NumReplicaFetchers = 3
-	b.Raw = map[string]string{"replica.fetch.wait.max.ms": "250", "replica.fetch.max.bytes": "2048", "replica.fetch.backoff.ms": "junk"}
+	b, err := config.Parse(map[string]string{"broker.id": "7", "num.replica.fetchers": "3", "replica.fetch.wait.max.ms": "250",
+		"replica.fetch.max.bytes": "0", "replica.fetch.backoff.ms": "0", "replica.socket.timeout.ms": "900",
+		"replica.socket.receive.buffer.bytes": "-1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := ConfigFromBroker(b)
-	if c.BrokerID != 7 || c.NumFetchers != 3 || c.MaxWait != 250*time.Millisecond || c.PartitionMaxBytes != 2048 {
+	c.defaults()
+	if c.BrokerID != 7 || c.NumFetchers != 3 || c.MaxWait != 250*time.Millisecond || c.PartitionMaxBytes != 0 || c.Backoff != 0 ||
+		c.SocketTimeout != 900*time.Millisecond || c.SocketReceiveBufferBytes != -1 {
 		t.Fatalf("mapped %+v", c)
 	}
-	if c.Backoff != time.Second || c.MaxBytes != 10<<20 || c.MinBytes != 1 {
-		t.Fatalf("defaults not kept: %+v", c)
+	if c.MaxBytes != 10<<20 || c.MinBytes != 1 {
+		t.Fatalf("Kafka's defaults not kept: %+v", c)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -51,16 +52,47 @@ type fetchConn struct {
 	addr     string
 	clientID string
 	security clientsec.Client // the inter-broker listener's (Config.Security)
-	format   *kmsg.RequestFormatter
-	conn     net.Conn
-	br       *bufio.Reader
-	wbuf     []byte
-	buf      []byte
-	corr     int32
+	// setup bounds the connection's setup, TCP connect to the end of the
+	// SASL handshake (replica.socket.timeout.ms); rcvbuf is its SO_RCVBUF
+	// (replica.socket.receive.buffer.bytes, -1 = the OS default).
+	setup  time.Duration
+	rcvbuf int
+	format *kmsg.RequestFormatter
+	conn   net.Conn
+	br     *bufio.Reader
+	wbuf   []byte
+	buf    []byte
+	corr   int32
 }
 
-func newFetchConn(addr, clientID string, sec clientsec.Client) *fetchConn {
-	return &fetchConn{addr: addr, clientID: clientID, security: sec, format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}
+// newFetchConn makes a fetch connection to addr; setup and rcvbuf are
+// Config.SocketTimeout and Config.SocketReceiveBufferBytes.
+func newFetchConn(addr, clientID string, sec clientsec.Client, setup time.Duration, rcvbuf int) *fetchConn {
+	return &fetchConn{addr: addr, clientID: clientID, security: sec, setup: setup, rcvbuf: rcvbuf,
+		format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}
+}
+
+// dial connects with the receive buffer set before the connect (so TCP
+// window scaling can use it, as Kafka sets it before connecting), the
+// whole setup bounded by fc.setup.
+func (fc *fetchConn) dial(ctx context.Context) (net.Conn, error) {
+	d := &net.Dialer{Timeout: fc.setup}
+	if fc.rcvbuf > 0 {
+		n := fc.rcvbuf
+		d.Control = func(_, _ string, rc syscall.RawConn) error {
+			var serr error
+			if err := rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, n) }); err != nil {
+				return err
+			}
+			return serr
+		}
+	}
+	if fc.setup > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, fc.setup)
+		defer cancel()
+	}
+	return fc.security.DialWith(ctx, d, fc.addr, fc.clientID)
 }
 
 // detach gives the current response buffer up to whoever may still read
@@ -95,7 +127,7 @@ func (fc *fetchConn) roundTrip(ctx context.Context, req *kmsg.FetchRequest) (*km
 	if fc.conn == nil {
 		// TLS and SASL, when the inter-broker listener has them, are done
 		// before the first fetch (bounded by clientsec's handshake timeout).
-		c, err := fc.security.Dial(ctx, fc.addr, fc.clientID, 5*time.Second)
+		c, err := fc.dial(ctx)
 		if err != nil {
 			return nil, err
 		}

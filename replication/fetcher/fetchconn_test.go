@@ -108,7 +108,7 @@ func batchesOf(t *testing.T, resp *kmsg.FetchResponse) []byte {
 // away; a detached response keeps its bytes while later ones are read.
 func TestFetchConnReusesItsBufferUntilDetached(t *testing.T) {
 	fl := startFakeLeader(t, 0)
-	fc := newFetchConn(fl.ln.Addr().String(), "test", clientsec.Client{})
+	fc := newFetchConn(fl.ln.Addr().String(), "test", clientsec.Client{}, 5*time.Second, -1)
 	defer fc.close()
 	ctx := context.Background()
 	one, two, three := bytes.Repeat([]byte{1}, 1000), bytes.Repeat([]byte{2}, 1000), bytes.Repeat([]byte{3}, 1000)
@@ -148,7 +148,7 @@ func TestFetchConnReusesItsBufferUntilDetached(t *testing.T) {
 // connection.
 func TestFetchConnRejectsAnotherCorrelationID(t *testing.T) {
 	fl := startFakeLeader(t, 7)
-	fc := newFetchConn(fl.ln.Addr().String(), "test", clientsec.Client{})
+	fc := newFetchConn(fl.ln.Addr().String(), "test", clientsec.Client{}, 5*time.Second, -1)
 	defer fc.close()
 	fl.answers <- []byte{}
 	if _, err := fc.fetch(context.Background(), fetchReq()); err == nil {
@@ -162,7 +162,7 @@ func TestFetchConnRejectsAnotherCorrelationID(t *testing.T) {
 // Cancelling the context ends a fetch the leader never answers.
 func TestFetchConnCancel(t *testing.T) {
 	fl := startFakeLeader(t, 0)
-	fc := newFetchConn(fl.ln.Addr().String(), "test", clientsec.Client{})
+	fc := newFetchConn(fl.ln.Addr().String(), "test", clientsec.Client{}, 5*time.Second, -1)
 	defer fc.close()
 	fl.answers <- nil // read the request, never answer
 	ctx, cancel := context.WithCancel(context.Background())

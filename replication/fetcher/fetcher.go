@@ -242,11 +242,11 @@ func (f *fetcherActor) conn() (*kgo.Client, error) {
 	}
 	f.closeConns()
 	id := fmt.Sprintf("broker-%d-fetcher-%d", f.cfg.BrokerID, f.key.index)
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(id), kgo.DialTimeout(5 * time.Second)}, f.cfg.Security.Opts()...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(id), kgo.DialTimeout(f.cfg.SocketTimeout)}, f.cfg.Security.Opts()...)...)
 	if err != nil {
 		return nil, err
 	}
-	f.client, f.fc, f.addr = cl, newFetchConn(addr, id, f.cfg.Security), addr
+	f.client, f.fc, f.addr = cl, newFetchConn(addr, id, f.cfg.Security, f.cfg.SocketTimeout, f.cfg.SocketReceiveBufferBytes), addr
 	return cl, nil
 }
 

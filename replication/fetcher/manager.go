@@ -55,7 +55,9 @@ const ManagerName = "fetcher-manager"
 // given (*partition.Manager implements it).
 type Replicas = partition.ReplicaLookup
 
-// Config configures Start. Zero durations and sizes take Kafka's defaults.
+// Config configures Start. Zero durations and sizes take Kafka's defaults,
+// except in a Config made by ConfigFromBroker, which keeps the broker's
+// values (a configured 0 included).
 type Config struct {
 	System    *actor.ActorSystem
 	BrokerID  int32                    // broker.id: the Fetch ReplicaID
@@ -64,16 +66,27 @@ type Config struct {
 	Logger    *zap.Logger              // nil = no logs
 	// NumFetchers: num.replica.fetchers (default 1).
 	NumFetchers int
-	// MaxWait: replica.fetch.wait.max.ms (default 500ms).
+	// MaxWait: replica.fetch.wait.max.ms (default 500ms), the Fetch's
+	// MaxWaitMillis.
 	MaxWait time.Duration
-	// MinBytes: replica.fetch.min.bytes (default 1).
+	// MinBytes: replica.fetch.min.bytes (default 1), the Fetch's MinBytes.
 	MinBytes int32
-	// MaxBytes: replica.fetch.response.max.bytes (default 10 MiB).
+	// MaxBytes: replica.fetch.response.max.bytes (default 10 MiB), the
+	// Fetch's MaxBytes.
 	MaxBytes int32
-	// PartitionMaxBytes: replica.fetch.max.bytes (default 1 MiB).
+	// PartitionMaxBytes: replica.fetch.max.bytes (default 1 MiB), each
+	// partition's PartitionMaxBytes.
 	PartitionMaxBytes int32
 	// Backoff: replica.fetch.backoff.ms (default 1s), after an error.
 	Backoff time.Duration
+	// SocketTimeout: replica.socket.timeout.ms (default 30s), the bound of
+	// setting up a connection to the leader (TCP connect, TLS, SASL), for
+	// the fetch connection and the kgo client alike.
+	SocketTimeout time.Duration
+	// SocketReceiveBufferBytes: replica.socket.receive.buffer.bytes
+	// (default 64 KiB; -1 = the OS default), SO_RCVBUF of the fetch
+	// connection.
+	SocketReceiveBufferBytes int
 	// Quota is the follower replication quota
 	// (follower.replication.throttled.rate with the topic configs
 	// follower.replication.throttled.replicas); nil = no throttling.
@@ -81,11 +94,19 @@ type Config struct {
 	// Security is the inter-broker listener's client security (TLS, SASL)
 	// for both the kgo client and the raw fetch connection. Zero = PLAINTEXT.
 	Security clientsec.Client
+
+	explicit bool // made by ConfigFromBroker: zeros are the broker's values
 }
 
 func (c *Config) defaults() {
 	if c.NumFetchers <= 0 {
 		c.NumFetchers = 1
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.explicit {
+		return
 	}
 	if c.MaxWait <= 0 {
 		c.MaxWait = 500 * time.Millisecond
@@ -102,8 +123,11 @@ func (c *Config) defaults() {
 	if c.Backoff <= 0 {
 		c.Backoff = time.Second
 	}
-	if c.Logger == nil {
-		c.Logger = zap.NewNop()
+	if c.SocketTimeout <= 0 {
+		c.SocketTimeout = 30 * time.Second
+	}
+	if c.SocketReceiveBufferBytes == 0 {
+		c.SocketReceiveBufferBytes = 64 << 10
 	}
 }
 

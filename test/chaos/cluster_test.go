@@ -63,7 +63,7 @@ func startCluster(t *testing.T, n int) *cluster {
 			"min.insync.replicas":                  "2",
 			"unclean.leader.election.enable":       "false",
 			"replica.lag.time.max.ms":              "3000",
-			"controlled.shutdown.max.retries":      "1",
+			"controlled.shutdown.max.retries":      "2", // attempts, as Kafka counts them
 			"controlled.shutdown.retry.backoff.ms": "500",
 		}
 		c.nodes[id] = &node{Broker: harness.StartBroker(t, props), admin: fmt.Sprintf("http://127.0.0.1:%d", adminPort)}

@@ -41,7 +41,7 @@ func startAdminCluster(t *testing.T, n int) (*cluster, map[int32]string) {
 			"offsets.topic.replication.factor":     strconv.Itoa(n),
 			"num.partitions":                       "3",
 			"replica.lag.time.max.ms":              "3000",
-			"controlled.shutdown.max.retries":      "1",
+			"controlled.shutdown.max.retries":      "2", // attempts, as Kafka counts them
 			"controlled.shutdown.retry.backoff.ms": "500",
 		})
 	}

@@ -81,7 +81,7 @@ func startClusterEach(t *testing.T, zkOpts zkharness.Options, n int, extra map[s
 			"offsets.topic.replication.factor":     strconv.Itoa(n),
 			"num.partitions":                       "3",
 			"replica.lag.time.max.ms":              "3000",
-			"controlled.shutdown.max.retries":      "1",
+			"controlled.shutdown.max.retries":      "2", // attempts, as Kafka counts them
 			"controlled.shutdown.retry.backoff.ms": "500",
 		}
 		if px := c.proxies[id]; px != nil {

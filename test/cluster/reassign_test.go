@@ -58,7 +58,7 @@ func (c *cluster) startExtraBroker(id int32) *harness.Broker {
 		"offsets.topic.replication.factor":     "3",
 		"num.partitions":                       "3",
 		"replica.lag.time.max.ms":              "3000",
-		"controlled.shutdown.max.retries":      "1",
+		"controlled.shutdown.max.retries":      "2", // attempts, as Kafka counts them
 		"controlled.shutdown.retry.backoff.ms": "500",
 	})
 	c.brokers[id] = b

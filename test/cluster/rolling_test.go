@@ -150,7 +150,7 @@ func TestRollingRestart(t *testing.T) {
 		if code := b.ExitCode(); code != 0 {
 			t.Errorf("broker %d exited %d after SIGTERM:\n%s", id, code, tail(b.Log(), 30))
 		}
-		if strings.Contains(b.Log(), "controlled shutdown incomplete") {
+		if strings.Contains(b.Log(), "Proceeding to do an unclean shutdown") {
 			t.Errorf("broker %d: controlled shutdown incomplete:\n%s", id, tail(b.Log(), 30))
 		}
 		stopped := time.Since(stopAt)

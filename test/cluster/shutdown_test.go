@@ -2,12 +2,14 @@ package cluster
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"gregor/replication/zkmeta"
+	"gregor/test/harness"
 )
 
 // TestControlledShutdown sends SIGTERM to a broker that leads partitions
@@ -100,8 +102,11 @@ poll:
 			t.Errorf("broker log lacks %q:\n%s", want, tail(log, 40))
 		}
 	}
-	if strings.Contains(log, "controlled shutdown incomplete") {
+	if strings.Contains(log, "Proceeding to do an unclean shutdown") {
 		t.Errorf("broker log reports an incomplete controlled shutdown:\n%s", tail(log, 40))
+	}
+	if n := c.controlledShutdownRequests(ctrl); n < 1 {
+		t.Errorf("controller %d counted %v ControlledShutdown requests, want at least 1", ctrl, n)
 	}
 	// Each moved partition went to a replica that was in its ISR, and
 	// the other brokers serve them.
@@ -126,4 +131,68 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// controlShutdownRequests is how many ControlledShutdown requests broker
+// id's admin listener counted, every version.
+func (c *cluster) controlledShutdownRequests(id int32) float64 {
+	c.t.Helper()
+	var n float64
+	for v := 0; v <= 3; v++ {
+		x, _, err := harness.MetricValue(metricsHTTP, c.admins[id], "kafka_network_requestmetrics_requests_total",
+			map[string]string{"request": "ControlledShutdown", "version": strconv.Itoa(v)})
+		if err != nil {
+			c.t.Fatalf("broker %d metrics: %v", id, err)
+		}
+		n += x
+	}
+	return n
+}
+
+// TestControlledShutdownDisabled: with controlled.shutdown.enable=false a
+// SIGTERM stops a partition leader without a ControlledShutdown request
+// (the controller counts none, where TestControlledShutdown's counts one);
+// the controller moves its leaderships only once it is gone, as for a
+// broker that died, and it still exits 0.
+func TestControlledShutdownDisabled(t *testing.T) {
+	c := startCluster(t, 3, map[string]string{"controlled.shutdown.enable": "false"}, nil)
+	const topic = "noshutdown"
+	c.createTopic(topic, 6, 3, nil)
+	ctrl := c.controllerID()
+	led := map[int32][]int32{}
+	for p := int32(0); p < 6; p++ {
+		s, _ := c.partitionState(topic, p)
+		led[s.Leader] = append(led[s.Leader], p)
+	}
+	var victim int32 = -1
+	for id := range c.brokers {
+		if id != ctrl && len(led[id]) > 0 && (victim < 0 || id < victim) {
+			victim = id
+		}
+	}
+	if victim < 0 {
+		t.Fatalf("no broker other than the controller %d leads a partition: %v", ctrl, led)
+	}
+	for _, p := range led[victim] {
+		c.waitServing(topic, p, 20*time.Second)
+	}
+	vb := c.brokers[victim]
+	if !vb.Signal(syscall.SIGTERM) {
+		t.Fatalf("broker %d did not exit within 30 s of SIGTERM", victim)
+	}
+	if code := vb.ExitCode(); code != 0 {
+		t.Errorf("exit status %d after SIGTERM, want 0", code)
+	}
+	log := vb.Log()
+	if !strings.Contains(log, "controlled.shutdown.enable=false") || strings.Contains(log, "controlled shutdown succeeded") {
+		t.Errorf("broker log does not say the controlled shutdown was skipped:\n%s", tail(log, 40))
+	}
+	for _, p := range led[victim] {
+		if l := c.waitServing(topic, p, 30*time.Second); l == victim {
+			t.Errorf("p%d still led by the stopped broker", p)
+		}
+	}
+	if n := c.controlledShutdownRequests(ctrl); n != 0 {
+		t.Errorf("controller %d counted %v ControlledShutdown requests, want 0", ctrl, n)
+	}
 }

@@ -37,18 +37,22 @@ func (b *Broker) openStore(onlineDir string) (metastore.Store, error) {
 }
 
 // controlledShutdown asks the controller to move leadership away before
-// the broker stops (controlled.shutdown.enable, default true), bounded by
-// controlled.shutdown.max.retries × controlled.shutdown.retry.backoff.ms.
+// the broker stops (controlled.shutdown.enable, default true; false stops
+// without a ControlledShutdown request, as Kafka), at most
+// controlled.shutdown.max.retries attempts controlled.shutdown.retry.backoff.ms
+// apart, each bounded by controller.socket.timeout.ms.
 func (b *Broker) controlledShutdown() {
-	if b.cfg.Raw["controlled.shutdown.enable"] == "false" {
+	if !b.cfg.ControlledShutdown.Enable {
+		b.log.Info("controlled shutdown disabled (controlled.shutdown.enable=false): stopping without moving leadership")
 		return
 	}
-	o := controller.ShutdownOptionsFromConfig(b.cfg.Raw)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(o.MaxRetries+1)*(o.Backoff+o.Timeout))
+	o := controller.ShutdownOptionsFromBroker(b.cfg)
+	attempts := max(o.MaxRetries, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(attempts)*(o.Backoff+o.Timeout)+time.Second)
 	defer cancel()
 	began := time.Now()
 	if err := b.ctrl.RequestControlledShutdown(ctx, o); err != nil {
-		b.log.Warn("controlled shutdown incomplete; stopping anyway", zap.Error(err))
+		b.log.Warn("Proceeding to do an unclean shutdown as all the controlled shutdown attempts failed", zap.Error(err))
 		return
 	}
 	b.log.Info("controlled shutdown complete", zap.Duration("took", time.Since(began)))

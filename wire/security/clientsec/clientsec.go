@@ -87,7 +87,14 @@ const handshakeTimeout = 10 * time.Second
 // header's client id of the SASL requests. Errors: dial, TLS and SASL
 // failures, the broker's error message included.
 func (c Client) Dial(ctx context.Context, addr, clientID string, timeout time.Duration) (net.Conn, error) {
-	d := net.Dialer{Timeout: timeout}
+	return c.DialWith(ctx, &net.Dialer{Timeout: timeout}, addr, clientID)
+}
+
+// DialWith is Dial with the caller's dialer (its Timeout bounds the TCP
+// connect, its Control can set socket options before it, such as the
+// follower's replica.socket.receive.buffer.bytes). ctx's deadline, when
+// sooner than the handshake bound, also bounds TLS and SASL.
+func (c Client) DialWith(ctx context.Context, d *net.Dialer, addr, clientID string) (net.Conn, error) {
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
