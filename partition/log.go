@@ -50,7 +50,10 @@ type LogStore interface {
 	// replication-offset-checkpoint when the store was opened.
 	HighWatermarks() map[TopicPartition]int64
 	CheckpointHighWatermarks(hw map[TopicPartition]int64) error
-	Checkpoint() error
+	// CheckpointRecoveryPoints writes recovery-point-offset-checkpoint,
+	// CheckpointLogStartOffsets log-start-offset-checkpoint (storage.LogManager's).
+	CheckpointRecoveryPoints() error
+	CheckpointLogStartOffsets() error
 	RetentionPass(now time.Time) (segmentsDeleted int, err error)
 	FlushPass(now time.Time) error
 }

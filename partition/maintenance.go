@@ -14,16 +14,25 @@ import (
 // MaintenanceName is the log-manager actor's name.
 const MaintenanceName = "log-manager"
 
-// MaintenanceConfig sets the log-manager actor's periods.
+// MaintenanceConfig sets the log-manager actor's periods. A zero period
+// takes its default; a negative one never runs (its checkpoint is still
+// written at stop).
 type MaintenanceConfig struct {
 	// RetentionCheck: log.retention.check.interval.ms (default 300000).
 	RetentionCheck time.Duration
 	// FlushCheck: log.flush.scheduler.interval.ms (Kafka default MaxLong;
-	// here default 1s — the pass is cheap when nothing is due).
+	// here default 1s, when server.properties leaves it out — the pass is
+	// cheap when nothing is due, and it makes flush.ms take effect).
 	FlushCheck time.Duration
 	// Checkpoint: replica.high.watermark.checkpoint.interval.ms (default
-	// 5000); recovery points and log start offsets are checkpointed with it.
+	// 5000), replication-offset-checkpoint.
 	Checkpoint time.Duration
+	// RecoveryPointCheckpoint: log.flush.offset.checkpoint.interval.ms
+	// (default 60000), recovery-point-offset-checkpoint.
+	RecoveryPointCheckpoint time.Duration
+	// LogStartCheckpoint: log.flush.start.offset.checkpoint.interval.ms
+	// (default 60000), log-start-offset-checkpoint.
+	LogStartCheckpoint time.Duration
 	// CleanerBackoff: log.cleaner.backoff.ms (default 15000), the pause
 	// between log cleaner passes (cleanup.policy=compact logs).
 	CleanerBackoff time.Duration
@@ -50,11 +59,17 @@ func (c *MaintenanceConfig) defaults() {
 	if c.RetentionCheck <= 0 {
 		c.RetentionCheck = 300 * time.Second
 	}
-	if c.FlushCheck <= 0 {
+	if c.FlushCheck == 0 {
 		c.FlushCheck = time.Second
 	}
-	if c.Checkpoint <= 0 {
+	if c.Checkpoint == 0 {
 		c.Checkpoint = 5 * time.Second
+	}
+	if c.RecoveryPointCheckpoint == 0 {
+		c.RecoveryPointCheckpoint = time.Minute
+	}
+	if c.LogStartCheckpoint == 0 {
+		c.LogStartCheckpoint = time.Minute
 	}
 	if c.CleanerBackoff <= 0 {
 		c.CleanerBackoff = 15 * time.Second
@@ -82,8 +97,11 @@ type maintTick struct {
 const (
 	tickRetention = iota
 	tickFlush
-	tickCheckpoint
+	tickCheckpoint // high watermarks
 	tickClean
+	tickRecoveryPoints
+	tickLogStarts
+	numTicks
 )
 
 // maintenanceActor runs the LogStore's periodic passes. Timers are
@@ -98,7 +116,7 @@ type maintenanceActor struct {
 	shared *atomic.Pointer[MaintenanceConfig]
 	cfg    MaintenanceConfig
 	log    *zap.Logger
-	timers [4]*time.Timer
+	timers [numTicks]*time.Timer
 }
 
 // maintReconfigured: the shared config changed (SetCleaner); the cleaner's
@@ -113,11 +131,19 @@ func (a *maintenanceActor) period(kind int) time.Duration {
 		return a.cfg.FlushCheck
 	case tickClean:
 		return a.cfg.CleanerBackoff
+	case tickRecoveryPoints:
+		return a.cfg.RecoveryPointCheckpoint
+	case tickLogStarts:
+		return a.cfg.LogStartCheckpoint
 	}
 	return a.cfg.Checkpoint
 }
 
+// arm starts kind's timer, unless its period is negative (never).
 func (a *maintenanceActor) arm(ctx actor.Context, kind int) {
+	if a.period(kind) < 0 {
+		return
+	}
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	a.timers[kind] = time.AfterFunc(a.period(kind), func() { root.Send(self, &maintTick{kind: kind, from: a}) })
 }
@@ -146,6 +172,8 @@ func (a *maintenanceActor) Receive(ctx actor.Context) {
 	case *actor.Stopping:
 		a.stopTimers()
 		a.run(tickCheckpoint)
+		a.run(tickRecoveryPoints)
+		a.run(tickLogStarts)
 	}
 }
 
@@ -189,8 +217,13 @@ func (a *maintenanceActor) run(kind int) {
 				a.log.Warn("high watermark checkpoint", zap.Error(err))
 			}
 		}
-		if err := a.store.Checkpoint(); err != nil {
-			a.log.Warn("log checkpoint", zap.Error(err))
+	case tickRecoveryPoints:
+		if err := a.store.CheckpointRecoveryPoints(); err != nil {
+			a.log.Warn("recovery point checkpoint", zap.Error(err))
+		}
+	case tickLogStarts:
+		if err := a.store.CheckpointLogStartOffsets(); err != nil {
+			a.log.Warn("log start offset checkpoint", zap.Error(err))
 		}
 	}
 }
@@ -203,8 +236,10 @@ type Maintenance struct {
 }
 
 // StartMaintenance spawns the log-manager actor: retention, flush, the
-// log cleaner (every CleanerBackoff, unless disabled) and checkpoints (high watermarks from hw, typically Manager.HighWatermarks)
-// on their periods, and a final checkpoint when stopped. A panic restarts
+// log cleaner (every CleanerBackoff, unless disabled) and the three
+// checkpoints (high watermarks from hw, typically Manager.HighWatermarks;
+// recovery points; log start offsets) each on its period, and final
+// checkpoints when stopped. A panic restarts
 // it under cfg.Backoff (actors.BackoffStrategy as its root guardian; by
 // default 100 ms doubling to 10 s, never giving up) and its timers are
 // re-armed on restart.

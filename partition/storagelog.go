@@ -66,7 +66,8 @@ func (s StorageStore) HighWatermarks() map[TopicPartition]int64 {
 func (s StorageStore) CheckpointHighWatermarks(hw map[TopicPartition]int64) error {
 	return s.M.CheckpointHighWatermarks(hw)
 }
-func (s StorageStore) Checkpoint() error { return s.M.Checkpoint() }
+func (s StorageStore) CheckpointRecoveryPoints() error  { return s.M.CheckpointRecoveryPoints() }
+func (s StorageStore) CheckpointLogStartOffsets() error { return s.M.CheckpointLogStartOffsets() }
 func (s StorageStore) RetentionPass(now time.Time) (int, error) {
 	return s.M.RetentionPass(now)
 }

@@ -260,8 +260,21 @@ func (m *LogManager) HighWatermarks() map[TopicPartition]int64 {
 // log-start-offset-checkpoint in every online log dir. A dir whose write
 // fails goes offline; the errors are returned joined.
 func (m *LogManager) Checkpoint() error {
-	err := m.writePerDir(checkpoint.RecoveryPointFile, true, func(l *Log) (int64, bool) { return l.RecoveryPoint(), true })
-	return errors.Join(err, m.writePerDir(checkpoint.LogStartOffsetFile, true, func(l *Log) (int64, bool) { return l.LogStartOffset(), true }))
+	return errors.Join(m.CheckpointRecoveryPoints(), m.CheckpointLogStartOffsets())
+}
+
+// CheckpointRecoveryPoints writes recovery-point-offset-checkpoint in every
+// online log dir (log.flush.offset.checkpoint.interval.ms's task). A dir
+// whose write fails goes offline.
+func (m *LogManager) CheckpointRecoveryPoints() error {
+	return m.writePerDir(checkpoint.RecoveryPointFile, true, func(l *Log) (int64, bool) { return l.RecoveryPoint(), true })
+}
+
+// CheckpointLogStartOffsets writes log-start-offset-checkpoint in every
+// online log dir (log.flush.start.offset.checkpoint.interval.ms's task).
+// A dir whose write fails goes offline.
+func (m *LogManager) CheckpointLogStartOffsets() error {
+	return m.writePerDir(checkpoint.LogStartOffsetFile, true, func(l *Log) (int64, bool) { return l.LogStartOffset(), true })
 }
 
 func (m *LogManager) writePerDir(name string, futures bool, value func(*Log) (int64, bool)) error {

@@ -234,8 +234,12 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 
 	b.maint, err = partition.StartMaintenance(b.system, partition.StorageStore{M: b.logs}, b.replicas.HighWatermarks,
 		partition.MaintenanceConfig{RetentionCheck: cfg.LogRetentionCheckInterval, CleanerBackoff: cfg.LogCleanerBackoff, CleanerDisabled: !cfg.LogCleanerEnable,
-			Cleaner:        storage.CleanerConfig{DedupeBufferSize: cfg.LogCleanerDedupeBufferSize, LoadFactor: cfg.LogCleanerLoadFactor},
-			AfterRetention: b.replicas.RefreshLogStart}, log.Named("log-manager"))
+			Checkpoint:              config.Period(cfg.Checkpoints.HighWatermarkMs),
+			RecoveryPointCheckpoint: config.Period(cfg.Checkpoints.RecoveryPointMs),
+			LogStartCheckpoint:      config.Period(cfg.Checkpoints.LogStartOffsetMs),
+			FlushCheck:              flushCheck(cfg.Checkpoints),
+			Cleaner:                 storage.CleanerConfig{DedupeBufferSize: cfg.LogCleanerDedupeBufferSize, LoadFactor: cfg.LogCleanerLoadFactor},
+			AfterRetention:          b.replicas.RefreshLogStart}, log.Named("log-manager"))
 	if err != nil {
 		return nil, fmt.Errorf("log-manager actor: %w", err)
 	}
@@ -363,4 +367,14 @@ func (b *Broker) Close() error {
 	}
 	b.closers = nil
 	return errors.Join(errs...)
+}
+
+// flushCheck is the flush pass period: log.flush.scheduler.interval.ms when
+// server.properties sets it, else 0 (the log-manager's 1 s default, so
+// flush.ms takes effect; Kafka's default Long.MaxValue never checks).
+func flushCheck(c config.Checkpoints) time.Duration {
+	if !c.FlushSchedulerSet {
+		return 0
+	}
+	return config.Period(c.FlushSchedulerMs)
 }
