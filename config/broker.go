@@ -63,6 +63,10 @@ type Broker struct {
 	LogCleanerMaxCompactionLagMs int64         // log.cleaner.max.compaction.lag.ms, default MaxInt64 (max.compaction.lag.ms)
 	LogSegmentDeleteDelayMs      int64         // log.segment.delete.delay.ms, default 60000
 	NumRecoveryThreadsPerDataDir int           // num.recovery.threads.per.data.dir, default 1
+	// NumReplicaAlterLogDirsThreads is num.replica.alter.log.dirs.threads
+	// (default null = the number of log.dirs, at least 1): how many
+	// AlterReplicaLogDirs copies run at once (partition.ManagerConfig).
+	NumReplicaAlterLogDirsThreads int
 	// LogSegmentFDCacheSize: log.segment.fd.cache.size (Gregor), default -1.
 	// How many segments (across all partitions) may keep their .log
 	// descriptor and memory-mapped indexes open while not being read or

@@ -67,6 +67,7 @@ type partitionActor struct {
 	held     []any
 	moves    *sync.WaitGroup
 	quota    CopyThrottle
+	slots    chan struct{} // the manager's copy slots (num.replica.alter.log.dirs.threads)
 }
 
 // isrWritten is the result of an IsrWriter.AlterIsr run off the actor.

@@ -48,6 +48,9 @@ type moveRun struct {
 	cur   *storage.Log // the current log: read, never written, here
 	h     *Handle      // for the log end offset long poll
 	quota CopyThrottle
+	// slots, when set, is the broker's num.replica.alter.log.dirs.threads
+	// tokens: the copy holds one while it runs.
+	slots chan struct{}
 	log   *zap.Logger
 	self  *actor.PID
 	root  *actor.RootContext
@@ -115,7 +118,7 @@ func (r *moveRun) run() {
 		return
 	}
 	r.fut = fut
-	err = r.copyLoop()
+	err = r.copyWithSlot()
 	if r.drop.Load() {
 		if derr := r.lm.DropFuture(r.tp); derr != nil {
 			r.log.Warn("removing future log", zap.Stringer("partition", r.tp), zap.Error(derr))
@@ -125,6 +128,29 @@ func (r *moveRun) run() {
 	if err != nil && !errors.Is(err, storage.ErrLogClosed) {
 		r.root.Send(r.self, &futureFailed{run: r, err: err})
 	}
+}
+
+// copyWithSlot runs copyLoop holding one of the broker's copy slots
+// (num.replica.alter.log.dirs.threads), waiting for one first; a move
+// stopped while it waits copies nothing. Kafka's alter-log-dirs threads
+// each interleave the partitions hashed to them; here a copy beyond the
+// bound waits until a running one ends (swapped in, cancelled or failed).
+func (r *moveRun) copyWithSlot() error {
+	if r.slots != nil {
+		select {
+		case r.slots <- struct{}{}:
+		default:
+			r.log.Info("log dir copy waiting: num.replica.alter.log.dirs.threads copies already run", zap.Stringer("partition", r.tp),
+				zap.Int("threads", cap(r.slots)))
+			select {
+			case r.slots <- struct{}{}:
+			case <-r.stop:
+				return fmt.Errorf("%w: move of %s stopped before its copy began", storage.ErrLogClosed, r.tp)
+			}
+		}
+		defer func() { <-r.slots }()
+	}
+	return r.copyLoop()
 }
 
 // open finds the future log in dest or creates it there.

@@ -201,7 +201,7 @@ func (a *partitionActor) resumeMove(ctx actor.Context) {
 // moveRun.stopCopy / cancel). reply, when set, gets the creation's outcome.
 func (a *partitionActor) startMove(ctx actor.Context, lm *storage.LogManager, cur *storage.Log, dest string, prev <-chan struct{}, reply chan *kerr.Error) {
 	r := &moveRun{
-		tp: a.h.tp, dest: dest, lm: lm, cur: cur, h: a.h, quota: a.quota, log: a.log,
+		tp: a.h.tp, dest: dest, lm: lm, cur: cur, h: a.h, quota: a.quota, slots: a.slots, log: a.log,
 		self: ctx.Self(), root: ctx.ActorSystem().Root, prev: prev, reply: reply,
 		stop: make(chan struct{}), done: make(chan struct{}), nudge: make(chan struct{}, 1),
 	}

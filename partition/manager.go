@@ -78,6 +78,12 @@ type ManagerConfig struct {
 	// (replica.alter.log.dirs.io.max.bytes.per.second; the broker passes
 	// replication/throttle.Managers.AlterLogDirs). nil = unthrottled.
 	AlterLogDirsQuota CopyThrottle
+	// AlterLogDirsThreads bounds the AlterReplicaLogDirs copies running at
+	// once (num.replica.alter.log.dirs.threads; the broker passes it
+	// resolved, Kafka's default being the number of log.dirs): a move
+	// beyond it has its future log created (the request is answered) and
+	// waits for a running copy to end. 0 = unbounded.
+	AlterLogDirsThreads int
 }
 
 // Manager is the replica manager: it hosts one partition actor per
@@ -119,6 +125,7 @@ type Manager struct {
 	// Close waits for them after stopping the actors, at most closeWait.
 	moves     sync.WaitGroup
 	moveQuota CopyThrottle
+	moveSlots chan struct{} // AlterLogDirsThreads tokens; nil = unbounded
 
 	mu    sync.Mutex
 	parts map[TopicPartition]*Handle
@@ -169,6 +176,9 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		incarnations: make(map[*actor.PID]*Handle),
 		closeWait:    isrWriteCloseWait,
 		moveQuota:    cfg.AlterLogDirsQuota,
+	}
+	if cfg.AlterLogDirsThreads > 0 {
+		m.moveSlots = make(chan struct{}, cfg.AlterLogDirsThreads)
 	}
 	strategy := cfg.Backoff
 	strategy.OnGiveUp = m.onGiveUp
@@ -409,7 +419,7 @@ func (m *Manager) spawn(h *Handle) error {
 	}
 	props := actors.Props(m.log, func() actor.Actor {
 		return &partitionActor{h: h, store: m.store, brokerID: m.brokerID, log: m.log, initialHW: initHW, isr: m.isr, writes: &m.isrWrites, lag: m.lag, expiry: m.expiry,
-			moves: &m.moves, quota: m.moveQuota}
+			moves: &m.moves, quota: m.moveQuota, slots: m.moveSlots}
 	}, actor.WithGuardian(m.strategy))
 	reply := make(chan spawnResult, 1)
 	m.sys.Root.Send(m.sup, &spawnChild{h: h, name: h.tp.String(), props: props, reply: reply})

@@ -207,7 +207,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 		OnLeadershipChange: internalLeadership(groupsLeadership(b.groups), b.txns),
 		// replica.alter.log.dirs.io.max.bytes.per.second throttles the
 		// AlterReplicaLogDirs copies.
-		AlterLogDirsQuota: b.quotas.AlterLogDirs,
+		AlterLogDirsQuota: b.quotas.AlterLogDirs, AlterLogDirsThreads: cfg.NumReplicaAlterLogDirsThreads,
 		NewFetchers: func(r partition.ReplicaLookup) (partition.FetcherControl, error) {
 			if cfg.ZookeeperConnect == "" {
 				return nil, nil // single node: no follower ever fetches
