@@ -47,6 +47,7 @@ type Broker struct {
 	LogRetentionBytes            int64         // log.retention.bytes, default -1
 	LogSegmentBytes              int64         // log.segment.bytes, default 1073741824
 	LogRollMs                    int64         // log.roll.ms > log.roll.hours (168)
+	LogRollJitterMs              int64         // log.roll.jitter.ms > log.roll.jitter.hours (0): segment.jitter.ms's default
 	LogRetentionCheckInterval    time.Duration // log.retention.check.interval.ms, default 300000
 	LogFlushIntervalMessages     int64         // log.flush.interval.messages, default MaxInt64
 	LogFlushIntervalMs           int64         // log.flush.interval.ms, default MaxInt64 (log.flush.scheduler.interval.ms checks)

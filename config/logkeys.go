@@ -11,6 +11,30 @@ var logKeys = map[string]brokerKey{
 	// or less fails its first move (a fetcher id modulo 0), so Gregor
 	// refuses it at load.
 	"num.replica.alter.log.dirs.threads": nullKey(intSetter(func(b *Broker) *int { return &b.NumReplicaAlterLogDirsThreads }, 32, 1), kmsg.ConfigTypeInt),
+
+	// log.roll.jitter.ms (LONG, null) > log.roll.jitter.hours (INT,
+	// default 0, at least 0): the topic default of segment.jitter.ms.
+	// resolveRollJitter combines them and applies Kafka's
+	// KafkaConfig.validateValues rule on the result.
+	"log.roll.jitter.ms":    nullKey(validateInt(64, noMin), kmsg.ConfigTypeLong),
+	"log.roll.jitter.hours": checkKey(validateInt(32, 0), kmsg.ConfigTypeInt, "0"),
+}
+
+// resolveRollJitter sets LogRollJitterMs: log.roll.jitter.ms when set, else
+// log.roll.jitter.hours in ms (Kafka's precedence).
+func resolveRollJitter(b *Broker) error {
+	switch {
+	case has(b, "log.roll.jitter.ms"):
+		n, _ := parseInt("log.roll.jitter.ms", b.Raw["log.roll.jitter.ms"], 64, noMin)
+		if n < 0 {
+			return invalid("log.roll.jitter.ms", b.Raw["log.roll.jitter.ms"], "log.roll.jitter.ms must be greater than or equal to 0")
+		}
+		b.LogRollJitterMs = n
+	case has(b, "log.roll.jitter.hours"):
+		n, _ := parseInt("log.roll.jitter.hours", b.Raw["log.roll.jitter.hours"], 32, 0)
+		b.LogRollJitterMs = n * hourMs
+	}
+	return nil
 }
 
 func init() {
@@ -18,7 +42,9 @@ func init() {
 		brokerKeys[k] = v
 		delete(ignoredKeys, k)
 	}
-	resolvers = append(resolvers, func(b *Broker) error {
+	brokerSynonyms["log.roll.jitter.ms"] = []string{"log.roll.jitter.ms", "log.roll.jitter.hours"}
+	brokerSynonyms["log.roll.jitter.hours"] = []string{"log.roll.jitter.ms", "log.roll.jitter.hours"}
+	resolvers = append(resolvers, resolveRollJitter, func(b *Broker) error {
 		if b.NumReplicaAlterLogDirsThreads <= 0 {
 			b.NumReplicaAlterLogDirsThreads = len(b.LogDirs)
 		}

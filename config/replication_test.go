@@ -48,3 +48,32 @@ func TestReplicaFetchKeys(t *testing.T) {
 		t.Errorf("controlled shutdown %+v, controller socket timeout %v", b.ControlledShutdown, b.ControllerSocketTimeout)
 	}
 }
+
+// log.roll.jitter.ms > log.roll.jitter.hours is segment.jitter.ms's
+// default (LogConfig), a topic's segment.jitter.ms overrides it, and a
+// negative log.roll.jitter.ms gets Kafka's message.
+func TestRollJitterKeys(t *testing.T) {
+	b, err := Parse(map[string]string{"log.roll.jitter.hours": "2"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := b.LogConfig(); c.SegmentJitterMs != 2*3600*1000 {
+		t.Errorf("log.roll.jitter.hours=2: SegmentJitterMs %d", c.SegmentJitterMs)
+	}
+	b, err = Parse(map[string]string{"log.roll.jitter.hours": "2", "log.roll.jitter.ms": "1500"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := TopicLogConfig(b.LogConfig(), map[string]string{})
+	if err != nil || c.SegmentJitterMs != 1500 {
+		t.Errorf("log.roll.jitter.ms=1500: SegmentJitterMs %d, %v", c.SegmentJitterMs, err)
+	}
+	c, err = TopicLogConfig(b.LogConfig(), map[string]string{"segment.jitter.ms": "77"})
+	if err != nil || c.SegmentJitterMs != 77 {
+		t.Errorf("segment.jitter.ms=77: SegmentJitterMs %d, %v", c.SegmentJitterMs, err)
+	}
+	if _, err := Parse(map[string]string{"log.roll.jitter.ms": "-1"}, nil); err == nil ||
+		err.Error() != "Invalid value -1 for configuration log.roll.jitter.ms: log.roll.jitter.ms must be greater than or equal to 0" {
+		t.Errorf("negative jitter: %v", err)
+	}
+}

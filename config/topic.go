@@ -142,7 +142,9 @@ var topicConfigKeys = []TopicConfigKey{
 	{Name: "segment.index.bytes", Type: kmsg.ConfigTypeInt, Doc: "Size of the offset index preallocated per segment.", BrokerKeys: []string{"log.index.size.max.bytes"}, Default: "10485760", validate: vInt(32, 4),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.SegmentIndexBytes = int32(atoi64(v)) },
 		broker: func(b *Broker) string { return i64(int64(b.LogIndexSizeMaxBytes)) }},
-	{Name: "segment.jitter.ms", Type: kmsg.ConfigTypeLong, Doc: "Random jitter subtracted from segment.ms.", BrokerKeys: []string{"log.roll.jitter.ms", "log.roll.jitter.hours"}, Default: "0", validate: vInt(64, 0)},
+	{Name: "segment.jitter.ms", Type: kmsg.ConfigTypeLong, Doc: "Random jitter subtracted from segment.ms.", BrokerKeys: []string{"log.roll.jitter.ms", "log.roll.jitter.hours"}, Default: "0", validate: vInt(64, 0),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.SegmentJitterMs = atoi64(v) },
+		broker: func(b *Broker) string { return i64(b.LogRollJitterMs) }},
 	{Name: "segment.ms", Type: kmsg.ConfigTypeLong, Doc: "Age of a segment's first batch at which the log rolls.", BrokerKeys: []string{"log.roll.ms", "log.roll.hours"}, Default: "604800000", validate: vInt(64, 1),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.SegmentMs = atoi64(v) },
 		broker: func(b *Broker) string { return i64(b.LogRollMs) }},
@@ -218,6 +220,7 @@ func TopicLogConfig(base storage.LogConfig, overrides map[string]string) (storag
 
 // LogConfig returns the broker-wide log defaults (the LogConfig of a topic
 // without overrides): log.segment.bytes, log.roll.ms/hours,
+// log.roll.jitter.ms/hours,
 // log.index.size.max.bytes, log.index.interval.bytes,
 // log.retention.ms/minutes/hours, log.retention.bytes,
 // log.flush.interval.messages, log.flush.interval.ms,
@@ -229,6 +232,7 @@ func (b *Broker) LogConfig() storage.LogConfig {
 	c := storage.LogConfig{
 		SegmentBytes:       b.LogSegmentBytes,
 		SegmentMs:          b.LogRollMs,
+		SegmentJitterMs:    b.LogRollJitterMs,
 		SegmentIndexBytes:  b.LogIndexSizeMaxBytes,
 		IndexIntervalBytes: b.LogIndexIntervalBytes,
 		RetentionMs:        b.LogRetentionMs,

@@ -125,6 +125,13 @@ type LogConfig struct {
 	SegmentBytes int64
 	// SegmentMs: segment.ms (log.roll.ms / log.roll.hours), default 7 days; roll by age of the first batch.
 	SegmentMs int64
+	// SegmentJitterMs: segment.jitter.ms (log.roll.jitter.ms /
+	// log.roll.jitter.hours), default 0: each segment rolls by time
+	// segment.ms minus a random jitter in [0, min(SegmentJitterMs,
+	// SegmentMs)), drawn when it is created (Kafka's
+	// LogConfig.randomSegmentJitter), so logs created together do not all
+	// roll at once.
+	SegmentJitterMs int64
 	// SegmentIndexBytes: segment.index.bytes (log.index.size.max.bytes), default 10 MiB; roll when the index is full.
 	SegmentIndexBytes int32
 	// IndexIntervalBytes: index.interval.bytes (log.index.interval.bytes), default 4096.

@@ -103,9 +103,12 @@ type Log struct {
 	recover atomic.Int64 // recovery point: everything below is fsynced
 	hw      atomic.Int64 // high watermark as last told (-1 unknown); bounds retention
 	lso     atomic.Int64 // last stable offset as last told (-1 unknown); bounds the cleaner
-	closed  atomic.Bool
-	epochs  *LeaderEpochCache
-	files   *segment.FileCache
+	// rollJitter is the active segment's segment.jitter.ms draw (ms off
+	// segment.ms), drawn at open and at each roll.
+	rollJitter atomic.Int64
+	closed     atomic.Bool
+	epochs     *LeaderEpochCache
+	files      *segment.FileCache
 
 	unflushedMsgs int64
 	lastFlush     time.Time

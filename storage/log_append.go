@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"gregor/storage/record"
@@ -175,7 +176,7 @@ func (l *Log) shouldRoll(cfg *LogConfig, s *segment.Segment, size int, h record.
 		return !s.CanHold(size, h.LastOffset())
 	}
 	return s.Size() > cfg.SegmentBytes-int64(size) ||
-		s.ShouldRollForTime(cfg.SegmentMs, h.MaxTimestamp, time.Now()) ||
+		s.ShouldRollForTime(cfg.SegmentMs-l.rollJitter.Load(), h.MaxTimestamp, time.Now()) ||
 		s.IndexFull() ||
 		!s.CanHold(size, h.LastOffset())
 }
@@ -214,10 +215,24 @@ func (l *Log) rollLocked(cfg *LogConfig, newBase int64) (*segment.Segment, error
 	copy(next, segs)
 	next = append(next, s)
 	l.publish(next)
+	l.rollJitter.Store(segmentJitter(cfg))
 	if first := next[0].BaseOffset(); l.start.Load() < first {
 		l.start.Store(first)
 	}
 	return s, nil
+}
+
+// jitterDraw draws in [0, n) (n > 0); tests replace it.
+var jitterDraw = rand.Int64N
+
+// segmentJitter is a new segment's draw of segment.jitter.ms: 0 without
+// jitter, else uniform in [0, min(SegmentJitterMs, SegmentMs)) (Kafka's
+// LogConfig.randomSegmentJitter).
+func segmentJitter(cfg *LogConfig) int64 {
+	if cfg.SegmentJitterMs <= 0 || cfg.SegmentMs <= 0 {
+		return 0
+	}
+	return jitterDraw(min(cfg.SegmentJitterMs, cfg.SegmentMs))
 }
 
 // syncAllLocked fsyncs every segment with unflushed appends.

@@ -40,6 +40,7 @@ func OpenLog(dir string, cfg LogConfig, opts OpenOptions) (*Log, error) {
 	}
 	l := &Log{dir: dir, tp: tp, logger: logger.With(zap.String("partition", tp.String())), lastFlush: time.Now(), files: opts.FileCache}
 	l.cfg.Store(&cfg)
+	l.rollJitter.Store(segmentJitter(&cfg))
 	l.hw.Store(-1)
 	l.lso.Store(-1)
 	if err := l.load(&cfg, opts); err != nil {
