@@ -81,6 +81,11 @@ type Broker struct {
 	// LogMessageTimestampDifferenceMaxMs: log.message.timestamp.difference.max.ms,
 	// default MaxInt64 (ms a CreateTime timestamp may differ from the broker clock).
 	LogMessageTimestampDifferenceMaxMs int64
+	// LogMessageTimestampBeforeMaxMs and LogMessageTimestampAfterMaxMs:
+	// log.message.timestamp.before.max.ms and
+	// log.message.timestamp.after.max.ms (KIP-937), default MaxInt64 =
+	// take log.message.timestamp.difference.max.ms (Kafka 3.6+'s rule).
+	LogMessageTimestampBeforeMaxMs, LogMessageTimestampAfterMaxMs int64
 	// LogMessageDownConversionEnable: log.message.downconversion.enable,
 	// default true: whether Fetch v0-v3 consumers get record batches
 	// down-converted to message format v0/v1 (false: UNSUPPORTED_VERSION).
@@ -242,6 +247,8 @@ func Defaults() *Broker {
 		CompressionType:                    "producer",
 		MessageTimestampType:               "CreateTime",
 		LogMessageTimestampDifferenceMaxMs: math.MaxInt64,
+		LogMessageTimestampBeforeMaxMs:     math.MaxInt64,
+		LogMessageTimestampAfterMaxMs:      math.MaxInt64,
 		LogMessageDownConversionEnable:     true,
 
 		MessageMaxBytes:              1048588,

@@ -18,6 +18,14 @@ var logKeys = map[string]brokerKey{
 	// KafkaConfig.validateValues rule on the result.
 	"log.roll.jitter.ms":    nullKey(validateInt(64, noMin), kmsg.ConfigTypeLong),
 	"log.roll.jitter.hours": checkKey(validateInt(32, 0), kmsg.ConfigTypeInt, "0"),
+
+	// KIP-937 (Kafka 3.6+): LONG, default Long.MaxValue (= take the
+	// deprecated log.message.timestamp.difference.max.ms), at least 0.
+	"log.message.timestamp.before.max.ms": intKey(func(b *Broker) *int64 { return &b.LogMessageTimestampBeforeMaxMs }, 64, 0),
+	"log.message.timestamp.after.max.ms":  intKey(func(b *Broker) *int64 { return &b.LogMessageTimestampAfterMaxMs }, 64, 0),
+
+	// log.preallocate (BOOLEAN, default false): only false (vNoPreallocate).
+	"log.preallocate": checkKey(func(_ *Broker, key, v string) error { return vNoPreallocate(key, v) }, kmsg.ConfigTypeBoolean, "false"),
 }
 
 // resolveRollJitter sets LogRollJitterMs: log.roll.jitter.ms when set, else
@@ -41,6 +49,12 @@ func init() {
 	for k, v := range logKeys {
 		brokerKeys[k] = v
 		delete(ignoredKeys, k)
+	}
+	// Topic defaults Kafka changes at run time (DynamicLogConfig): re-applied
+	// to hosted topics like the others of TopicDefaultKeys.
+	for _, k := range []string{"log.roll.jitter.ms", "log.message.timestamp.before.max.ms", "log.message.timestamp.after.max.ms"} {
+		dynamicKeys[k] = true
+		TopicDefaultKeys = append(TopicDefaultKeys, k)
 	}
 	brokerSynonyms["log.roll.jitter.ms"] = []string{"log.roll.jitter.ms", "log.roll.jitter.hours"}
 	brokerSynonyms["log.roll.jitter.hours"] = []string{"log.roll.jitter.ms", "log.roll.jitter.hours"}

@@ -77,3 +77,21 @@ func TestRollJitterKeys(t *testing.T) {
 		t.Errorf("negative jitter: %v", err)
 	}
 }
+
+// log.preallocate and topic preallocate: false is accepted, true refused
+// (Gregor does not preallocate; it is not accepted and ignored).
+func TestPreallocateRefused(t *testing.T) {
+	if _, err := Parse(map[string]string{"log.preallocate": "false"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := "Invalid value true for configuration log.preallocate: Gregor does not preallocate segment files; only false is supported"
+	if _, err := Parse(map[string]string{"log.preallocate": "true"}, nil); err == nil || err.Error() != want {
+		t.Errorf("log.preallocate=true: %v", err)
+	}
+	if _, err := TopicLogConfig(Defaults().LogConfig(), map[string]string{"preallocate": "true"}); err == nil {
+		t.Error("topic preallocate=true accepted")
+	}
+	if _, err := TopicLogConfig(Defaults().LogConfig(), map[string]string{"preallocate": "false"}); err != nil {
+		t.Errorf("topic preallocate=false: %v", err)
+	}
+}

@@ -50,6 +50,21 @@ func vInt(bits int, min int64) func(string, string) error {
 }
 func vBool(k, v string) error   { _, err := parseBool(k, v); return err }
 func vAny(string, string) error { return nil }
+
+// vNoPreallocate accepts preallocate / log.preallocate false only: Gregor
+// takes a segment's file size as its end (recovery, sendfile regions,
+// retention by size), so a preallocated .log's zero tail would be read as
+// records; true is refused rather than accepted and ignored.
+func vNoPreallocate(k, v string) error {
+	on, err := parseBool(k, v)
+	if err != nil {
+		return err
+	}
+	if on {
+		return invalid(k, v, "Gregor does not preallocate segment files; only false is supported")
+	}
+	return nil
+}
 func vEnum(allowed ...string) func(string, string) error {
 	return func(k, v string) error { return oneOf(k, v, allowed...) }
 }
@@ -110,6 +125,12 @@ var topicConfigKeys = []TopicConfigKey{
 		},
 		broker: func(b *Broker) string { return strconv.FormatBool(b.LogMessageDownConversionEnable) }},
 	{Name: "message.format.version", Type: kmsg.ConfigTypeString, Doc: "Record batch format version (ignored: always magic 2 on disk).", BrokerKeys: []string{"log.message.format.version"}, Default: "3.0-IV1", validate: vAny},
+	{Name: "message.timestamp.after.max.ms", Type: kmsg.ConfigTypeLong, Doc: "Largest allowed amount a CreateTime timestamp may lie after the broker's clock (KIP-937; default: message.timestamp.difference.max.ms).", BrokerKeys: []string{"log.message.timestamp.after.max.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 0),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.MessageTimestampAfterMaxMs = atoi64(v) },
+		broker: func(b *Broker) string { return i64(b.LogMessageTimestampAfterMaxMs) }},
+	{Name: "message.timestamp.before.max.ms", Type: kmsg.ConfigTypeLong, Doc: "Largest allowed amount a CreateTime timestamp may lie before the broker's clock (KIP-937; default: message.timestamp.difference.max.ms).", BrokerKeys: []string{"log.message.timestamp.before.max.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 0),
+		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.MessageTimestampBeforeMaxMs = atoi64(v) },
+		broker: func(b *Broker) string { return i64(b.LogMessageTimestampBeforeMaxMs) }},
 	{Name: "message.timestamp.difference.max.ms", Type: kmsg.ConfigTypeLong, Doc: "Largest allowed difference between a CreateTime timestamp and the broker's clock.", BrokerKeys: []string{"log.message.timestamp.difference.max.ms"}, Default: i64(math.MaxInt64), validate: vInt(64, 0),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.MessageTimestampDifferenceMaxMs = atoi64(v) },
 		broker: func(b *Broker) string { return i64(b.LogMessageTimestampDifferenceMaxMs) }},
@@ -129,7 +150,7 @@ var topicConfigKeys = []TopicConfigKey{
 	{Name: "min.insync.replicas", Type: kmsg.ConfigTypeInt, Doc: "Minimum ISR size for acks=all produce to succeed.", BrokerKeys: []string{"min.insync.replicas"}, Default: "1", validate: vInt(32, 1),
 		apply:  func(_ *storage.LogConfig, p *TopicPolicy, v string) { p.MinInsyncReplicas = int(atoi64(v)) },
 		broker: func(b *Broker) string { return i64(int64(b.MinInsyncReplicas)) }},
-	{Name: "preallocate", Type: kmsg.ConfigTypeBoolean, Doc: "Preallocate segment files on creation.", BrokerKeys: []string{"log.preallocate"}, Default: "false", validate: vBool},
+	{Name: "preallocate", Type: kmsg.ConfigTypeBoolean, Doc: "Preallocate segment files on creation.", BrokerKeys: []string{"log.preallocate"}, Default: "false", validate: vNoPreallocate},
 	{Name: "retention.bytes", Type: kmsg.ConfigTypeLong, Doc: "Maximum partition size before old segments are deleted; -1 is unlimited.", BrokerKeys: []string{"log.retention.bytes"}, Default: "-1", validate: vInt(64, noMin),
 		apply:  func(c *storage.LogConfig, _ *TopicPolicy, v string) { c.RetentionBytes = atoi64(v) },
 		broker: func(b *Broker) string { return i64(b.LogRetentionBytes) }},
@@ -226,7 +247,8 @@ func TopicLogConfig(base storage.LogConfig, overrides map[string]string) (storag
 // log.flush.interval.messages, log.flush.interval.ms,
 // log.segment.delete.delay.ms, message.max.bytes, log.cleanup.policy,
 // compression.type, log.message.timestamp.type,
-// log.message.timestamp.difference.max.ms, log.cleaner.delete.retention.ms,
+// log.message.timestamp.difference.max.ms (and its KIP-937 successors
+// log.message.timestamp.before/after.max.ms), log.cleaner.delete.retention.ms,
 // log.cleaner.min.cleanable.ratio, log.cleaner.min/max.compaction.lag.ms.
 func (b *Broker) LogConfig() storage.LogConfig {
 	c := storage.LogConfig{
@@ -245,6 +267,8 @@ func (b *Broker) LogConfig() storage.LogConfig {
 		CompressionType:                 b.CompressionType,
 		LogAppendTime:                   b.MessageTimestampType == "LogAppendTime",
 		MessageTimestampDifferenceMaxMs: b.LogMessageTimestampDifferenceMaxMs,
+		MessageTimestampBeforeMaxMs:     b.LogMessageTimestampBeforeMaxMs,
+		MessageTimestampAfterMaxMs:      b.LogMessageTimestampAfterMaxMs,
 		DownConversionDisabled:          !b.LogMessageDownConversionEnable,
 
 		DeleteRetentionMs:      b.LogCleanerDeleteRetentionMs,

@@ -27,7 +27,7 @@ func TestBrokerLogConfig(t *testing.T) {
 	got := b.LogConfig()
 	want := storage.LogConfig{SegmentBytes: 1048576, SegmentMs: 3600000, SegmentIndexBytes: 4096, IndexIntervalBytes: 100,
 		RetentionMs: 600000, RetentionBytes: 5000, FlushMessages: 7, FlushMs: 9, FileDeleteDelayMs: 0, MaxMessageBytes: 2000, Compact: true,
-		CompressionType: "producer", MessageTimestampDifferenceMaxMs: math.MaxInt64,
+		CompressionType: "producer", MessageTimestampDifferenceMaxMs: math.MaxInt64, MessageTimestampBeforeMaxMs: math.MaxInt64, MessageTimestampAfterMaxMs: math.MaxInt64,
 		DeleteRetentionMs: 500, MinCleanableDirtyRatio: 0.25, MinCompactionLagMs: 3, MaxCompactionLagMs: 4}
 	if got != want {
 		t.Errorf("LogConfig\n got %+v\nwant %+v", got, want)
@@ -52,7 +52,7 @@ func TestTopicLogConfig(t *testing.T) {
 	}
 	want := storage.LogConfig{SegmentBytes: 4096, SegmentMs: 1000, SegmentIndexBytes: 8, IndexIntervalBytes: 1, RetentionMs: -1,
 		RetentionBytes: 1024, FlushMessages: 1, FlushMs: 0, FileDeleteDelayMs: 5, MaxMessageBytes: 100, Compact: true, DeleteDisabled: true,
-		CompressionType: "zstd", LogAppendTime: true, MessageTimestampDifferenceMaxMs: math.MaxInt64,
+		CompressionType: "zstd", LogAppendTime: true, MessageTimestampDifferenceMaxMs: math.MaxInt64, MessageTimestampBeforeMaxMs: math.MaxInt64, MessageTimestampAfterMaxMs: math.MaxInt64,
 		DeleteRetentionMs: 10, MinCleanableDirtyRatio: 0.01, MinCompactionLagMs: 20, MaxCompactionLagMs: 30}
 	if got != want {
 		t.Errorf("\n got %+v\nwant %+v", got, want)

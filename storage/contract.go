@@ -190,6 +190,14 @@ type LogConfig struct {
 	// permissive (Kafka's literal 0, "exactly the broker's millisecond", is
 	// therefore not supported).
 	MessageTimestampDifferenceMaxMs int64
+	// MessageTimestampBeforeMaxMs and MessageTimestampAfterMaxMs:
+	// message.timestamp.before.max.ms and message.timestamp.after.max.ms
+	// (log.message.timestamp.before/after.max.ms, KIP-937, Kafka 3.6+),
+	// default MaxInt64: how far (ms) a CreateTime timestamp may lie before
+	// and after the broker's clock. As Kafka's LogConfig, a side left at
+	// MaxInt64 (or <= 0, the zero LogConfig) takes
+	// MessageTimestampDifferenceMaxMs, the deprecated key.
+	MessageTimestampBeforeMaxMs, MessageTimestampAfterMaxMs int64
 	// DownConversionDisabled: message.downconversion.enable
 	// (log.message.downconversion.enable) is false: consumers fetching
 	// with Fetch v0-v3 (message formats v0/v1) get UNSUPPORTED_VERSION for
@@ -223,6 +231,8 @@ func DefaultLogConfig() LogConfig {
 
 		CompressionType:                 "producer",
 		MessageTimestampDifferenceMaxMs: maxInt64,
+		MessageTimestampBeforeMaxMs:     maxInt64,
+		MessageTimestampAfterMaxMs:      maxInt64,
 	}
 }
 

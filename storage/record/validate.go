@@ -98,6 +98,30 @@ type Rules struct {
 	// record's timestamp may differ from Now by at most this many ms.
 	// <= 0 (or math.MaxInt64) disables the check.
 	MaxTimestampDiff int64
+	// MaxTimestampBefore and MaxTimestampAfter are
+	// message.timestamp.before.max.ms and message.timestamp.after.max.ms
+	// (KIP-937, Kafka 3.6+): how far a CreateTime timestamp may lie before
+	// and after Now. A value in (0, math.MaxInt64) replaces
+	// MaxTimestampDiff on its side; <= 0 or math.MaxInt64 leaves it (Kafka:
+	// before/after at their Long.MaxValue default take the difference).
+	MaxTimestampBefore, MaxTimestampAfter int64
+}
+
+// timestampBounds are the ms a timestamp may lie before and after Now
+// (maxInt64: unbounded), Kafka's LogConfig rule: before/after when set,
+// else the deprecated difference.
+func (r Rules) timestampBounds() (before, after int64) {
+	before, after = r.MaxTimestampDiff, r.MaxTimestampDiff
+	if before <= 0 {
+		before, after = maxInt64, maxInt64
+	}
+	if r.MaxTimestampBefore > 0 && r.MaxTimestampBefore < maxInt64 {
+		before = r.MaxTimestampBefore
+	}
+	if r.MaxTimestampAfter > 0 && r.MaxTimestampAfter < maxInt64 {
+		after = r.MaxTimestampAfter
+	}
+	return before, after
 }
 
 // CheckRecords does what ValidateRecords does and also checks timestamps
@@ -129,7 +153,8 @@ func CheckRecords(h Header, batch []byte, rules Rules) (maxTimestamp int64, err 
 	}
 	// The walk is inlined here rather than going through Records' callback
 	// so the Record stays on the stack: no allocation per batch or record.
-	checkTs := rules.MaxTimestampDiff > 0 && rules.MaxTimestampDiff < maxInt64
+	before, after := rules.timestampBounds()
+	checkTs := before < maxInt64 || after < maxInt64
 	keyRequired := rules.KeyRequired && !h.IsControl()
 	maxTs := int64(-1)
 	var faults recordFaults // stays empty (no allocation) for a valid batch
@@ -148,8 +173,10 @@ func CheckRecords(h Header, batch []byte, rules Rules) (maxTimestamp int64, err 
 		switch {
 		case keyRequired && r.Key == nil:
 			faults.missingKey(i)
-		case checkTs && outOfRange(ts, rules.Now, rules.MaxTimestampDiff):
-			faults.badTimestamp(i, ts, h.BaseOffset+int64(r.OffsetDelta), rules.Now-rules.MaxTimestampDiff, rules.Now+rules.MaxTimestampDiff)
+		case checkTs && outOfRange(ts, rules.Now, before, after):
+			// Kafka's bounds in the message, wrapped as Java's long
+			// arithmetic wraps for an unbounded side.
+			faults.badTimestamp(i, ts, h.BaseOffset+int64(r.OffsetDelta), rules.Now-before, rules.Now+after)
 		}
 		maxTs = max(maxTs, ts)
 	}
@@ -162,18 +189,22 @@ func CheckRecords(h Header, batch []byte, rules Rules) (maxTimestamp int64, err 
 	return maxTs, nil
 }
 
-// outOfRange reports whether ts lies further than maxDiff ms from now.
-func outOfRange(ts, now, maxDiff int64) bool {
+// outOfRange reports whether ts lies more than before ms before now or
+// more than after ms after it (maxInt64: that side unbounded).
+func outOfRange(ts, now, before, after int64) bool {
 	if ts == NoTimestamp {
 		// A record without a timestamp (-1) is not judged, as in Kafka's
 		// LogValidator.validateTimestamp.
 		return false
 	}
-	diff := ts - now
-	if diff < 0 {
-		diff = -diff
+	// A difference that overflows int64 (a timestamp near MinInt64 or
+	// MaxInt64) is out of any finite bound.
+	if ts < now {
+		d := now - ts
+		return before < maxInt64 && (d < 0 || d > before)
 	}
-	return diff > maxDiff
+	d := ts - now
+	return after < maxInt64 && (d < 0 || d > after)
 }
 
 // recordFaults collects the per-record rule violations of one batch, as

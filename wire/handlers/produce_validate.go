@@ -101,6 +101,7 @@ func validateProduceBatch(cfg storage.LogConfig, version int16, records []byte, 
 	rules := record.Rules{MaxUncompressed: limit, KeyRequired: cfg.Compact}
 	if !cfg.LogAppendTime {
 		rules.Now, rules.MaxTimestampDiff = now, cfg.MessageTimestampDifferenceMaxMs
+		rules.MaxTimestampBefore, rules.MaxTimestampAfter = cfg.MessageTimestampBeforeMaxMs, cfg.MessageTimestampAfterMaxMs
 	}
 	maxTs, err := record.CheckRecords(hdr, batch, rules)
 	if err != nil {
