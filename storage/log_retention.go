@@ -99,7 +99,7 @@ func belowStart(start int64) func(*segment.Segment, int64, bool) bool {
 // then deleteSegments): upper is the next segment's base offset, or the
 // log end offset for the active segment (hasNext false). A segment
 // reaching past the high watermark stays, as does an empty active
-// segment. When every segment goes, the log first rolls a new empty
+// segment or one of a log whose high watermark is not known yet. When every segment goes, the log first rolls a new empty
 // active segment at the log end offset, so one always remains. The log
 // start offset then advances to the first kept segment.
 func (l *Log) deleteOldSegmentsLocked(now time.Time, pred func(s *segment.Segment, upper int64, hasNext bool) bool, reason string) (int, error) {
@@ -112,7 +112,10 @@ func (l *Log) deleteOldSegmentsLocked(now time.Time, pred func(s *segment.Segmen
 		if hasNext {
 			upper = sl.segs[n+1].BaseOffset()
 		}
-		if (!hasNext && s.Size() == 0) || (hw >= 0 && upper > hw && l.start.Load() < upper) || !pred(s, upper, hasNext) {
+		// The active segment only below a known high watermark: until the
+		// partition sets it (hw -1 after open) its records may not all be
+		// committed, and a new follower's would be lost for good.
+		if (!hasNext && (s.Size() == 0 || hw < 0)) || (hw >= 0 && upper > hw && l.start.Load() < upper) || !pred(s, upper, hasNext) {
 			break
 		}
 		n++
