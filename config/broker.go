@@ -100,6 +100,10 @@ type Broker struct {
 	// ConnectionLimits are max.connections, max.connections.per.ip(.overrides)
 	// and max.connection.creation.rate (connections.go).
 	ConnectionLimits ConnectionLimits
+	// SocketServer are connections.max.idle.ms,
+	// connection.failed.authentication.delay.ms, socket.listen.backlog.size
+	// and queued.max.request.bytes (socket_server.go).
+	SocketServer SocketServer
 	// Quotas are the quota windows and replication throttle rates (quotas.go).
 	Quotas Quotas
 	// PasswordEncoder is password.encoder.* (password_encoder.go): how
@@ -237,6 +241,7 @@ func Defaults() *Broker {
 		QueuedMaxRequests:            500,
 		MaxRequestPartitionSizeLimit: defaultMaxRequestPartitionSizeLimit,
 		ConnectionLimits:             defaultConnectionLimits(),
+		SocketServer:                 defaultSocketServer(),
 		Quotas:                       defaultQuotas(),
 		PasswordEncoder:              defaultPasswordEncoder(),
 

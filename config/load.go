@@ -115,6 +115,9 @@ func resolve(b *Broker) error {
 	if err := checkConnectionLimits(b); err != nil { // connections.go
 		return err
 	}
+	if err := checkSocketServer(b); err != nil { // socket_server.go
+		return err
+	}
 
 	// log.dirs > log.dir
 	for _, k := range []string{"log.dirs", "log.dir"} {
