@@ -24,7 +24,7 @@ type Listener struct {
 
 // Broker is the broker configuration. Every field names its Kafka key.
 type Broker struct {
-	BrokerID            int32      // broker.id, default 0 (Gregor has no automatic id generation)
+	BrokerID            int32      // broker.id, default 0 (Kafka's -1); -1 = from meta.properties or generated (broker_id.go)
 	Listeners           []Listener // listeners, default PLAINTEXT://:9092 (or legacy host.name/port)
 	AdvertisedListeners []Listener // advertised.listeners, default = listeners (empty host → hostname)
 	// Security: listener.security.protocol.map, inter.broker.listener.name /
@@ -104,6 +104,9 @@ type Broker struct {
 	// connection.failed.authentication.delay.ms, socket.listen.backlog.size
 	// and queued.max.request.bytes (socket_server.go).
 	SocketServer SocketServer
+	// IDGeneration are broker.id.generation.enable and
+	// reserved.broker.max.id (broker_id.go).
+	IDGeneration IDGeneration
 	// Quotas are the quota windows and replication throttle rates (quotas.go).
 	Quotas Quotas
 	// PasswordEncoder is password.encoder.* (password_encoder.go): how
@@ -242,6 +245,7 @@ func Defaults() *Broker {
 		MaxRequestPartitionSizeLimit: defaultMaxRequestPartitionSizeLimit,
 		ConnectionLimits:             defaultConnectionLimits(),
 		SocketServer:                 defaultSocketServer(),
+		IDGeneration:                 IDGeneration{Enable: true, ReservedMaxID: 1000},
 		Quotas:                       defaultQuotas(),
 		PasswordEncoder:              defaultPasswordEncoder(),
 

@@ -118,6 +118,9 @@ func resolve(b *Broker) error {
 	if err := checkSocketServer(b); err != nil { // socket_server.go
 		return err
 	}
+	if err := checkBrokerID(b); err != nil { // broker_id.go
+		return err
+	}
 
 	// log.dirs > log.dir
 	for _, k := range []string{"log.dirs", "log.dir"} {
