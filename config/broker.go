@@ -107,6 +107,9 @@ type Broker struct {
 	// IDGeneration are broker.id.generation.enable and
 	// reserved.broker.max.id (broker_id.go).
 	IDGeneration IDGeneration
+	// Coordinators are offsets.topic.compression.codec, offsets.commit.*,
+	// the load buffer sizes and request.timeout.ms (coordinator_keys.go).
+	Coordinators Coordinators
 	// Quotas are the quota windows and replication throttle rates (quotas.go).
 	Quotas Quotas
 	// PasswordEncoder is password.encoder.* (password_encoder.go): how
@@ -246,6 +249,7 @@ func Defaults() *Broker {
 		ConnectionLimits:             defaultConnectionLimits(),
 		SocketServer:                 defaultSocketServer(),
 		IDGeneration:                 IDGeneration{Enable: true, ReservedMaxID: 1000},
+		Coordinators:                 defaultCoordinators(),
 		Quotas:                       defaultQuotas(),
 		PasswordEncoder:              defaultPasswordEncoder(),
 

@@ -121,6 +121,9 @@ func resolve(b *Broker) error {
 	if err := checkBrokerID(b); err != nil { // broker_id.go
 		return err
 	}
+	if err := checkCoordinators(b); err != nil { // coordinator_keys.go
+		return err
+	}
 
 	// log.dirs > log.dir
 	for _, k := range []string{"log.dirs", "log.dir"} {

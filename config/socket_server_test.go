@@ -39,3 +39,4 @@ func TestSocketServerKeysValidation(t *testing.T) {
 		}
 	}
 }
+
