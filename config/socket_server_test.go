@@ -39,4 +39,3 @@ func TestSocketServerKeysValidation(t *testing.T) {
 		}
 	}
 }
-
