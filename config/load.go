@@ -96,6 +96,7 @@ func Parse(kv map[string]string, log *zap.Logger) (*Broker, error) {
 	if err := resolve(b); err != nil {
 		return nil, err
 	}
+	warnVersions(b, log) // versions.go
 	return b, nil
 }
 
@@ -122,6 +123,12 @@ func resolve(b *Broker) error {
 		return err
 	}
 	if err := checkCoordinators(b); err != nil { // coordinator_keys.go
+		return err
+	}
+	if err := checkVersions(b); err != nil { // versions.go
+		return err
+	}
+	if err := checkIgnoredValues(b); err != nil { // ignored_values.go
 		return err
 	}
 
