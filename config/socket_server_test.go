@@ -34,7 +34,7 @@ func TestSocketServerKeysValidation(t *testing.T) {
 		t.Fatalf("huge idle: %v %v", b.SocketServer.ConnectionsMaxIdle, err)
 	}
 	for _, k := range []string{"connections.max.idle.ms", "connection.failed.authentication.delay.ms", "socket.listen.backlog.size", "queued.max.request.bytes"} {
-		if ignoredKeys[k] {
+		if _, ok := ignoredKeys[k]; ok {
 			t.Errorf("%s still listed as ignored", k)
 		}
 	}
