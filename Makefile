@@ -1,5 +1,7 @@
 # Gregor — a Kafka-compatible commit log in one Go binary.
-#   make run    single node on 127.0.0.1:9092, embedded metadata, data under ./data
+#   make run    single node on 127.0.0.1:9092, embedded metadata, data under ./data;
+#               ARGS='--override key=value …' overrides server.properties keys
+#               (a second node: listeners, admin.listener and log.dirs of its own)
 #   make test   installs what the tests need if it is missing, then runs every test with -race
 #   make bench  benchmarks (loopback only, bounded)
 #   make bench-compare  Gregor vs kfake, throughput, CPU per GB and end-to-end p99
@@ -16,8 +18,12 @@ TESTFLAGS ?= -race -count=1 -timeout 40m
 build:
 	$(GO) build -o $(BIN) ./cmd/gregor
 
+# ARGS: arguments after the properties file, as `gregor server` (and
+# kafka-server-start.sh) take them: --override key=value, repeatable.
+ARGS ?=
+
 run: build
-	./$(BIN) server config/server.properties
+	./$(BIN) server config/server.properties $(ARGS)
 
 # test-deps installs the external clients the tests drive (kcat, kafka-python)
 # and ZooKeeper, when they are missing and we may install them.

@@ -24,7 +24,7 @@ type Listener struct {
 
 // Broker is the broker configuration. Every field names its Kafka key.
 type Broker struct {
-	BrokerID            int32      // broker.id, default 0 (Gregor has no automatic id generation)
+	BrokerID            int32      // broker.id, default 0 (Kafka's -1); -1 = from meta.properties or generated (broker_id.go)
 	Listeners           []Listener // listeners, default PLAINTEXT://:9092 (or legacy host.name/port)
 	AdvertisedListeners []Listener // advertised.listeners, default = listeners (empty host → hostname)
 	// Security: listener.security.protocol.map, inter.broker.listener.name /
@@ -110,6 +110,16 @@ type Broker struct {
 	// ConnectionLimits are max.connections, max.connections.per.ip(.overrides)
 	// and max.connection.creation.rate (connections.go).
 	ConnectionLimits ConnectionLimits
+	// SocketServer are connections.max.idle.ms,
+	// connection.failed.authentication.delay.ms, socket.listen.backlog.size
+	// and queued.max.request.bytes (socket_server.go).
+	SocketServer SocketServer
+	// IDGeneration are broker.id.generation.enable and
+	// reserved.broker.max.id (broker_id.go).
+	IDGeneration IDGeneration
+	// Coordinators are offsets.topic.compression.codec, offsets.commit.*,
+	// the load buffer sizes and request.timeout.ms (coordinator_keys.go).
+	Coordinators Coordinators
 	// Quotas are the quota windows and replication throttle rates (quotas.go).
 	Quotas Quotas
 	// PasswordEncoder is password.encoder.* (password_encoder.go): how
@@ -260,6 +270,9 @@ func Defaults() *Broker {
 		QueuedMaxRequests:            500,
 		MaxRequestPartitionSizeLimit: defaultMaxRequestPartitionSizeLimit,
 		ConnectionLimits:             defaultConnectionLimits(),
+		SocketServer:                 defaultSocketServer(),
+		IDGeneration:                 IDGeneration{Enable: true, ReservedMaxID: 1000},
+		Coordinators:                 defaultCoordinators(),
 		Quotas:                       defaultQuotas(),
 		PasswordEncoder:              defaultPasswordEncoder(),
 

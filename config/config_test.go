@@ -249,7 +249,7 @@ func TestListeners(t *testing.T) {
 func TestBadValues(t *testing.T) {
 	cases := map[string]string{
 		"num.partitions":                      "lots",
-		"broker.id":                           "-1",
+		"broker.id":                           "-2",
 		"log.segment.bytes":                   "10",
 		"listeners":                           "127.0.0.1:9092",
 		"advertised.listeners":                "PLAINTEXT://h:99999",

@@ -148,7 +148,6 @@ func nullKey(set setter, typ kmsg.ConfigType) brokerKey { return brokerKey{set: 
 // comment says so. Defaults are those of Defaults() (Kafka's, except
 // broker.id: Gregor has no id generation, so 0).
 var brokerKeys = map[string]brokerKey{
-	"broker.id":                       intKey(func(b *Broker) *int32 { return &b.BrokerID }, 32, 0), // Gregor: no broker.id generation (-1)
 	"listeners":                       checkKey(validateListeners, kmsg.ConfigTypeString, "PLAINTEXT://:9092"),
 	"advertised.listeners":            nullKey(validateListeners, kmsg.ConfigTypeString),
 	"port":                            checkKey(validateInt(32, 0), kmsg.ConfigTypeInt, "9092"),

@@ -98,6 +98,7 @@ func Parse(kv map[string]string, log *zap.Logger) (*Broker, error) {
 		return nil, err
 	}
 	logIgnoredKeys(b, log)
+	warnVersions(b, log) // versions.go
 	return b, nil
 }
 
@@ -119,6 +120,21 @@ func resolve(b *Broker) error {
 		return n
 	}
 	if err := checkConnectionLimits(b); err != nil { // connections.go
+		return err
+	}
+	if err := checkSocketServer(b); err != nil { // socket_server.go
+		return err
+	}
+	if err := checkBrokerID(b); err != nil { // broker_id.go
+		return err
+	}
+	if err := checkCoordinators(b); err != nil { // coordinator_keys.go
+		return err
+	}
+	if err := checkVersions(b); err != nil { // versions.go
+		return err
+	}
+	if err := checkIgnoredValues(b); err != nil { // ignored_values.go
 		return err
 	}
 

@@ -618,8 +618,8 @@ func (m *Manager) Close() {
 	}
 	_ = m.sys.Root.StopFuture(m.sup).Wait()
 	m.wg.Wait() // offline reports under way
-	m.awaitIsrWrites()
-	m.awaitMoves()
+	m.awaitGoroutines(&m.isrWrites, "ISR writes")
+	m.awaitGoroutines(&m.moves, "log dir moves")
 	for _, h := range m.Partitions() {
 		if h.View().Err == nil {
 			h.setUnavailable(kerr.NotLeaderForPartition)
@@ -634,15 +634,17 @@ func (m *Manager) Close() {
 // the shutdown for as long as the outage lasts.
 const isrWriteCloseWait = 5 * time.Second
 
-// awaitIsrWrites waits for the AlterIsr goroutines, at most m.closeWait.
-// One still running then ends when the store fails it (closing the
-// store does); its result goes to a stopped actor, a dead letter: the
-// write is conditional, and the next leader's LeaderAndIsr carries
-// whatever ZooKeeper holds.
-func (m *Manager) awaitIsrWrites() {
+// awaitGoroutines waits for wg, at most m.closeWait, and warns when it
+// gives up. Used at Close for the AlterIsr writes (one still running then
+// ends when the store fails it, closing the store does; its result goes
+// to a stopped actor, a dead letter: the write is conditional, and the
+// next leader's LeaderAndIsr carries whatever ZooKeeper holds) and for
+// the log dir moves (a copier stops at its next chunk; a swap under way
+// completes).
+func (m *Manager) awaitGoroutines(wg *sync.WaitGroup, what string) {
 	done := make(chan struct{})
 	go func() {
-		m.isrWrites.Wait()
+		wg.Wait()
 		close(done)
 	}()
 	t := time.NewTimer(m.closeWait)
@@ -650,7 +652,7 @@ func (m *Manager) awaitIsrWrites() {
 	select {
 	case <-done:
 	case <-t.C:
-		m.log.Warn("ISR writes still under way at shutdown; not waiting for them", zap.Duration("waited", m.closeWait))
+		m.log.Warn(what+" still under way at shutdown; not waiting for them", zap.Duration("waited", m.closeWait))
 	}
 }
 

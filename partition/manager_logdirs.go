@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"go.uber.org/zap"
 
 	"gregor/storage"
 )
@@ -68,22 +67,5 @@ func (m *Manager) AlterLogDir(tp TopicPartition, dir string, timeout time.Durati
 		return nil, ""
 	case <-t.C:
 		return kerr.RequestTimedOut, "the partition did not answer in time"
-	}
-}
-
-// awaitMoves waits for the log dir moves' goroutines, at most m.closeWait
-// (a copier stops at its next chunk; a swap under way completes).
-func (m *Manager) awaitMoves() {
-	done := make(chan struct{})
-	go func() {
-		m.moves.Wait()
-		close(done)
-	}()
-	t := time.NewTimer(m.closeWait)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		m.log.Warn("log dir moves still under way at shutdown; not waiting for them", zap.Duration("waited", m.closeWait))
 	}
 }

@@ -10,11 +10,13 @@ import (
 )
 
 // DeleteRecordsBefore advances the log start offset to offset (the
-// DeleteRecords API, KIP-107) and deletes the segments wholly below it.
-// When offset equals the log end offset the active segment is rolled first
-// so it can go too. No-op when offset <= LogStartOffset. The partition layer
-// bounds offset by the high watermark. Errors: ErrOffsetOutOfRange when
-// offset > LogEndOffset; ErrLogClosed; I/O errors.
+// DeleteRecords API, KIP-107) and deletes the segments wholly below it:
+// those whose next segment starts at or below offset. As in Kafka, the
+// active segment stays (with its bytes) however far offset goes; it goes
+// once a later segment follows it. No-op when offset <= LogStartOffset.
+// The partition layer bounds offset by the high watermark. Errors:
+// ErrOffsetOutOfRange when offset > LogEndOffset; ErrLogClosed; I/O
+// errors.
 func (l *Log) DeleteRecordsBefore(offset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -31,7 +33,7 @@ func (l *Log) DeleteRecordsBefore(offset int64) error {
 	if err := l.epochs.truncateFromStart(offset); err != nil {
 		return err
 	}
-	_, err := l.deleteOldSegmentsLocked(time.Now(), func(s *segment.Segment, next int64) bool { return next <= offset }, "log start offset")
+	_, err := l.deleteOldSegmentsLocked(time.Now(), belowStart(offset), "log start offset")
 	return err
 }
 
@@ -39,7 +41,9 @@ func (l *Log) DeleteRecordsBefore(offset int64) error {
 // unless cleanup.policy lacks "delete": segments breaching retention.ms (by their largest timestamp, or file
 // modification time when they hold none), then retention.bytes, then
 // segments wholly below the log start offset. Only whole segments that
-// are not active and lie wholly below the high watermark (when known) go.
+// lie wholly below the high watermark (when known) go; the active one
+// too when retention takes it (not when empty), the log then rolling
+// first so that one segment remains, as Kafka's deleteSegments does.
 // It also completes deletions whose file.delete.delay.ms has passed.
 func (l *Log) retain(now time.Time) (int, error) {
 	l.mu.Lock()
@@ -52,7 +56,7 @@ func (l *Log) retain(now time.Time) (int, error) {
 	total := 0
 	if cfg.RetentionMs >= 0 && !cfg.DeleteDisabled {
 		cutoff := now.UnixMilli() - cfg.RetentionMs
-		n, err := l.deleteOldSegmentsLocked(now, func(s *segment.Segment, _ int64) bool {
+		n, err := l.deleteOldSegmentsLocked(now, func(s *segment.Segment, _ int64, _ bool) bool {
 			ts, _ := s.MaxTimestamp()
 			if ts < 0 {
 				ts = s.LastModified().UnixMilli()
@@ -66,7 +70,7 @@ func (l *Log) retain(now time.Time) (int, error) {
 	}
 	if cfg.RetentionBytes >= 0 && !cfg.DeleteDisabled {
 		diff := l.Size() - cfg.RetentionBytes
-		n, err := l.deleteOldSegmentsLocked(now, func(s *segment.Segment, _ int64) bool {
+		n, err := l.deleteOldSegmentsLocked(now, func(s *segment.Segment, _ int64, _ bool) bool {
 			if diff-s.Size() >= 0 {
 				diff -= s.Size()
 				return true
@@ -79,36 +83,51 @@ func (l *Log) retain(now time.Time) (int, error) {
 		}
 	}
 	start := l.start.Load()
-	n, err := l.deleteOldSegmentsLocked(now, func(_ *segment.Segment, next int64) bool { return next <= start }, "log start offset")
+	n, err := l.deleteOldSegmentsLocked(now, belowStart(start), "log start offset")
 	return total + n, err
 }
 
-// deleteOldSegmentsLocked removes the longest prefix of segments for which
-// pred(segment, its next segment's base offset) holds, never the active
-// segment nor a segment reaching past the high watermark, then advances
-// the log start offset to the new first segment. When the predicate also
-// holds for a non-empty active segment lying wholly below the log start
-// offset (DeleteRecordsBefore(LogEndOffset)), the log rolls first.
-func (l *Log) deleteOldSegmentsLocked(now time.Time, pred func(s *segment.Segment, next int64) bool, reason string) (int, error) {
+// belowStart is Kafka's deleteLogStartOffsetBreachedSegments predicate:
+// a segment is below the log start offset when a next segment starts at
+// or below it; the active segment never is.
+func belowStart(start int64) func(*segment.Segment, int64, bool) bool {
+	return func(_ *segment.Segment, next int64, hasNext bool) bool { return hasNext && next <= start }
+}
+
+// deleteOldSegmentsLocked removes the longest prefix of segments for
+// which pred(segment, upper, hasNext) holds (Kafka's deletableSegments
+// then deleteSegments): upper is the next segment's base offset, or the
+// log end offset for the active segment (hasNext false). A segment
+// reaching past the high watermark stays, as does an empty active
+// segment or one of a log whose high watermark is not known yet. When every segment goes, the log first rolls a new empty
+// active segment at the log end offset, so one always remains. The log
+// start offset then advances to the first kept segment.
+func (l *Log) deleteOldSegmentsLocked(now time.Time, pred func(s *segment.Segment, upper int64, hasNext bool) bool, reason string) (int, error) {
 	cfg := l.cfg.Load()
 	sl := l.segs.Load()
-	if act := sl.active(); act.Size() > 0 && l.start.Load() >= l.leo.Load() && pred(act, l.leo.Load()) {
-		if _, err := l.rollLocked(cfg, l.leo.Load()); err != nil {
-			return 0, err
-		}
-		sl = l.segs.Load()
-	}
-	hw := l.hw.Load()
+	hw, leo := l.hw.Load(), l.leo.Load()
 	n := 0
-	for n < len(sl.segs)-1 {
-		next := sl.segs[n+1].BaseOffset()
-		if (hw >= 0 && next > hw && l.start.Load() < next) || !pred(sl.segs[n], next) {
+	for n < len(sl.segs) {
+		s, hasNext, upper := sl.segs[n], n+1 < len(sl.segs), leo
+		if hasNext {
+			upper = sl.segs[n+1].BaseOffset()
+		}
+		// The active segment only below a known high watermark: until the
+		// partition sets it (hw -1 after open) its records may not all be
+		// committed, and a new follower's would be lost for good.
+		if (!hasNext && (s.Size() == 0 || hw < 0)) || (hw >= 0 && upper > hw && l.start.Load() < upper) || !pred(s, upper, hasNext) {
 			break
 		}
 		n++
 	}
 	if n == 0 {
 		return 0, nil
+	}
+	if n == len(sl.segs) {
+		if _, err := l.rollLocked(cfg, leo); err != nil {
+			return 0, err
+		}
+		sl = l.segs.Load()
 	}
 	doomed := sl.segs[:n]
 	keep := append([]*segment.Segment(nil), sl.segs[n:]...)

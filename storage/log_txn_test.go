@@ -98,7 +98,15 @@ func TestTxnIndexAppendCollectTruncateReopen(t *testing.T) {
 	defer l.Close()
 	check(0, l.LogEndOffset(), a1)
 
-	// Deleting the segment (DeleteRecords + retention) removes its .txnindex.
+	// Deleting the segment (DeleteRecords + retention) removes its
+	// .txnindex; a roll first, as the active segment is never below the
+	// log start offset.
+	l.mu.Lock()
+	_, err = l.rollLocked(l.cfg.Load(), l.LogEndOffset())
+	l.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := l.DeleteRecordsBefore(l.LogEndOffset()); err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,11 @@ func TestLogManagerPlacementCheckpointsAndRestart(t *testing.T) {
 	if _, err := os.Stat(l5.Dir()); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("dir still there: %v", err)
 	}
-	if n, err := m.RetentionPass(time.Now()); err != nil || n != 0 {
+	// The records' timestamp 0 is past retention.ms: the one log left
+	// with a known high watermark (orders-0, at its end) loses its one
+	// segment (Kafka rolls an empty one first); the others keep theirs
+	// until the high watermark is known; the deleted log is not visited.
+	if n, err := m.RetentionPass(time.Now()); err != nil || n != 1 {
 		t.Fatalf("retention %d %v", n, err)
 	}
 	if err := m.FlushPass(time.Now()); err != nil {

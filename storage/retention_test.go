@@ -54,10 +54,22 @@ func TestRetentionByTime(t *testing.T) {
 	if c := countSuffix(t, l.Dir(), segment.LogSuffix); c != len(segs)-want {
 		t.Fatalf("%d .log files left, want %d", c, len(segs)-want)
 	}
-	// The active segment is never deleted, however old.
+	// Once every segment, the active one included, is past retention.ms,
+	// all go as in Kafka: the log rolls an empty segment at its end first.
+	// Not while the high watermark is unknown (-1 until the partition
+	// sets it): the active segment's records may not be committed.
+	end := l.LogEndOffset()
+	if n, _ = l.retain(time.UnixMilli(9_000_000_000)); n != len(segs)-want-1 || l.NumSegments() != 1 || l.Size() == 0 {
+		t.Fatalf("high watermark unknown: deleted %d, %d segments, size %d", n, l.NumSegments(), l.Size())
+	}
+	l.SetHighWatermark(end)
 	n, _ = l.retain(time.UnixMilli(9_000_000_000))
-	if l.NumSegments() != 1 || n != len(segs)-want-1 {
-		t.Fatalf("after all expired: %d segments", l.NumSegments())
+	if l.NumSegments() != 1 || n != 1 || l.Size() != 0 || l.LogStartOffset() != end || l.LogEndOffset() != end {
+		t.Fatalf("after all expired: deleted %d, %d segments, size %d, start %d end %d; want 1, 1, 0, %d %d", n, l.NumSegments(), l.Size(), l.LogStartOffset(), l.LogEndOffset(), end, end)
+	}
+	// An empty active segment is never deleted.
+	if n, _ = l.retain(time.UnixMilli(9_000_000_000)); n != 0 || l.NumSegments() != 1 {
+		t.Fatalf("empty log: deleted %d, %d segments", n, l.NumSegments())
 	}
 }
 
@@ -106,7 +118,9 @@ func TestRetentionStopsAtHighWatermark(t *testing.T) {
 }
 
 func TestDeleteRecordsBefore(t *testing.T) {
-	l := newTestLog(t, testConfig())
+	cfg := testConfig()
+	cfg.RetentionMs = -1 // the records' timestamp 0 would be past any retention.ms
+	l := newTestLog(t, cfg)
 	appendN(t, l, 40, 4, 60, 0)
 	segs := l.segs.Load().segs
 	mid := segs[2].BaseOffset() + 1
@@ -119,21 +133,38 @@ func TestDeleteRecordsBefore(t *testing.T) {
 	if err := l.DeleteRecordsBefore(1000); !errors.Is(err, ErrOffsetOutOfRange) {
 		t.Fatalf("beyond LEO: %v", err)
 	}
-	// Up to the log end: the active segment rolls and every old one goes.
+	// Up to the log end: every segment a later one follows goes; the
+	// active one stays with its bytes (Kafka deletes a segment for the
+	// log start offset only when the next segment starts at or below it),
+	// so DescribeLogDirs still counts them.
+	active := l.segs.Load().active()
 	if err := l.DeleteRecordsBefore(160); err != nil {
 		t.Fatal(err)
 	}
-	if l.LogStartOffset() != 160 || l.NumSegments() != 1 || l.Size() != 0 {
-		t.Fatalf("start %d segments %d size %d", l.LogStartOffset(), l.NumSegments(), l.Size())
+	if l.LogStartOffset() != 160 || l.NumSegments() != 1 || l.Size() != active.Size() || l.Size() == 0 {
+		t.Fatalf("start %d segments %d size %d, want 160 1 %d", l.LogStartOffset(), l.NumSegments(), l.Size(), active.Size())
+	}
+	if n, _ := l.retain(time.Now()); n != 0 || l.Size() != active.Size() {
+		t.Fatalf("a retention pass deleted %d segments below the log start offset with no next one", n)
 	}
 	fd, err := l.Read(160, 100, 160)
 	if err != nil || fd.Bytes != 0 {
 		t.Fatalf("read at end: %v", err)
 	}
+	// Once a segment follows it, the next pass deletes it.
+	l.mu.Lock()
+	_, err = l.rollLocked(l.cfg.Load(), 160)
+	l.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := l.retain(time.Now()); n != 1 || l.Size() != 0 || l.LogStartOffset() != 160 {
+		t.Fatalf("after a roll: deleted %d, size %d, start %d", n, l.Size(), l.LogStartOffset())
+	}
 	// The start survives a restart through the checkpoint option.
 	dir := l.Dir()
 	l.Close()
-	l2 := openTestLog(t, dir, testConfig(), OpenOptions{CleanShutdown: true, LogStartOffset: 160})
+	l2 := openTestLog(t, dir, cfg, OpenOptions{CleanShutdown: true, LogStartOffset: 160})
 	defer l2.Close()
 	if l2.LogStartOffset() != 160 || l2.LogEndOffset() != 160 {
 		t.Fatalf("reopened start %d end %d", l2.LogStartOffset(), l2.LogEndOffset())

@@ -13,6 +13,7 @@ import (
 
 	"gregor/actors"
 	"gregor/config"
+	"gregor/storage/record"
 )
 
 // Options configure a Coordinator.
@@ -27,8 +28,14 @@ type Options struct {
 	// CleanupInterval is offsets.retention.check.interval.ms (default 10 min):
 	// how often expired offsets are removed.
 	CleanupInterval time.Duration
-	// AppendTimeout bounds one write to __consumer_offsets (default 30 s).
+	// AppendTimeout bounds one write to __consumer_offsets and its
+	// replication: offsets.commit.timeout.ms (Kafka default 5 s), after
+	// which the commit is answered REQUEST_TIMED_OUT. It also bounds
+	// FindCoordinator's creation of the topic. Default 30 s.
 	AppendTimeout time.Duration
+	// Compression is offsets.topic.compression.codec: the codec of the
+	// batches written to __consumer_offsets (default none).
+	Compression record.Codec
 	// RequestTimeout is a safety bound: a request whose answer has not come
 	// by then (its message was lost to an actor crash) is answered
 	// COORDINATOR_NOT_AVAILABLE, which makes clients retry. Default 6 min
@@ -49,7 +56,9 @@ func OptionsFromBroker(b *config.Broker, topic OffsetsTopic, log *zap.Logger) Op
 	}
 	cfg.MaxMetadataSize = int(b.OffsetMetadataMaxBytes)
 	return Options{Config: cfg, Partitions: b.OffsetsTopicNumPartitions, Topic: topic, Log: log,
-		CleanupInterval: b.OffsetsRetentionCheckInterval}
+		CleanupInterval: b.OffsetsRetentionCheckInterval,
+		AppendTimeout:   b.Coordinators.OffsetCommitTimeout,
+		Compression:     record.Codec(b.Coordinators.OffsetsTopicCompressionCodec)}
 }
 
 // Coordinator is the group coordinator: a "group-coordinator" router actor
@@ -267,7 +276,7 @@ func (c *Coordinator) ensureTopic(ctx context.Context) error {
 }
 
 func (c *Coordinator) storeFor(partition int32) Store {
-	return &partitionStore{topic: c.opts.Topic, partition: partition, ctx: c.ctx, timeout: c.opts.AppendTimeout, now: c.opts.Now}
+	return &partitionStore{topic: c.opts.Topic, partition: partition, ctx: c.ctx, timeout: c.opts.AppendTimeout, now: c.opts.Now, codec: c.opts.Compression}
 }
 
 // GroupRequest is the message that carries one request for one group to

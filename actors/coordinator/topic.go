@@ -86,13 +86,15 @@ func javaStringHashCode(s string) int32 {
 }
 
 // partitionStore is the Store of one group: it writes records as one
-// uncompressed batch to the group's __consumer_offsets partition.
+// batch, compressed with offsets.topic.compression.codec, to the group's
+// __consumer_offsets partition.
 type partitionStore struct {
 	topic     OffsetsTopic
 	partition int32
 	ctx       context.Context
 	timeout   time.Duration
 	now       func() time.Time
+	codec     record.Codec
 }
 
 func (s *partitionStore) Append(b Batch) (int64, error) {
@@ -100,7 +102,7 @@ func (s *partitionStore) Append(b Batch) (int64, error) {
 	for i, r := range b.Records {
 		br[i] = record.BatchRecord{Key: r.Key, Value: r.Value}
 	}
-	opts := record.BatchOptions{PartitionLeaderEpoch: -1, BaseTimestamp: s.now().UnixMilli()}
+	opts := record.BatchOptions{PartitionLeaderEpoch: -1, BaseTimestamp: s.now().UnixMilli(), Codec: s.codec}
 	if p := b.Producer; p != nil {
 		// Kafka's AppendOrigin.COORDINATOR: a transactional batch of the
 		// producer with no sequence (the partition checks only the epoch).

@@ -96,7 +96,8 @@ type Options struct {
 	Log             *zap.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
-	// AppendTimeout bounds one append to __transaction_state (default 30 s).
+	// AppendTimeout bounds one append to __transaction_state
+	// (request.timeout.ms; default 30 s).
 	AppendTimeout time.Duration
 	// RetryBackoff is the wait before a marker or completion is retried
 	// and before a failed load is tried again (default 100 ms).
@@ -112,7 +113,10 @@ func OptionsFromBroker(b *config.Broker, topic StateTopic, markers MarkerSender,
 	return Options{Partitions: b.TransactionStateLogNumPartitions, MaxTimeout: b.TransactionMaxTimeout,
 		AbortInterval: b.TransactionAbortTimedOutCleanupInterval, GroupPartitions: b.OffsetsTopicNumPartitions,
 		IDExpiration: b.TransactionalIDExpiration, ExpireInterval: b.TransactionRemoveExpiredCleanupInterval,
-		Topic: topic, Markers: markers, IDs: ids, Log: log}
+		// request.timeout.ms bounds the appends, as Kafka's
+		// TransactionStateManager (0: every append times out at once).
+		AppendTimeout: max(b.Coordinators.RequestTimeout, time.Nanosecond),
+		Topic:         topic, Markers: markers, IDs: ids, Log: log}
 }
 
 // Coordinator is the transaction coordinator: a "txn-coordinator" manager

@@ -105,6 +105,16 @@ func TestForwardedAnswersMatchController(t *testing.T) {
 			return r
 		}
 	}
+	// delNeither is a v6 entry with neither a name nor an id (beside a
+	// named one, which goes on to be answered as usual).
+	delNeither := func(sfx string) kmsg.Request {
+		r := kmsg.NewPtrDeleteTopicsRequest()
+		r.TimeoutMillis = 30000
+		named := kmsg.NewDeleteTopicsRequestTopic()
+		named.Topic = kmsg.StringPtr("nosuch" + sfx)
+		r.Topics = append(r.Topics, kmsg.NewDeleteTopicsRequestTopic(), named)
+		return r
+	}
 	grow := func(validateOnly bool, topic string, count int32, asg ...[]int32) func(string) kmsg.Request {
 		return func(sfx string) kmsg.Request {
 			r := kmsg.NewPtrCreatePartitionsRequest()
@@ -149,6 +159,7 @@ func TestForwardedAnswersMatchController(t *testing.T) {
 		{"delete unknown", del("nosuch-X"), versions(0, 6), `"ErrorCode":3`},
 		{"delete unknown twice", del("nosuch-X", "nosuch-X"), versions(0, 6), `"ErrorCode":3`},
 		{"delete empty name", del(""), versions(0, 6), `"ErrorCode":3,"ErrorMessage":"This server does not host this topic-partition.","Topic":""`},
+		{"delete with neither name nor id", delNeither, versions(6, 6), `{"ErrorCode":29,"ErrorMessage":null,"Topic":null,"TopicID":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]`},
 		{"grow unknown", grow(false, "nosuch-X", 5), versions(0, 3), `"ErrorCode":3`},
 		{"grow to fewer", grow(false, "base", 1), versions(0, 3), `"ErrorCode":37`},
 		{"grow to negative", grow(false, "base", -3), versions(0, 3), `"ErrorCode":37`},

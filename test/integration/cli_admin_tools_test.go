@@ -244,6 +244,23 @@ func TestCLILogDirs(t *testing.T) {
 		d.Partitions[0].Size != seg.Size() || d.Partitions[0].Size <= 0 || d.Partitions[0].OffsetLag != 0 || d.Partitions[0].IsFuture {
 		t.Fatalf("dir %+v, segment %d bytes", d, seg.Size())
 	}
+	// kafka-delete-records.sh to offset 1, then to the log end: the one
+	// segment is the active one and, as in Kafka, stays with its bytes
+	// (a segment goes only once a later segment starts at or below the
+	// log start offset), so the size is the same.
+	for _, off := range []int{1, 10} {
+		plan := writeFile(t, "del.json", fmt.Sprintf(`{"partitions":[{"topic":"ld","partition":0,"offset":%d}],"version":1}`, off))
+		if code, out, errs := cliRun(t, nil, "kafka-delete-records.sh", "--bootstrap-server", bs, "--offset-json-file", plan); code != 0 || !strings.Contains(out, fmt.Sprintf("partition: ld-0\tlow_watermark: %d", off)) {
+			t.Fatalf("delete-records to %d: %d %q %q", off, code, out, errs)
+		}
+		code, out, errs = cliRun(t, nil, "kafka-log-dirs.sh", "--bootstrap-server", bs, "--describe", "--topic-list", "ld")
+		if want := fmt.Sprintf(`{"partitions":[{"partition":"ld-0","size":%d,"offsetLag":0,"isFuture":false}]`, seg.Size()); code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("log-dirs after delete-records to %d: %d %q %q, want %s", off, code, out, errs, want)
+		}
+		if now, err := os.Stat(filepath.Join(b.DataDir, "ld-0", "00000000000000000000.log")); err != nil || now.Size() != seg.Size() {
+			t.Fatalf("after delete-records to %d the segment is %v %v", off, now, err)
+		}
+	}
 	// Without --topic-list every partition is listed.
 	code, out, _ = cliRun(t, nil, "kafka-log-dirs.sh", "--bootstrap-server", bs, "--describe")
 	if code != 0 || !strings.Contains(out, `"partition":"ld-0"`) || !strings.Contains(out, `"partition":"other-0"`) {

@@ -160,6 +160,23 @@ func TestCLIConsumerGroupsAgainstBroker(t *testing.T) {
 	if len(rows) != 1 || len(rows[0]) != 5 || rows[0][0] != group || rows[0][1] != memberID || !strings.Contains(rows[0][2], "127.0.0.1") || rows[0][3] != client || rows[0][4] != "3" {
 		t.Fatalf("--members rows %q (member %s):\n%s", rows, memberID, out)
 	}
+	// The whole tables, laid out by Kafka 3.9's format strings: GROUP,
+	// TOPIC, CONSUMER-ID, HOST (and the members' CLIENT-ID) as wide as
+	// their widest value, at least 15; the fixed columns as Kafka's.
+	host := rows[0][2]
+	w := func(s string) int { return max(15, len(s)) }
+	wantOffsets := fmt.Sprintf("\n%-15s %-15s %-10s %-15s %-15s %-15s %-*s %-*s %s\n", "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", w(memberID), "CONSUMER-ID", w(host), "HOST", "CLIENT-ID")
+	for p := int32(0); p < 3; p++ {
+		wantOffsets += fmt.Sprintf("%-15s %-15s %-10d %-15d %-15d %-15d %-*s %-*s %s\n", group, topic, p, commit[p], end[p], end[p]-commit[p], w(memberID), memberID, w(host), host, client)
+	}
+	if out := cg(describe...); out != wantOffsets {
+		t.Fatalf("--describe:\n%q\nwant\n%q", out, wantOffsets)
+	}
+	wantMembers := fmt.Sprintf("\n%-15s %-*s %-*s %-15s %-15s \n%-15s %-*s %-*s %-15s %-15d \n", "GROUP", w(memberID), "CONSUMER-ID", w(host), "HOST", "CLIENT-ID", "#PARTITIONS",
+		group, w(memberID), memberID, w(host), host, client, 3)
+	if out != wantMembers {
+		t.Fatalf("--members:\n%q\nwant\n%q", out, wantMembers)
+	}
 	out = cg("--describe", "--members", "--verbose", "--group", group)
 	rows = tableRows(t, out, "GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS ASSIGNMENT")
 	if len(rows) != 1 || len(rows[0]) != 6 || rows[0][4] != "3" || rows[0][5] != topic+"(0,1,2)" {
@@ -173,13 +190,22 @@ func TestCLIConsumerGroupsAgainstBroker(t *testing.T) {
 	if want := append(append([]string{group}, coordinator...), "range", "Stable", "1"); len(rows) != 1 || strings.Join(rows[0], " ") != strings.Join(want, " ") || errs != "" {
 		t.Fatalf("--state rows %q, want %q:\n%s\nstderr %q", rows, want, out, errs)
 	}
+	// Kafka 3.9's "host:port  (id)" (two spaces) sizes the GROUP column.
+	coord := fmt.Sprintf("127.0.0.1:%d  (0)", b.Port)
+	if want := fmt.Sprintf("\n%-25s %-25s %-20s %-15s %s\n%-25s %-25s %-20s %-15s %d\n", "GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS",
+		group, coord, "range", "Stable", 1); out != want {
+		t.Fatalf("--state:\n%q\nwant\n%q", out, want)
+	}
+	if out, want := cg("--list", "--state"), fmt.Sprintf("%-25s %-20s\n%-25s %-20s\n", "GROUP", "STATE", group, "Stable"); out != want {
+		t.Fatalf("--list --state:\n%q\nwant\n%q", out, want)
+	}
 
 	// An active group can be neither reset nor deleted. Kafka's
 	// resetOffsets reports the refusal with printError (stdout), prints
 	// the header of an empty plan and exits 0.
 	code, out, errs := cliRun(t, nil, "kafka-consumer-groups.sh", "--bootstrap-server", bs, "--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute")
 	if want := "\nError: Assignments can only be reset if the group '" + group + "' is inactive, but the current state is Stable.\n" +
-		"\nGROUP TOPIC PARTITION NEW-OFFSET\n"; code != 0 || out != want || errs != "" {
+		fmt.Sprintf("\n%-30s %-30s %-10s %-15s\n", "GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"); code != 0 || out != want || errs != "" {
 		t.Fatalf("reset of an active group: exit %d\nstdout %q\nwant   %q\nstderr %q", code, out, want, errs)
 	}
 	// Kafka reports a failed deletion on stdout, with the admin client's

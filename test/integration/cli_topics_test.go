@@ -30,10 +30,10 @@ func TestCLITopicsDescribeReports(t *testing.T) {
 		}
 		return out
 	}
-	if out := describe("--under-min-isr-partitions"); out != "\tTopic: strict\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0\n\tTopic: strict\tPartition: 1\tLeader: 0\tReplicas: 0\tIsr: 0\n" {
+	if out := describe("--under-min-isr-partitions"); out != "\tTopic: strict\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: N/A\tLastKnownElr: N/A\n\tTopic: strict\tPartition: 1\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: N/A\tLastKnownElr: N/A\n" {
 		t.Fatalf("--under-min-isr-partitions printed %q", out)
 	}
-	if out := describe("--at-min-isr-partitions"); out != "\tTopic: loose\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0\n" {
+	if out := describe("--at-min-isr-partitions"); out != "\tTopic: loose\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: N/A\tLastKnownElr: N/A\n" {
 		t.Fatalf("--at-min-isr-partitions printed %q", out)
 	}
 	for _, flag := range []string{"--under-replicated-partitions", "--unavailable-partitions"} {
@@ -67,7 +67,7 @@ func TestCLITopicsReplicaAssignment(t *testing.T) {
 		t.Fatalf("alter: %d %q %q", code, out, errs)
 	}
 	code, out, errs := topics("--describe", "--topic", "placed")
-	if code != 0 || !strings.Contains(out, "PartitionCount: 3\tReplicationFactor: 1") || !strings.Contains(out, "\tPartition: 2\tLeader: 0\tReplicas: 0\tIsr: 0\n") {
+	if code != 0 || !strings.Contains(out, "PartitionCount: 3\tReplicationFactor: 1") || !strings.Contains(out, "\tPartition: 2\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: N/A\tLastKnownElr: N/A\n") {
 		t.Fatalf("describe: %d %q %q", code, out, errs)
 	}
 	const prefix = "Error while executing topic command : "

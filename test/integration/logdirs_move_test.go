@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -267,6 +268,59 @@ func TestAlterReplicaLogDirsMovesUnderLoad(t *testing.T) {
 		t.Fatalf("after restart %s-0 is in %s, want %s", topic, got, dest)
 	}
 	checkSequence(t, b, topic, total)
+	otherClientsReadSequence(t, b, topic, total)
+}
+
+// otherClientsReadSequence has kcat (librdkafka) and kafka-python read
+// topic-0 from the start: each must get the values "0".."n-1" in order,
+// every codec decoded. A missing client skips its subtest only.
+func otherClientsReadSequence(t *testing.T, b *harness.Broker, topic string, n int) {
+	t.Helper()
+	want := make([]string, n)
+	for i := range want {
+		want[i] = strconv.Itoa(i)
+	}
+	check := func(t *testing.T, who, out string) {
+		got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if len(got) != n {
+			t.Fatalf("%s read %d records, want %d: %s", who, len(got), n, head(out))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%s: record %d is %q, want %q", who, i, got[i], want[i])
+			}
+		}
+	}
+	t.Run("kcat", func(t *testing.T) {
+		_, err := exec.LookPath("kcat")
+		harness.NeedTool(t, err == nil, "kcat")
+		check(t, "kcat", run(t, 2*time.Minute, "", "kcat", "-C", "-b", b.Addr(), "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q", "-f", "%s\n"))
+	})
+	t.Run("kafka-python", func(t *testing.T) {
+		py := "/usr/bin/python3"
+		harness.NeedTool(t, exec.Command(py, "-c", "import kafka, snappy, lz4, zstandard").Run() == nil, "kafka-python with snappy, lz4 and zstandard")
+		script := `
+import sys
+from kafka import KafkaConsumer, TopicPartition
+addr, topic, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+c = KafkaConsumer(bootstrap_servers=addr, enable_auto_commit=False, consumer_timeout_ms=20000)
+tp = TopicPartition(topic, 0)
+c.assign([tp])
+c.seek_to_beginning(tp)
+out = []
+for m in c:
+    out.append(m.value.decode())
+    if len(out) == n:
+        break
+c.close()
+sys.stdout.write("".join(v + "\n" for v in out))
+`
+		f := filepath.Join(t.TempDir(), "read.py")
+		if err := os.WriteFile(f, []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		check(t, "kafka-python", run(t, 3*time.Minute, "", py, f, b.Addr(), topic, strconv.Itoa(n)))
+	})
 }
 
 func TestAlterReplicaLogDirsBadInput(t *testing.T) {

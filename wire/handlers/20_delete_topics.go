@@ -9,7 +9,9 @@ package handlers
 // UNKNOWN_TOPIC_OR_PARTITION. v6 topics named by TopicID only are resolved
 // through the metadata cache; an unknown id answers UNKNOWN_TOPIC_ID; an
 // entry with both a name and an id makes the request INVALID_REQUEST for
-// every entry, nothing deleted (Kafka's InvalidRequestException).
+// every entry, nothing deleted (Kafka's InvalidRequestException); one
+// with neither answers TOPIC_AUTHORIZATION_FAILED (Kafka's authorizer
+// filter never lets a null name through).
 //
 // Version notes:
 //   - v1: ThrottleMillis.  v2, v3: same.  v4: flexible.
@@ -71,7 +73,13 @@ func deleteTopics(b *Broker, rc *wire.RequestContext, req *kmsg.DeleteTopicsRequ
 					e.err = &controller.Error{Code: kerr.UnknownTopicID, Message: "Topic id is unknown."}
 				}
 			default:
-				e.err = &controller.Error{Code: kerr.InvalidRequest, Message: "Neither topic name nor id was set."}
+				// Kafka 3.9 (KafkaApis.handleDeleteTopicsRequest) keeps
+				// the entry with a null name and filters the authorized
+				// names from the non-null ones, so an entry with neither
+				// a name nor an id is never authorized: a null name, the
+				// zero id and TOPIC_AUTHORIZATION_FAILED, no message,
+				// with or without an authorizer.
+				e.err = &controller.Error{Code: kerr.TopicAuthorizationFailed}
 			}
 			entries = append(entries, e)
 		}

@@ -258,6 +258,16 @@ func TestDeleteTopicsVersions(t *testing.T) {
 	if n := len(b.Topics.Snapshot().Topics); n != 0 {
 		t.Fatalf("%d topics left", n)
 	}
+	// Neither a name nor an id: Kafka's authorizer filter skips the null
+	// name, so the entry is TOPIC_AUTHORIZATION_FAILED (no authorizer
+	// here), null name, zero id, no message; the named entry is answered
+	// as usual.
+	req.Topics = []kmsg.DeleteTopicsRequestTopic{{}, {Topic: kmsg.StringPtr("gone")}}
+	r = call[*kmsg.DeleteTopicsResponse](t, b, req, "PLAINTEXT")
+	if len(r.Topics) != 2 || r.Topics[0].Topic != nil || r.Topics[0].TopicID != ([16]byte{}) || r.Topics[0].ErrorCode != kerr.TopicAuthorizationFailed.Code ||
+		r.Topics[0].ErrorMessage != nil || r.Topics[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("neither name nor id: %+v", r.Topics)
+	}
 
 	off, _ := adminBroker(t, func(c *config.Broker) { c.DeleteTopicEnable = false })
 	call[*kmsg.CreateTopicsResponse](t, off, createTopicsReq(4, false, newTopic("k", 1, 1, nil)), "PLAINTEXT")

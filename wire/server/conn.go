@@ -38,6 +38,12 @@ type pending struct {
 	// response was written (Produce only, see framepool.go); nil = leave it
 	// to the GC.
 	frame *[]byte
+	// poolBytes are the request's bytes taken from the server's memory
+	// pool (queued.max.request.bytes), given back once it is answered.
+	poolBytes int64
+	// delay holds the response back this long before it is written: the
+	// answer to a failed SASL authentication (KIP-306).
+	delay time.Duration
 }
 
 // conn is one client connection: a reader goroutine and a writer goroutine
@@ -64,6 +70,9 @@ type conn struct {
 	// mute.go): set by the writer after a throttled response, honoured
 	// by the reader before it handles the next request.
 	mutedUntil atomic.Int64
+	// held are the memory pool bytes of the frame being read, not yet
+	// handed to a pending (reader goroutine only).
+	held int64
 
 	abortOnce sync.Once
 }
@@ -103,6 +112,7 @@ func (c *conn) closeWithReason(msg string, fields ...zap.Field) {
 func (c *conn) readLoop() {
 	defer c.s.wg.Done()
 	defer close(c.queue)
+	defer func() { c.s.pool.release(c.held); c.held = 0 }()
 	if !c.handshake() { // TLS listeners (tls.go)
 		c.abort()
 		return
@@ -139,6 +149,9 @@ func (c *conn) readLoop() {
 			c.closeWithReason(fmt.Sprintf("request size %d outside [0, %s=%d]", size, key, limit))
 			return
 		}
+		if !c.takeMemory(int64(size)) {
+			return
+		}
 		// Decoded requests (Produce's RecordBatches in particular) alias the
 		// frame until their response is written; Produce frames are then
 		// recycled (framepool.go), the others allocated at their exact size
@@ -168,6 +181,8 @@ func (c *conn) readLoop() {
 		if c.sasl != nil {
 			if dispatch, keep := c.saslGate(frame); !dispatch {
 				putFrame(handle)
+				c.s.pool.release(c.held)
+				c.held = 0
 				if !keep {
 					return
 				}
@@ -178,7 +193,29 @@ func (c *conn) readLoop() {
 			c.abort()
 			return
 		}
+		// A request answered without a pending (none is) keeps nothing.
+		c.s.pool.release(c.held)
+		c.held = 0
 	}
+}
+
+// takeMemory takes a frame's bytes from the server's memory pool
+// (queued.max.request.bytes) before the frame is read, waiting while the
+// pool is used up, as Kafka's Selector leaves a channel unread while its
+// MemoryPool is out of memory. False: the connection closed meanwhile.
+func (c *conn) takeMemory(n int64) bool {
+	pool := c.s.pool
+	if pool == nil {
+		return true
+	}
+	if pool.available() <= 0 {
+		c.s.Stats.MemoryPoolWaits.Add(1)
+	}
+	if !pool.acquire(c.ctx, n) {
+		return false
+	}
+	c.held = n
+	return true
 }
 
 // handleFrame parses and dispatches one request; false closes the connection
@@ -267,6 +304,7 @@ func (c *conn) handleFrame(frame []byte, handle *[]byte, observe bool) (ok bool)
 	if h.key == 0 { // Produce
 		p.frame = handle
 	}
+	p.poolBytes, c.held = c.held, 0
 	return c.enqueue(p)
 }
 
@@ -288,6 +326,8 @@ func (c *conn) enqueue(p *pending) bool {
 // until it arrives or the server closes, so its segment references are not
 // leaked.
 func (c *conn) abandon(p *pending) {
+	c.s.pool.release(p.poolBytes)
+	p.poolBytes = 0
 	if resp, ok := p.reply.TryResolve(); ok {
 		release(resp)
 		return

@@ -362,3 +362,22 @@ func (d *fakeDispatcher) setLaterBatch(n int) {
 type panicOnEncode struct{ *kmsg.MetadataResponse }
 
 func (panicOnEncode) AppendTo([]byte) []byte { panic("encoder exploded") }
+
+// outstanding is the number of Heartbeats waiting for their batch.
+func (d *fakeDispatcher) outstanding() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.laters)
+}
+
+// flushLaters answers every waiting Heartbeat now.
+func (d *fakeDispatcher) flushLaters() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, ch := range d.laters {
+		resp := kmsg.NewPtrHeartbeatResponse()
+		resp.ThrottleMillis = d.memberNums[i]
+		ch <- wire.Response{Msg: resp}
+	}
+	d.laters, d.memberNums = nil, nil
+}

@@ -224,13 +224,15 @@ func (c *conn) saslGate(frame []byte) (dispatch, keep bool) {
 		case 17:
 			return false, c.saslHandshake(h, rest)
 		}
-		c.closeWithReason(fmt.Sprintf("Unexpected Kafka request of type %s during SASL handshake.", apiName(h.key)))
+		c.authDone(false)
+		c.failAuthentication(fmt.Sprintf("Unexpected Kafka request of type %s during SASL handshake.", apiName(h.key)))
 		return false, false
 	case saslHandshake:
 		if h.key == 17 {
 			return false, c.saslHandshake(h, rest)
 		}
-		c.closeWithReason(fmt.Sprintf("Unexpected Kafka request of type %s during SASL handshake.", apiName(h.key)))
+		c.authDone(false)
+		c.failAuthentication(fmt.Sprintf("Unexpected Kafka request of type %s during SASL handshake.", apiName(h.key)))
 		return false, false
 	default: // saslAuthenticate, v1 headers
 		if h.key == 36 {
@@ -284,11 +286,27 @@ func (c *conn) decodeSASL(h requestHeader, rest []byte, req kmsg.Request) bool {
 }
 
 // saslAnswer queues a response to a request the gate handled; closeAfter
-// makes the writer close the connection once it is sent.
+// (a failed authentication) makes the writer hold the response back for
+// connection.failed.authentication.delay.ms, send it and close the
+// connection (KIP-306: Kafka's Selector delays both the failure response
+// and the close, so a client guessing passwords cannot retry at once).
 func (c *conn) saslAnswer(h requestHeader, flexible bool, resp kmsg.Response, closeAfter bool) bool {
-	ok := c.enqueue(&pending{key: h.key, version: h.version, correlationID: h.correlationID, flexibleHeader: flexible,
-		reply: wire.Now(wire.Response{Msg: resp, CloseConn: closeAfter})})
-	return ok && !closeAfter
+	p := &pending{key: h.key, version: h.version, correlationID: h.correlationID, flexibleHeader: flexible,
+		reply: wire.Now(wire.Response{Msg: resp, CloseConn: closeAfter})}
+	if closeAfter {
+		p.delay = c.s.cfg.FailedAuthenticationDelay
+	}
+	return c.enqueue(p) && !closeAfter
+}
+
+// failAuthentication closes the connection after a failed authentication
+// that has no answer (a raw v0 token, a request out of place), once
+// connection.failed.authentication.delay.ms has passed (KIP-306). The
+// reader stops reading; the writer sends what is queued, waits and closes.
+func (c *conn) failAuthentication(msg string) {
+	c.log.Info("closing connection: " + msg)
+	c.enqueue(&pending{key: -1, raw: true, delay: c.s.cfg.FailedAuthenticationDelay,
+		reply: wire.Now(wire.Response{None: true, CloseConn: true})})
 }
 
 func (c *conn) saslHandshake(h requestHeader, rest []byte) bool {
@@ -403,13 +421,13 @@ func (c *conn) saslUnexpected(h requestHeader, rest []byte) bool {
 	c.authDone(false)
 	req := kmsg.RequestForKey(h.key)
 	if req == nil || !c.s.supports(h.key, h.version) {
-		c.closeWithReason(msg)
+		c.failAuthentication(msg)
 		return false
 	}
 	resp := req.ResponseKind()
 	resp.SetVersion(h.version)
 	if !setTopLevelErrorCode(resp, kerr.IllegalSaslState.Code) {
-		c.closeWithReason(msg)
+		c.failAuthentication(msg)
 		return false
 	}
 	c.log.Info("closing connection: " + msg)
@@ -428,7 +446,7 @@ func (c *conn) saslRawToken(token []byte) bool {
 	}
 	if err != nil {
 		c.saslFailed(sasl.ClientMessage(err, sc.mech, sc.reauth), err)
-		c.abort()
+		c.failAuthentication("failed SASL " + sc.what() + " (raw token)")
 		return false
 	}
 	if done {

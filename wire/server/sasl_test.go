@@ -33,6 +33,12 @@ func (o *countingObserver) AuthenticationDone(_, _ string, reauth, ok bool) {
 // (alice/alice-secret, bob/bob-secret) and SCRAM-SHA-256 (carol/carol-secret).
 func startSASL(t *testing.T, mod func(*SASLListener)) (*testEnv, *countingObserver) {
 	t.Helper()
+	return startSASLConfig(t, mod, nil)
+}
+
+// startSASLConfig is startSASL with cfg applied to the server's Config.
+func startSASLConfig(t *testing.T, mod func(*SASLListener), cfg func(*Config)) (*testEnv, *countingObserver) {
+	t.Helper()
 	cache := sasl.NewCredentialCache()
 	m, _ := sasl.ScramByName(sasl.ScramSHA256)
 	c, err := m.NewCredential("carol-secret", 4096)
@@ -49,6 +55,9 @@ func startSASL(t *testing.T, mod func(*SASLListener)) (*testEnv, *countingObserv
 	env := startServer(t, func(c *Config) {
 		c.Listeners = []config.Listener{{Name: "SASL_PLAINTEXT", Host: "127.0.0.1", Port: 0}}
 		c.Security = map[string]ListenerSecurity{"SASL_PLAINTEXT": {Protocol: security.SASLPlaintext, SASL: sl}}
+		if cfg != nil {
+			cfg(c)
+		}
 	})
 	env.srv.Auth = obs // before any connection
 	return env, obs

@@ -60,8 +60,21 @@ type Config struct {
 	MaxInFlightPerConn int
 	// ConnectionsMaxIdle (connections.max.idle.ms, Kafka default 10 min):
 	// a connection with nothing read for this long and no request
-	// outstanding is closed. 0 = never.
+	// outstanding is closed. 0 or negative = never.
 	ConnectionsMaxIdle time.Duration
+	// FailedAuthenticationDelay (connection.failed.authentication.delay.ms,
+	// Kafka default 100 ms, KIP-306): after a failed SASL authentication
+	// the error response and the close wait this long. 0 = at once.
+	FailedAuthenticationDelay time.Duration
+	// ListenBacklog (socket.listen.backlog.size, Kafka default 50) is
+	// listen(2)'s backlog on every listener (listen_linux.go); 0 = Go's
+	// (net.core.somaxconn).
+	ListenBacklog int
+	// QueuedMaxRequestBytes (queued.max.request.bytes): the bytes of
+	// requests read from all connections and not yet answered; while they
+	// are used up, readers wait before reading the next request body
+	// (mempool.go). <= 0 = unbounded.
+	QueuedMaxRequestBytes int64
 	// Security is each listener's security by listener name (security.go);
 	// a listener without an entry is PLAINTEXT. SecurityFromBroker builds it.
 	Security map[string]ListenerSecurity
@@ -79,13 +92,17 @@ type Config struct {
 // MaxInFlightPerConn comes from num.io.threads (see config.Broker).
 func ConfigFromBroker(b *config.Broker) Config {
 	return Config{
-		Listeners:                b.Listeners,
-		SocketRequestMaxBytes:    b.SocketRequestMaxBytes,
-		SocketSendBufferBytes:    b.SocketSendBufferBytes,
-		SocketReceiveBufferBytes: b.SocketReceiveBufferBytes,
-		MaxInFlightPerConn:       b.NumIOThreads,
-		Limits:                   &b.ConnectionLimits,
-		InterBrokerListener:      b.Security.InterBrokerListener,
+		Listeners:                 b.Listeners,
+		SocketRequestMaxBytes:     b.SocketRequestMaxBytes,
+		SocketSendBufferBytes:     b.SocketSendBufferBytes,
+		SocketReceiveBufferBytes:  b.SocketReceiveBufferBytes,
+		MaxInFlightPerConn:        b.NumIOThreads,
+		ConnectionsMaxIdle:        max(b.SocketServer.ConnectionsMaxIdle, 0), // negative = never
+		FailedAuthenticationDelay: b.SocketServer.FailedAuthenticationDelay,
+		ListenBacklog:             b.SocketServer.ListenBacklog,
+		QueuedMaxRequestBytes:     b.SocketServer.QueuedMaxRequestBytes,
+		Limits:                    &b.ConnectionLimits,
+		InterBrokerListener:       b.Security.InterBrokerListener,
 	}
 }
 
@@ -104,6 +121,9 @@ type Stats struct {
 	// ConnectionsRefused counts connections closed at accept by a
 	// connection quota (Config.Limits).
 	ConnectionsRefused atomic.Int64
+	// MemoryPoolWaits counts the times a reader waited for request memory
+	// (Config.QueuedMaxRequestBytes used up), Kafka's MemoryPool depletion.
+	MemoryPoolWaits atomic.Int64
 }
 
 // Server is a Kafka protocol server. Create it with New, then Start; Close
@@ -136,6 +156,7 @@ type Server struct {
 	// tlsOverrides: listener name → *tls.Config installed by SetListenerTLS.
 	tlsOverrides sync.Map
 	limits       *connLimits // never nil: unlimited without Config.Limits (SetConnectionLimits replaces them)
+	pool         *memPool    // queued.max.request.bytes; nil = unbounded
 }
 
 // New returns a Server that dispatches to d. It binds nothing until Start.
@@ -156,6 +177,7 @@ func New(cfg Config, d wire.Dispatcher, log *zap.Logger) *Server {
 		lim = *cfg.Limits
 	}
 	s.limits = newConnLimits(lim, cfg.InterBrokerListener)
+	s.pool = newMemPool(cfg.QueuedMaxRequestBytes)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.ranges = d.Supported()
 	for _, r := range s.ranges {
@@ -222,7 +244,7 @@ func (s *Server) bindLocked() error {
 	}
 	for _, l := range s.cfg.Listeners {
 		addr := net.JoinHostPort(l.Host, strconv.Itoa(l.Port))
-		ln, err := net.Listen("tcp", addr)
+		ln, err := listenTCP(addr, s.cfg.ListenBacklog) // listen_linux.go
 		if err != nil {
 			for _, bound := range s.listeners {
 				bound.Close()

@@ -85,6 +85,11 @@ func (w *respWriter) run() error {
 		if p.timing != nil {
 			p.timing.Resolved = time.Now()
 		}
+		if p.delay > 0 && !w.hold(p) {
+			release(resp)
+			c.s.pool.release(p.poolBytes)
+			return nil // aborted
+		}
 		err := w.send(p, resp)
 		if p.timing != nil && (err == nil || err == errCloseRequested) {
 			p.timing.Sent, p.timing.Response = time.Now(), resp
@@ -99,6 +104,8 @@ func (w *respWriter) run() error {
 		// its response has been encoded (or sent): the frame is free.
 		putFrame(p.frame)
 		p.frame = nil
+		c.s.pool.release(p.poolBytes)
+		p.poolBytes = 0
 		c.outstanding.Add(-1)
 		if err == errCloseRequested {
 			if ferr := w.flush(); ferr != nil {
@@ -115,6 +122,23 @@ func (w *respWriter) run() error {
 				return err
 			}
 		}
+	}
+}
+
+// hold flushes what is buffered and waits p.delay (a failed SASL
+// authentication's answer, KIP-306); false when the connection is aborted
+// meanwhile.
+func (w *respWriter) hold(p *pending) bool {
+	if err := w.flush(); err != nil {
+		return false
+	}
+	t := time.NewTimer(p.delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-w.c.ctx.Done():
+		return false
 	}
 }
 

@@ -124,6 +124,9 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 	}
 	b.store = store
 	b.closers = append(b.closers, store.Close)
+	if err := b.resolveBrokerID(store); err != nil { // broker_id.go: broker.id -1
+		return nil, err
+	}
 	// The replica manager writes ISR changes and reserves producer ids
 	// through the broker's ZooKeeper client; the controller shares it.
 	b.zk = zkclient.New(store, cfg.BrokerID, log.Named("zk"))

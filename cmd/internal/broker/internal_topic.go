@@ -29,6 +29,13 @@ type topicSpec struct {
 	// broker default applies); capped with rf on the single node.
 	minIsr  int
 	configs map[string]string
+	// loadBuffer is offsets.load.buffer.size or
+	// transaction.state.log.load.buffer.size: the bytes Load reads at a
+	// time (at least one batch, however large, as Kafka grows its buffer).
+	loadBuffer int32
+	// leaderAcks: appends wait for the leader only (acks=1), not the ISR;
+	// offsets.commit.required.acks 0 or 1.
+	leaderAcks bool
 }
 
 // internalTopic gives a coordinator its internal topic's partitions: it
@@ -154,7 +161,11 @@ func (o *internalTopic) append(ctx context.Context, p int32, batch []byte, verif
 	if err != nil {
 		return -1, err
 	}
-	r := partition.ProduceWait(ctx, h, &partition.Produce{Batch: batch, Header: hdr, Acks: -1, TxnVerify: verify, VerificationGuard: guard})
+	acks := int16(-1)
+	if o.spec.leaderAcks {
+		acks = 1
+	}
+	r := partition.ProduceWait(ctx, h, &partition.Produce{Batch: batch, Header: hdr, Acks: acks, TxnVerify: verify, VerificationGuard: guard})
 	if r.Err != nil {
 		return -1, r.Err
 	}
@@ -180,7 +191,10 @@ func (o *internalTopic) Load(ctx context.Context, p int32, fn func(r *coordinato
 	if v.Log == nil {
 		return kerr.NotLeaderForPartition
 	}
-	const chunk = 4 << 20
+	chunk := int64(o.spec.loadBuffer)
+	if chunk <= 0 {
+		chunk = 5 << 20 // Kafka's default load buffer
+	}
 	end := v.Log.LogEndOffset()
 	for off := v.Log.LogStartOffset(); off < end; {
 		if err := ctx.Err(); err != nil {

@@ -24,6 +24,8 @@ func newOffsetsTopic(cfg *config.Broker) *internalTopic {
 			"segment.bytes":    strconv.FormatInt(cfg.OffsetsTopicSegmentBytes, 10),
 			"compression.type": "producer",
 		},
+		loadBuffer: cfg.Coordinators.OffsetsLoadBufferSize,
+		leaderAcks: cfg.Coordinators.OffsetCommitRequiredAcks == 0 || cfg.Coordinators.OffsetCommitRequiredAcks == 1,
 	}}
 }
 

@@ -42,6 +42,7 @@ func newTxnTopic(cfg *config.Broker) *internalTopic {
 			"compression.type":               "uncompressed",
 			"unclean.leader.election.enable": "false",
 		},
+		loadBuffer: cfg.Coordinators.TransactionLoadBufferSize,
 	}}
 }
 

@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -181,7 +180,8 @@ func Run(ctx context.Context, o Options, adm *kadm.Client, out, errOut io.Writer
 		if len(seen) == 0 {
 			return nil
 		}
-		return printPlan(out, plan)
+		writeResetPlan(out, plan)
+		return nil
 	default:
 		// Kafka describes the groups in name order (a TreeMap), once each.
 		if !o.AllGroups {
@@ -232,12 +232,12 @@ func list(ctx context.Context, o Options, adm *kadm.Client, out io.Writer) error
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(tw, "GROUP\tSTATE")
-	for _, g := range sorted {
-		fmt.Fprintf(tw, "%s\t%s\n", g.Group, g.State)
+	gs := make([]groupState, len(sorted))
+	for i, g := range sorted {
+		gs[i] = groupState{g.Group, g.State}
 	}
-	return tw.Flush()
+	writeGroupStates(out, gs)
+	return nil
 }
 
 // deleteGroups prints Kafka's --delete report on out. As in Kafka's
@@ -319,7 +319,6 @@ func describe(ctx context.Context, o Options, adm *kadm.Client, group string, ou
 		memberState(out, errOut, group, d.State)
 		return nil
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
 	switch {
 	case o.State:
 		// ASSIGNMENT-STRATEGY is the protocol DescribeGroups names, printed
@@ -328,98 +327,98 @@ func describe(ctx context.Context, o Options, adm *kadm.Client, group string, ou
 		// Kafka's printStates counts one row, so the table always follows
 		// the notice.
 		memberState(out, errOut, group, d.State)
-		fmt.Fprintln(out)
-		fmt.Fprintln(tw, "GROUP\tCOORDINATOR (ID)\tASSIGNMENT-STRATEGY\tSTATE\t#MEMBERS")
-		fmt.Fprintf(tw, "%s\t%s:%d (%d)\t%s\t%s\t%d\n", group, d.Coordinator.Host, d.Coordinator.Port, d.Coordinator.NodeID, d.Protocol, d.State, len(d.Members))
-		return tw.Flush()
+		writeState(out, stateRow{
+			Group: group, CoordinatorHost: d.Coordinator.Host, CoordinatorPort: d.Coordinator.Port, CoordinatorID: d.Coordinator.NodeID,
+			AssignmentStrategy: d.Protocol, State: d.State, Members: len(d.Members),
+		})
+		return nil
 	case o.Members:
 		if memberState(out, errOut, group, d.State); len(d.Members) == 0 {
 			return nil
 		}
-		fmt.Fprintln(out)
-		hdr := "GROUP\tCONSUMER-ID\tHOST\tCLIENT-ID\t#PARTITIONS"
-		if o.Verbose {
-			hdr += "\tASSIGNMENT"
-		}
-		fmt.Fprintln(tw, hdr)
+		rows := make([]memberRow, 0, len(d.Members))
 		for _, m := range d.Members {
-			tps := memberPartitions(m)
-			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%d", group, m.MemberID, m.ClientHost, m.ClientID, len(tps))
-			if o.Verbose {
-				line += "\t" + formatAssignment(tps)
+			inst := ""
+			if m.InstanceID != nil {
+				inst = *m.InstanceID
 			}
-			fmt.Fprintln(tw, line)
+			rows = append(rows, memberRow{Group: group, ConsumerID: m.MemberID, GroupInstanceID: inst, Host: m.ClientHost, ClientID: m.ClientID, Assignment: memberPartitions(m)})
 		}
-		return tw.Flush()
+		writeMembers(out, rows, o.Verbose)
+		return nil
 	}
 	// The offsets view (default, --offsets).
 	committed, err := adm.FetchOffsets(ctx, group)
 	if err != nil {
 		return err
 	}
-	type row struct {
-		topic             string
-		partition         int32
-		cur               int64
-		member, host, cli string
+	cur := func(k tp) *int64 {
+		if r, ok := committed.Lookup(k.topic, k.partition); ok && r.Err == nil {
+			return &r.At
+		}
+		return nil
 	}
-	rows := map[tp]*row{}
-	for _, m := range d.Members {
-		for _, x := range memberPartitions(m) {
-			rows[x] = &row{topic: x.topic, partition: x.partition, cur: -1, member: m.MemberID, host: m.ClientHost, cli: m.ClientID}
+	// Kafka's collectGroupsOffsets: the members with partitions, most
+	// partitions first, each member's partitions by number; then the
+	// partitions with a committed offset that no member has, by number.
+	// (Kafka 3.9 then passes each member's rows through a HashMap, so its
+	// order within a member is unspecified; topic breaks ties here.)
+	members := slices.Clone(d.Members)
+	slices.SortStableFunc(members, func(a, b kadm.DescribedGroupMember) int {
+		return len(memberPartitions(b)) - len(memberPartitions(a))
+	})
+	var rows []offsetRow
+	assigned := map[tp]bool{}
+	for _, m := range members {
+		tps := byPartition(memberPartitions(m))
+		for _, x := range tps {
+			assigned[x] = true
+			rows = append(rows, offsetRow{Group: group, Topic: x.topic, Partition: x.partition, CurrentOffset: cur(x), ConsumerID: m.MemberID, Host: m.ClientHost, ClientID: m.ClientID})
 		}
 	}
+	var unassigned []tp
 	for t, ps := range committed {
 		for p, r := range ps {
-			if r.Err != nil {
-				continue
+			if k := (tp{t, p}); r.Err == nil && !assigned[k] {
+				unassigned = append(unassigned, k)
 			}
-			k := tp{t, p}
-			if rows[k] == nil {
-				rows[k] = &row{topic: t, partition: p, cur: -1}
-			}
-			rows[k].cur = r.At
 		}
+	}
+	for _, x := range byPartition(unassigned) {
+		rows = append(rows, offsetRow{Group: group, Topic: x.topic, Partition: x.partition, CurrentOffset: cur(x)})
 	}
 	if len(rows) == 0 {
 		memberState(out, errOut, group, d.State)
 		return nil
 	}
 	topics := map[string]bool{}
-	for k := range rows {
-		topics[k.topic] = true
+	for _, r := range rows {
+		topics[r.Topic] = true
 	}
 	ends, err := adm.ListEndOffsets(ctx, slices.Sorted(maps.Keys(topics))...)
 	if err != nil {
 		return err
 	}
+	for i, r := range rows {
+		if e, ok := ends.Lookup(r.Topic, r.Partition); ok && e.Err == nil {
+			rows[i].LogEndOffset = &e.Offset
+		}
+	}
 	memberState(out, errOut, group, d.State)
-	fmt.Fprintln(out)
-	fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tCURRENT-OFFSET\tLOG-END-OFFSET\tLAG\tCONSUMER-ID\tHOST\tCLIENT-ID")
-	sorted := make([]*row, 0, len(rows))
-	for _, r := range rows {
-		sorted = append(sorted, r)
-	}
-	sort.Slice(sorted, func(i, j int) bool {
-		if sorted[i].topic != sorted[j].topic {
-			return sorted[i].topic < sorted[j].topic
+	writeOffsets(out, rows)
+	return nil
+}
+
+// byPartition sorts tps by partition number, then topic (Kafka sorts a
+// member's partitions by number only).
+func byPartition(tps []tp) []tp {
+	slices.SortFunc(tps, func(a, b tp) int {
+		if a.partition != b.partition {
+			return int(a.partition) - int(b.partition)
 		}
-		return sorted[i].partition < sorted[j].partition
+		return strings.Compare(a.topic, b.topic)
 	})
-	for _, r := range sorted {
-		cur, end, lag := "-", "-", "-"
-		if r.cur >= 0 {
-			cur = strconv.FormatInt(r.cur, 10)
-		}
-		if e, ok := ends.Lookup(r.topic, r.partition); ok && e.Err == nil {
-			end = strconv.FormatInt(e.Offset, 10)
-			if r.cur >= 0 {
-				lag = strconv.FormatInt(e.Offset-r.cur, 10)
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", group, r.topic, r.partition, cur, end, lag, dash(r.member), dash(r.host), dash(r.cli))
-	}
-	return tw.Flush()
+	return tps
 }
 
 type tp struct {
@@ -445,28 +444,6 @@ func memberPartitions(m kadm.DescribedGroupMember) []tp {
 		return out[i].partition < out[j].partition
 	})
 	return out
-}
-
-// formatAssignment is Kafka's "topic(0,1),other(2)" form.
-func formatAssignment(tps []tp) string {
-	if len(tps) == 0 {
-		return "-"
-	}
-	var b strings.Builder
-	for i := 0; i < len(tps); {
-		j := i
-		var ps []string
-		for j < len(tps) && tps[j].topic == tps[i].topic {
-			ps = append(ps, strconv.Itoa(int(tps[j].partition)))
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "%s(%s)", tps[i].topic, strings.Join(ps, ","))
-		i = j
-	}
-	return b.String()
 }
 
 var durationRE = regexp.MustCompile(`^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
@@ -47,18 +46,6 @@ func parseTopicSpec(s string) (topicSpec, error) {
 type plannedOffset struct {
 	group string
 	kadm.Offset
-}
-
-// printPlan is Kafka's printOffsetsToReset: GROUP TOPIC PARTITION
-// NEW-OFFSET, one row per planned offset.
-func printPlan(out io.Writer, plan []plannedOffset) error {
-	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(out)
-	fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tNEW-OFFSET")
-	for _, x := range plan {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", x.group, x.Topic, x.Partition, x.At)
-	}
-	return tw.Flush()
 }
 
 // resetOffsets plans (and with --execute commits) new offsets for group

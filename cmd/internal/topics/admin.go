@@ -8,6 +8,7 @@ package topics
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -70,6 +71,16 @@ type PartitionDescription struct {
 	Leader    int32 // -1 = no leader (printed "none")
 	Replicas  []int32
 	ISR       []int32
+	// Reassignment is the partition's reassignment under way
+	// (ListPartitionReassignments, KIP-455); nil when none (or in the
+	// ZooKeeper form, which Kafka 2.x does not print).
+	Reassignment *Reassignment
+}
+
+// Reassignment is a partition's reassignment as ListPartitionReassignments
+// reports it: the replicas being added and removed (broker ids).
+type Reassignment struct {
+	Adding, Removing []int32
 }
 
 // ConfigValue is one name=value pair.
@@ -182,6 +193,12 @@ func (a KadmAdmin) DescribeTopics(ctx context.Context, topics []string) ([]Topic
 			sort.Slice(configs[rc.Name], func(i, j int) bool { return configs[rc.Name][i].Name < configs[rc.Name][j].Name })
 		}
 	}
+	// Kafka's listAllReassignments: a cluster that cannot list them
+	// (UNSUPPORTED_VERSION, CLUSTER_AUTHORIZATION_FAILED) has none to print.
+	ras, err := a.Adm.ListPartitionReassignments(ctx, topicsSet(ds))
+	if err != nil && !errors.Is(err, kerr.UnsupportedVersion) && !errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		return nil, err
+	}
 	out := make([]TopicDescription, 0, len(topics))
 	for _, t := range topics {
 		d, ok := ds[t]
@@ -196,11 +213,26 @@ func (a KadmAdmin) DescribeTopics(ctx context.Context, topics []string) ([]Topic
 			td.ID = base64.RawURLEncoding.EncodeToString(d.ID[:])
 		}
 		for _, p := range d.Partitions.Sorted() {
-			td.Partitions = append(td.Partitions, PartitionDescription{Partition: p.Partition, Leader: p.Leader, Replicas: p.Replicas, ISR: p.ISR})
+			pd := PartitionDescription{Partition: p.Partition, Leader: p.Leader, Replicas: p.Replicas, ISR: p.ISR}
+			if r, ok := ras[t][p.Partition]; ok {
+				pd.Reassignment = &Reassignment{Adding: r.AddingReplicas, Removing: r.RemovingReplicas}
+			}
+			td.Partitions = append(td.Partitions, pd)
 		}
 		out = append(out, td)
 	}
 	return out, nil
+}
+
+// topicsSet is every partition of ds, for ListPartitionReassignments.
+func topicsSet(ds kadm.TopicDetails) kadm.TopicsSet {
+	set := kadm.TopicsSet{}
+	for t, d := range ds {
+		for p := range d.Partitions {
+			set.Add(t, p)
+		}
+	}
+	return set
 }
 
 // createWithAssignment is CreateTopics v4 with ReplicaAssignment and

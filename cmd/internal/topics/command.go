@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -267,9 +268,15 @@ func formatSummary(d TopicDescription) string {
 	if d.ID != "" {
 		b.WriteString("\tTopicId: " + d.ID)
 	}
+	// Kafka's getReplicationFactor: the first partition's replicas, less
+	// those being added while its reassignment is under way.
 	rf := 0
 	if len(d.Partitions) > 0 {
-		rf = len(d.Partitions[0].Replicas)
+		p := d.Partitions[0]
+		rf = len(p.Replicas)
+		if reassigning(p) {
+			rf -= len(p.Reassignment.Adding)
+		}
 	}
 	cfg := make([]string, len(d.Configs))
 	for i, c := range d.Configs {
@@ -287,7 +294,31 @@ func formatPartition(d TopicDescription, p PartitionDescription) string {
 	if p.Leader >= 0 || (d.FromZooKeeper && p.Leader == -1 && p.ISR != nil) {
 		leader = strconv.Itoa(int(p.Leader))
 	}
-	return fmt.Sprintf("\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\n", d.Name, p.Partition, leader, joinIDs(p.Replicas), joinIDs(p.ISR))
+	line := fmt.Sprintf("\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s", d.Name, p.Partition, leader, joinIDs(p.Replicas), joinIDs(p.ISR))
+	if d.FromZooKeeper { // Kafka 2.x's --zookeeper form ends there
+		return line + "\n"
+	}
+	// Kafka 3.9's TopicCommand: a reassignment's replicas, then the
+	// eligible leader replicas (KIP-966), which a ZooKeeper-mode cluster
+	// does not have (its Metadata answer leaves them null: "N/A").
+	if p.Reassignment != nil {
+		line += "\tAdding Replicas: " + joinIDs(p.Reassignment.Adding) + "\tRemoving Replicas: " + joinIDs(p.Reassignment.Removing)
+	}
+	return line + "\tElr: N/A\tLastKnownElr: N/A\n"
+}
+
+// reassigning is Kafka's isReassignmentInProgress: a replica of p is
+// still being added or removed.
+func reassigning(p PartitionDescription) bool {
+	if p.Reassignment == nil {
+		return false
+	}
+	for _, r := range p.Replicas {
+		if slices.Contains(p.Reassignment.Adding, r) || slices.Contains(p.Reassignment.Removing, r) {
+			return true
+		}
+	}
+	return false
 }
 
 func joinIDs(ids []int32) string {

@@ -75,7 +75,7 @@ func TestCreateListDescribeAlterDelete(t *testing.T) {
 	if !strings.Contains(m[1], "cleanup.policy=compact") || !strings.Contains(m[1], "retention.ms=1000") {
 		t.Errorf("configs %q lack the overrides", m[1])
 	}
-	part := regexp.MustCompile(`^\tTopic: orders\tPartition: (\d)\tLeader: (\d)\tReplicas: (\d,\d,\d)\tIsr: (\d,\d,\d)$`)
+	part := regexp.MustCompile(`^\tTopic: orders\tPartition: (\d)\tLeader: (\d)\tReplicas: (\d,\d,\d)\tIsr: (\d,\d,\d)\tElr: N/A\tLastKnownElr: N/A$`)
 	for i, l := range lines[1:] {
 		pm := part.FindStringSubmatch(l)
 		if pm == nil || pm[1] != string(rune('0'+i)) || !strings.HasPrefix(pm[3], pm[2]) {
@@ -136,12 +136,27 @@ func TestTopicPatternAndInternal(t *testing.T) {
 
 func TestFormatDescription(t *testing.T) {
 	got := FormatDescription(TopicDescription{Name: "t", Configs: []ConfigValue{{"a", "1"}, {"b", "2"}},
-		Partitions: []PartitionDescription{{0, 1, []int32{1, 2}, []int32{1}}, {1, -1, []int32{2, 1}, nil}}})
+		Partitions: []PartitionDescription{{Partition: 0, Leader: 1, Replicas: []int32{1, 2}, ISR: []int32{1}}, {Partition: 1, Leader: -1, Replicas: []int32{2, 1}}}})
 	want := "Topic: t\tPartitionCount: 2\tReplicationFactor: 2\tConfigs: a=1,b=2\n" +
-		"\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1\n" +
-		"\tTopic: t\tPartition: 1\tLeader: none\tReplicas: 2,1\tIsr: \n"
+		"\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1\tElr: N/A\tLastKnownElr: N/A\n" +
+		"\tTopic: t\tPartition: 1\tLeader: none\tReplicas: 2,1\tIsr: \tElr: N/A\tLastKnownElr: N/A\n"
 	if got != want {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	// A reassignment under way (Kafka 3.9's TopicCommand): its replicas
+	// after the ISR, and the replication factor without those being added.
+	got = FormatDescription(TopicDescription{Name: "t", Partitions: []PartitionDescription{
+		{Partition: 0, Leader: 1, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2}, Reassignment: &Reassignment{Adding: []int32{3}, Removing: []int32{2}}},
+	}})
+	want = "Topic: t\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: \n" +
+		"\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,2\tAdding Replicas: 3\tRemoving Replicas: 2\tElr: N/A\tLastKnownElr: N/A\n"
+	if got != want {
+		t.Errorf("reassigning: got\n%q\nwant\n%q", got, want)
+	}
+	// Kafka 2.x's --zookeeper form has neither.
+	got = FormatDescription(TopicDescription{Name: "t", FromZooKeeper: true, Partitions: []PartitionDescription{{Partition: 0, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}}}})
+	if want := "Topic: t\tPartitionCount: 1\tReplicationFactor: 1\tConfigs: \n\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1\tIsr: 1\n"; got != want {
+		t.Errorf("zookeeper form: got\n%q\nwant\n%q", got, want)
 	}
 }
 
