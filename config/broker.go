@@ -195,6 +195,11 @@ type Broker struct {
 	// Checkpoints are the checkpoint and flush scheduler intervals
 	// (checkpoints.go).
 	Checkpoints Checkpoints
+	// CleanerIO is log.cleaner.threads and log.cleaner.io.* (cleaner_io.go).
+	CleanerIO CleanerIO
+	// ConnectionSetup is socket.connection.setup.timeout{,.max}.ms
+	// (connection_setup.go).
+	ConnectionSetup ConnectionSetup
 	// ReplicaSelector is replica.selector.class (KIP-392): "" (Kafka's
 	// null default: consumers read from the leader, which never names a
 	// preferred read replica) or RackAwareReplicaSelector. Read at start.
@@ -306,6 +311,8 @@ func Defaults() *Broker {
 		ControlledShutdown:      ControlledShutdown{Enable: true, MaxRetries: 3, RetryBackoff: 5 * time.Second},
 		ControllerSocketTimeout: 30 * time.Second,
 		Checkpoints:             defaultCheckpoints(),
+		CleanerIO:               defaultCleanerIO(),
+		ConnectionSetup:         defaultConnectionSetup(),
 
 		Raw: map[string]string{},
 	}

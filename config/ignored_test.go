@@ -83,7 +83,7 @@ func TestIgnoredKeysREADME(t *testing.T) {
 // and absent ones do not warn.
 func TestIgnoredKeysWarn(t *testing.T) {
 	path := writeProps(t, "broker.id=3\nbackground.threads=10\nreplica.lag.max.messages=4000\n"+
-		"log.dir.failure.timeout.ms=30000\nnum.partitions=2\nlog.cleaner.threads=7331\n")
+		"log.dir.failure.timeout.ms=30000\nnum.partitions=2\nmetrics.num.samples=7331\n")
 	b, logs := mustLoad(t, path)
 	got := map[string]string{}
 	for _, e := range logs.FilterLevelExact(zapcore.WarnLevel).All() {
@@ -115,7 +115,7 @@ func TestIgnoredKeysWarn(t *testing.T) {
 			t.Errorf("%s: no reason", k.Key)
 		}
 	}
-	if strings.Join(keys, ",") != "background.threads,log.cleaner.threads,log.dir.failure.timeout.ms,replica.lag.max.messages" {
+	if strings.Join(keys, ",") != "background.threads,log.dir.failure.timeout.ms,metrics.num.samples,replica.lag.max.messages" {
 		t.Errorf("IgnoredKeys = %v", keys)
 	}
 }

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,8 +40,12 @@ type MaintenanceConfig struct {
 	// CleanerDisabled: log.cleaner.enable=false (Kafka's default is
 	// enabled, hence the negative so a zero config cleans).
 	CleanerDisabled bool
-	// Cleaner: log.cleaner.dedupe.buffer.size and
-	// log.cleaner.io.buffer.load.factor; zero = Kafka's defaults.
+	// Cleaner: log.cleaner.dedupe.buffer.size,
+	// log.cleaner.io.buffer.load.factor, log.cleaner.threads,
+	// log.cleaner.io.buffer.size and log.cleaner.io.max.bytes.per.second;
+	// a zero DedupeBufferSize takes Kafka's defaults for all. Threads 0
+	// (log.cleaner.threads=0) runs no cleaner pass, as Kafka starts no
+	// cleaner thread.
 	Cleaner storage.CleanerConfig
 	// AfterRetention runs after a retention pass that deleted segments
 	// (nil = nothing), on the actor's goroutine: it must not block. The
@@ -117,7 +122,18 @@ type maintenanceActor struct {
 	cfg    MaintenanceConfig
 	log    *zap.Logger
 	timers [numTicks]*time.Timer
+	// cleaning: a cleaner pass runs on its own goroutine (it may take
+	// minutes, throttled by log.cleaner.io.max.bytes.per.second, and must
+	// not hold up retention, flushes and checkpoints); passes counts them,
+	// shared across restarts so Stopping waits for one an earlier
+	// instance started.
+	cleaning bool
+	passes   *sync.WaitGroup
 }
+
+// cleanDone: the cleaner pass started by from ended; the cleaner's
+// timer is armed for the next one.
+type cleanDone struct{ from *maintenanceActor }
 
 // maintReconfigured: the shared config changed (SetCleaner); the cleaner's
 // timer is re-armed on the new backoff.
@@ -160,21 +176,64 @@ func (a *maintenanceActor) Receive(ctx actor.Context) {
 		if t := a.timers[tickClean]; t != nil {
 			t.Stop()
 		}
-		a.arm(ctx, tickClean)
+		if !a.cleaning {
+			a.arm(ctx, tickClean)
+		}
 	case *maintTick:
 		if m.from != a {
 			return
 		}
+		if m.kind == tickClean {
+			if !a.startCleaning(ctx) {
+				a.arm(ctx, tickClean)
+			}
+			return
+		}
 		a.run(m.kind)
 		a.arm(ctx, m.kind)
+	case cleanDone:
+		if m.from != a {
+			return
+		}
+		a.cleaning = false
+		a.arm(ctx, tickClean)
 	case *actor.Restarting:
 		a.stopTimers()
 	case *actor.Stopping:
 		a.stopTimers()
+		// End a throttled pass at its next I/O rather than wait it out.
+		if s, ok := a.store.(StorageStore); ok {
+			s.M.AbortCleaning()
+		}
+		a.passes.Wait()
 		a.run(tickCheckpoint)
 		a.run(tickRecoveryPoints)
 		a.run(tickLogStarts)
 	}
+}
+
+// startCleaning starts a cleaner pass on its own goroutine (an effect:
+// its end comes back as cleanDone), unless the cleaner is disabled
+// (log.cleaner.enable=false, log.cleaner.threads=0) or the store has no
+// storage engine (test fakes have nothing to compact). It reports whether
+// it started one.
+func (a *maintenanceActor) startCleaning(ctx actor.Context) bool {
+	s, ok := a.store.(StorageStore)
+	if !ok || a.cfg.CleanerDisabled || a.cfg.Cleaner.Threads == 0 {
+		return false
+	}
+	a.cleaning = true
+	cc, log := a.cfg.Cleaner, a.log
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	a.passes.Add(1)
+	go func() {
+		defer a.passes.Done()
+		if _, err := s.M.CleanerPass(time.Now(), cc); err != nil {
+			log.Warn("log cleaner pass", zap.Error(err))
+		}
+		root.Send(self, cleanDone{from: a})
+	}()
+	return true
 }
 
 func (a *maintenanceActor) stopTimers() {
@@ -203,14 +262,6 @@ func (a *maintenanceActor) run(kind int) {
 		if err := a.store.FlushPass(now); err != nil {
 			a.log.Warn("flush pass", zap.Error(err))
 		}
-	case tickClean:
-		// The cleaner needs the storage engine itself (Log.Clean); other
-		// LogStores (test fakes) have nothing to compact.
-		if s, ok := a.store.(StorageStore); ok && !a.cfg.CleanerDisabled {
-			if _, err := s.M.CleanerPass(now, a.cfg.Cleaner); err != nil {
-				a.log.Warn("log cleaner pass", zap.Error(err))
-			}
-		}
 	case tickCheckpoint:
 		if a.hw != nil {
 			if err := a.store.CheckpointHighWatermarks(a.hw()); err != nil {
@@ -230,9 +281,11 @@ func (a *maintenanceActor) run(kind int) {
 
 // Maintenance is the running log-manager actor.
 type Maintenance struct {
-	sys *actor.ActorSystem
-	pid *actor.PID
-	cfg atomic.Pointer[MaintenanceConfig] // in force; read by every actor instance
+	sys    *actor.ActorSystem
+	pid    *actor.PID
+	store  LogStore
+	cfg    atomic.Pointer[MaintenanceConfig] // in force; read by every actor instance
+	passes sync.WaitGroup                    // cleaner pass goroutines
 }
 
 // StartMaintenance spawns the log-manager actor: retention, flush, the
@@ -252,10 +305,13 @@ func StartMaintenance(sys *actor.ActorSystem, store LogStore, hw func() map[Topi
 	supervision.OnRestart = func(_ *actor.PID, reason any, delay time.Duration) {
 		log.Error("log-manager actor failed, restarting", zap.Any("reason", reason), zap.Duration("delay", delay))
 	}
-	m := &Maintenance{sys: sys}
+	m := &Maintenance{sys: sys, store: store}
 	m.cfg.Store(&cfg)
+	if s, ok := store.(StorageStore); ok {
+		s.M.SetCleanerIORate(cfg.Cleaner.MaxIOBytesPerSecond)
+	}
 	props := actors.Props(log, func() actor.Actor {
-		return &maintenanceActor{store: store, hw: hw, shared: &m.cfg, log: log}
+		return &maintenanceActor{store: store, hw: hw, shared: &m.cfg, log: log, passes: &m.passes}
 	}, actor.WithGuardian(&supervision))
 	pid, err := sys.Root.SpawnNamed(props, MaintenanceName)
 	if err != nil {
@@ -267,14 +323,21 @@ func StartMaintenance(sys *actor.ActorSystem, store LogStore, hw func() map[Topi
 
 // SetCleaner changes the log cleaner's settings at run time
 // (log.cleaner.backoff.ms, log.cleaner.dedupe.buffer.size,
-// log.cleaner.io.buffer.load.factor as dynamic broker configs, Kafka's
-// LogCleaner.reconfigure): the next pass uses them, and the pause before
-// it is the new backoff from now. Zero values keep Kafka's defaults.
+// log.cleaner.io.buffer.load.factor, log.cleaner.threads,
+// log.cleaner.io.buffer.size, log.cleaner.io.max.bytes.per.second as
+// dynamic broker configs, Kafka's LogCleaner.reconfigure): the I/O rate
+// bounds the running pass at once (Kafka updates its Throttler), the rest
+// applies from the next pass, and the pause before it is the new backoff
+// (from now, or from the end of the running pass). A zero
+// DedupeBufferSize keeps Kafka's defaults.
 func (m *Maintenance) SetCleaner(backoff time.Duration, c storage.CleanerConfig) {
 	next := *m.cfg.Load()
 	next.CleanerBackoff, next.Cleaner = backoff, c
 	next.defaults()
 	m.cfg.Store(&next)
+	if s, ok := m.store.(StorageStore); ok {
+		s.M.SetCleanerIORate(next.Cleaner.MaxIOBytesPerSecond)
+	}
 	m.sys.Root.Send(m.pid, maintReconfigured{})
 }
 

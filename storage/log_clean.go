@@ -25,11 +25,43 @@ type CleanerConfig struct {
 	DedupeBufferSize int64
 	// LoadFactor: log.cleaner.io.buffer.load.factor (default 0.9).
 	LoadFactor float64
+	// Threads: log.cleaner.threads (default 1): how many logs
+	// LogManager.CleanerPass cleans at once; 0 or less is 1 here (the
+	// broker runs no pass at all for log.cleaner.threads=0, as Kafka starts
+	// no cleaner thread). Log.Clean itself is one cleaning.
+	Threads int
+	// IOBufferSize: log.cleaner.io.buffer.size (default 512 KiB, bytes).
+	// As Kafka, one cleaning's read buffer (each segment pass reads through
+	// it) and its write buffer are IOBufferSize/Threads/2 each; a batch
+	// larger than the read buffer is read whole anyway (Kafka grows it).
+	IOBufferSize int64
+	// MaxIOBytesPerSecond: log.cleaner.io.max.bytes.per.second (default
+	// math.MaxFloat64, unthrottled), bytes read plus written per second by
+	// all of LogManager.CleanerPass's cleanings together. Log.Clean called
+	// directly is not throttled.
+	MaxIOBytesPerSecond float64
+
+	throttle *cleanerThrottle // set by CleanerPass; nil: none
 }
 
 // DefaultCleanerConfig returns Kafka's defaults.
 func DefaultCleanerConfig() CleanerConfig {
-	return CleanerConfig{DedupeBufferSize: compaction.DefaultDedupeBufferSize, LoadFactor: compaction.DefaultLoadFactor}
+	return CleanerConfig{DedupeBufferSize: compaction.DefaultDedupeBufferSize, LoadFactor: compaction.DefaultLoadFactor,
+		Threads: 1, IOBufferSize: defaultCleanerIOBuffer, MaxIOBytesPerSecond: math.MaxFloat64}
+}
+
+// defaultCleanerIOBuffer is log.cleaner.io.buffer.size's default.
+const defaultCleanerIOBuffer = 512 << 10
+
+// bufferSize is one cleaning's read (and write) buffer: Kafka's
+// ioBufferSize / numThreads / 2, at least bufio's 16 bytes.
+func (cc CleanerConfig) bufferSize() int {
+	n := cc.IOBufferSize
+	if n < 0 {
+		n = defaultCleanerIOBuffer
+	}
+	n /= int64(max(cc.Threads, 1)) * 2
+	return int(min(max(n, 16), math.MaxInt32))
 }
 
 // CleanableRange describes the part of a log a cleaning pass may touch.
@@ -196,8 +228,10 @@ func (l *Log) Clean(firstDirty int64, now time.Time, cc CleanerConfig) (CleanSta
 
 	// The key map over the dirty section, sized to its offset count.
 	if cc.DedupeBufferSize <= 0 {
-		cc = DefaultCleanerConfig()
+		d := DefaultCleanerConfig()
+		cc.DedupeBufferSize, cc.LoadFactor = d.DedupeBufferSize, d.LoadFactor
 	}
+	cio := cleanerIO{buf: cc.bufferSize(), throttle: cc.throttle}
 	m := compaction.NewOffsetMap(compaction.SizeFor(r.End-r.FirstDirty, cc.LoadFactor, cc.DedupeBufferSize), cc.LoadFactor)
 	// Records of aborted transactions never enter the map: an aborted
 	// write of a key must not make the cleaner drop its committed value
@@ -206,7 +240,7 @@ func (l *Log) Clean(firstDirty int64, now time.Time, cc CleanerConfig) (CleanSta
 	mapTxns := compaction.NewTxnTracker(collectAbortedTxns(sl.segs[dirtyIdx:], r.FirstDirty, r.End))
 	for i := dirtyIdx; i < endIdx; i++ {
 		s := sl.segs[i]
-		err := forEachBatch(s, func(batch []byte, h record.Header) error {
+		err := cio.forEachBatch(s, func(batch []byte, h record.Header) error {
 			if h.IsControl() {
 				mk, ok, err := record.ReadEndTxn(h, batch, mu)
 				if err != nil {
@@ -287,7 +321,7 @@ func (l *Log) Clean(firstDirty int64, now time.Time, cc CleanerConfig) (CleanSta
 	next := 0
 	for _, g := range groupSegments(sl.segs[:endIdx], cfg.SegmentBytes) {
 		next += len(g)
-		if err := l.cleanGroup(g, sl.segs[next], fo, &st); err != nil {
+		if err := l.cleanGroup(g, sl.segs[next], fo, cio, &st); err != nil {
 			return st, err
 		}
 	}
@@ -321,7 +355,7 @@ func groupSegments(segs []*segment.Segment, maxBytes int64) [][]*segment.Segment
 // cleanGroup rewrites one group of segments into a cleaned segment and
 // swaps it in. next is the segment following the group in the snapshot:
 // it must still follow it at swap time (else the log was truncated).
-func (l *Log) cleanGroup(group []*segment.Segment, next *segment.Segment, fo compaction.FilterOptions, st *CleanStats) (err error) {
+func (l *Log) cleanGroup(group []*segment.Segment, next *segment.Segment, fo compaction.FilterOptions, cio cleanerIO, st *CleanStats) (err error) {
 	base := group[0].BaseOffset()
 	cfg := l.cfg.Load()
 	cleaned, err := segment.CreateWithSuffix(l.dir, base, l.segConfig(cfg), segment.CleanedSuffix)
@@ -335,15 +369,16 @@ func (l *Log) cleanGroup(group []*segment.Segment, next *segment.Segment, fo com
 			cleaned.Release()
 		}
 	}()
-	var out []byte
+	out := make([]byte, 0, cio.buf)
 	var lastMod time.Time
 	var gs CleanStats
+	var written int // bytes appended since the last throttle wait
 	for _, s := range group {
 		if t := s.LastModified(); t.After(lastMod) {
 			lastMod = t
 		}
 		gs.BytesRead += s.Size()
-		err := forEachBatch(s, func(batch []byte, h record.Header) error {
+		err := cio.forEachBatch(s, func(batch []byte, h record.Header) error {
 			var bs compaction.BatchStats
 			var ferr error
 			out, bs, ferr = compaction.FilterBatch(out[:0], batch, h, fo)
@@ -366,11 +401,24 @@ func (l *Log) cleanGroup(group []*segment.Segment, next *segment.Segment, fo com
 					return ferr
 				}
 			}
-			return cleaned.Append(out, nh)
+			if err := cleaned.Append(out, nh); err != nil {
+				return err
+			}
+			// Writes count against the throttle a write buffer at a
+			// time, as Kafka's cleanInto throttles each buffer it writes.
+			if written += len(out); written >= cio.buf {
+				w := written
+				written = 0
+				return cio.throttle.wait(w)
+			}
+			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("clean %s: segment %d: %w", l.tp, s.BaseOffset(), err)
 		}
+	}
+	if err := cio.throttle.wait(written); err != nil {
+		return err
 	}
 	// The cleaned segment's .txnindex lists the aborted transactions whose
 	// ABORT marker it keeps because some batch of the transaction is still
@@ -444,18 +492,29 @@ func (l *Log) cleanGroup(group []*segment.Segment, next *segment.Segment, fo com
 	return nil
 }
 
-// forEachBatch reads the segment's committed bytes sequentially and calls
-// fn with each batch (integrity-checked: CRC, magic) and its header. The
-// batch slice is reused after fn returns.
-func forEachBatch(s *segment.Segment, fn func(batch []byte, h record.Header) error) error {
+// cleanerIO is one cleaning's I/O settings: its read/write buffer size
+// (CleanerConfig.bufferSize) and the broker's cleaner throttle (nil: none).
+type cleanerIO struct {
+	buf      int
+	throttle *cleanerThrottle
+}
+
+// forEachBatch reads the segment's committed bytes sequentially through a
+// read buffer of c.buf bytes and calls fn with each batch
+// (integrity-checked: CRC, magic) and its header. The batch slice is
+// reused after fn returns. Reads count against the throttle a read buffer
+// at a time (Kafka throttles each buffer it reads). Errors: fn's,
+// *record.CorruptError, ErrCleaningAborted when the throttle is stopped.
+func (c cleanerIO) forEachBatch(s *segment.Segment, fn func(batch []byte, h record.Header) error) error {
 	f, err := s.Pin()
 	if err != nil {
 		return err
 	}
 	defer s.Unpin()
 	size := s.Size()
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20)
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), c.buf)
 	var buf []byte
+	read := 0 // bytes read since the last throttle wait
 	for pos := int64(0); pos < size; {
 		if cap(buf) < record.LogOverhead {
 			buf = make([]byte, 64<<10)
@@ -482,12 +541,18 @@ func forEachBatch(s *segment.Segment, fn func(batch []byte, h record.Header) err
 		if err != nil {
 			return err
 		}
+		if read += total; read >= c.buf {
+			if err := c.throttle.wait(read); err != nil {
+				return err
+			}
+			read = 0
+		}
 		if err := fn(batch, h); err != nil {
 			return err
 		}
 		pos += int64(total)
 	}
-	return nil
+	return c.throttle.wait(read)
 }
 
 // collectAbortedTxns lists the aborted transactions of segs (a snapshot

@@ -141,6 +141,7 @@ func NewLogManager(cfg LogManagerConfig) (*LogManager, error) {
 		offline: map[string]error{}, hwRead: map[TopicPartition]int64{}, hw: map[TopicPartition]int64{},
 		locks:  map[string]*os.File{},
 		future: map[TopicPartition]*Log{}, futureParent: map[TopicPartition]string{}, preferred: map[TopicPartition]string{},
+		cleaner: cleanerState{throttle: newCleanerThrottle()},
 	}
 	loads := make([]dirLoad, len(cfg.Dirs))
 	var wg sync.WaitGroup

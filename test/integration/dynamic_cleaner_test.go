@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +55,60 @@ func TestDynamicCleanerBackoff(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("not compacted 30 s after the dynamic backoff: %d records", n)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestDynamicCleanerIORate: at log.cleaner.io.max.bytes.per.second=100 a
+// pass over the 1 KiB segments takes minutes; raising it at run time
+// (kafka-configs --entity-default) lets the running pass finish and the
+// topic compacts without a restart. log.cleaner.threads follows Kafka's
+// half-to-double rule with its message.
+func TestDynamicCleanerIORate(t *testing.T) {
+	b := harness.StartBroker(t, map[string]string{"log.cleaner.backoff.ms": "200", "log.cleaner.io.max.bytes.per.second": "100"})
+	const topic = "dyn-io-rate"
+	createTopic(t, b, topic, 1, map[string]*string{
+		"cleanup.policy": kadm.StringPtr("compact"), "segment.bytes": kadm.StringPtr("1024"),
+		"min.cleanable.dirty.ratio": kadm.StringPtr("0.01"),
+	})
+	cl := b.Client(kgo.DefaultProduceTopic(topic))
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const keys, rounds = 5, 20
+	for r := 0; r < rounds; r++ {
+		for k := 0; k < keys; k++ {
+			rec := &kgo.Record{Key: []byte(fmt.Sprintf("k%d", k)), Value: []byte(fmt.Sprintf("k%d@%d-padding-padding", k, r))}
+			if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for j := 0; j < 20; j++ { // distinct keys roll the last round out of the active segment
+		if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte(fmt.Sprintf("fill-%d", j)), Value: []byte("filler-padding-padding-padding")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, n := readCompacted(t, b, topic); n != keys*rounds+20 {
+		t.Fatalf("before the change: %d records, want all %d (the throttled cleaner cannot have finished)", n, keys*rounds+20)
+	}
+	out, err := gregorConfigs(t, "--bootstrap-server", b.Addr(), "--entity-type", "brokers", "--entity-default", "--alter", "--add-config", "log.cleaner.threads=3")
+	if err == nil || !strings.Contains(out, "Log cleaner threads cannot be increased to more than double the current value 1") {
+		t.Fatalf("log.cleaner.threads=3 from 1: %v %s", err, out)
+	}
+	if out, err := gregorConfigs(t, "--bootstrap-server", b.Addr(), "--entity-type", "brokers", "--entity-default", "--alter",
+		"--add-config", "log.cleaner.threads=2,log.cleaner.io.max.bytes.per.second=100000000"); err != nil {
+		t.Fatalf("alter: %v %s", err, out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m, n := readCompacted(t, b, topic)
+		if n < keys*rounds && len(m["k0"]) <= 2 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not compacted 30 s after the dynamic rate: %d records", n)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

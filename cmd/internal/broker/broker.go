@@ -241,7 +241,7 @@ func Start(cfg *config.Broker, log *zap.Logger, opts ...Option) (_ *Broker, err 
 			RecoveryPointCheckpoint: config.Period(cfg.Checkpoints.RecoveryPointMs),
 			LogStartCheckpoint:      config.Period(cfg.Checkpoints.LogStartOffsetMs),
 			FlushCheck:              flushCheck(cfg.Checkpoints),
-			Cleaner:                 storage.CleanerConfig{DedupeBufferSize: cfg.LogCleanerDedupeBufferSize, LoadFactor: cfg.LogCleanerLoadFactor},
+			Cleaner:                 cleanerConfig(cfg),
 			AfterRetention:          b.replicas.RefreshLogStart}, log.Named("log-manager"))
 	if err != nil {
 		return nil, fmt.Errorf("log-manager actor: %w", err)

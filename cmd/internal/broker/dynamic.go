@@ -57,11 +57,18 @@ func (b *Broker) registerDynamic() {
 				b.fetchers.Resize(next.NumReplicaFetchers)
 			}
 		}})
-	// The log cleaner (Kafka's LogCleaner.reconfigure): the next pass
-	// uses the new buffer, after the new backoff.
-	b.dyn.RegisterFunc("log-cleaner", config.CleanerKeys, func(next *config.Broker) {
-		b.maint.SetCleaner(next.LogCleanerBackoff, storage.CleanerConfig{DedupeBufferSize: next.LogCleanerDedupeBufferSize, LoadFactor: next.LogCleanerLoadFactor})
-	})
+	// The log cleaner (Kafka's LogCleaner.reconfigure): the I/O rate
+	// applies at once, the buffers and thread count from the next pass,
+	// after the new backoff. log.cleaner.threads is validated as Kafka's
+	// LogCleaner.validateReconfiguration.
+	b.dyn.Register(dynamic.Component{Name: "log-cleaner", Keys: config.CleanerKeys,
+		Validate: func(cur, next *config.Broker) error {
+			if next.CleanerIO.Threads == cur.CleanerIO.Threads {
+				return nil
+			}
+			return config.ValidateCleanerThreads(cur.CleanerIO.Threads, next.CleanerIO.Threads)
+		},
+		Apply: func(next *config.Broker) { b.maint.SetCleaner(next.LogCleanerBackoff, cleanerConfig(next)) }})
 	// Connection quotas: new connections only; open ones stay.
 	b.dyn.RegisterFunc("connection-quotas", config.ConnectionLimitKeys, func(next *config.Broker) {
 		b.server.SetConnectionLimits(next.ConnectionLimits)
@@ -150,4 +157,13 @@ func (b *Broker) applyStartKeystores(eff *config.Broker) error {
 		}
 	}
 	return nil
+}
+
+// cleanerConfig is the storage cleaner configuration of cfg
+// (log.cleaner.dedupe.buffer.size, log.cleaner.io.buffer.load.factor,
+// log.cleaner.threads, log.cleaner.io.buffer.size,
+// log.cleaner.io.max.bytes.per.second).
+func cleanerConfig(cfg *config.Broker) storage.CleanerConfig {
+	return storage.CleanerConfig{DedupeBufferSize: cfg.LogCleanerDedupeBufferSize, LoadFactor: cfg.LogCleanerLoadFactor,
+		Threads: cfg.CleanerIO.Threads, IOBufferSize: cfg.CleanerIO.BufferSize, MaxIOBytesPerSecond: cfg.CleanerIO.MaxBytesPerSecond}
 }
