@@ -259,8 +259,7 @@ func (a *channelActor) sendNext(c actor.Context) {
 // (kgo dials lazily, so this does not wait on the network).
 func (a *channelActor) client() (*kgo.Client, error) {
 	if a.cl == nil {
-		opts := append([]kgo.Opt{kgo.SeedBrokers(a.addr), kgo.ClientID(fmt.Sprintf("gregor-controller-%d", a.mgr.selfID)),
-			kgo.DialTimeout(a.mgr.timeout)}, a.mgr.security.Opts()...)
+		opts := append([]kgo.Opt{kgo.SeedBrokers(a.addr), kgo.ClientID(fmt.Sprintf("gregor-controller-%d", a.mgr.selfID))}, a.mgr.security.SetupOpts(a.mgr.timeout)...)
 		cl, err := kgo.NewClient(opts...)
 		if err != nil {
 			return nil, err

@@ -230,9 +230,8 @@ func (c *Controller) controlledShutdownOnce(ctx context.Context, timeout time.Du
 	if !ok {
 		return 0, fmt.Errorf("controller %d has no known endpoint", ctrlID)
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(host + ":" + strconv.Itoa(int(port))), kgo.ClientID(fmt.Sprintf("gregor-broker-%d", c.cfg.BrokerID)),
-		kgo.DialTimeout(timeout)},
-		c.security.Opts()...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(host + ":" + strconv.Itoa(int(port))), kgo.ClientID(fmt.Sprintf("gregor-broker-%d", c.cfg.BrokerID))},
+		c.security.SetupOpts(timeout)...)...)
 	if err != nil {
 		return 0, err
 	}

@@ -242,7 +242,7 @@ func (f *fetcherActor) conn() (*kgo.Client, error) {
 	}
 	f.closeConns()
 	id := fmt.Sprintf("broker-%d-fetcher-%d", f.cfg.BrokerID, f.key.index)
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(id), kgo.DialTimeout(f.cfg.SocketTimeout)}, f.cfg.Security.Opts()...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(id)}, f.cfg.Security.SetupOpts(f.cfg.SocketTimeout)...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -192,7 +192,7 @@ func (f *Forwarder) client(addr string) (*kgo.Client, error) {
 	if cl := f.clients[addr]; cl != nil {
 		return cl, nil
 	}
-	opts := append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(f.cfg.ClientID), kgo.DialTimeout(5 * time.Second)}, f.cfg.Security.Opts()...)
+	opts := append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(f.cfg.ClientID)}, f.cfg.Security.SetupOpts(0)...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err

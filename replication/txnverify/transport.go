@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -105,7 +104,7 @@ func (t *KgoTransport) client(broker int32, addr string) (*kgoClient, error) {
 		c.cl.Close()
 		delete(t.clients, broker)
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(t.ClientID), kgo.DialTimeout(5 * time.Second)}, t.Security.Opts()...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(t.ClientID)}, t.Security.SetupOpts(0)...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"gregor/config"
+	"gregor/wire/connsetup"
 	"gregor/wire/security/clientsec"
 )
 
@@ -23,11 +24,15 @@ func newPeerSecurity(cfg *config.Broker) (peerSecurity, error) {
 	if ps.inter, err = listenerClient(cfg, cfg.Security.InterBrokerListener); err != nil {
 		return ps, err
 	}
+	// socket.connection.setup.timeout.ms/.max.ms: one per-address record
+	// of failed setups for every inter-broker connection.
+	ps.inter.Setup = connsetup.New(cfg.ConnectionSetup.Timeout, cfg.ConnectionSetup.Max)
 	if l := cfg.Security.ControlPlaneListener; l != "" {
 		c, err := listenerClient(cfg, l)
 		if err != nil {
 			return ps, err
 		}
+		c.Setup = ps.inter.Setup
 		ps.control = &c
 	}
 	return ps, nil

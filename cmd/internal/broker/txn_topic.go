@@ -6,7 +6,6 @@ import (
 	"net"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -149,8 +148,8 @@ func (s *markerSender) client(broker int32, addr string) (*kgo.Client, error) {
 		c.cl.Close()
 		delete(s.clients, broker)
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(fmt.Sprintf("gregor-txn-markers-%d", s.self)), kgo.DialTimeout(5 * time.Second)},
-		s.security.Opts()...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(fmt.Sprintf("gregor-txn-markers-%d", s.self))},
+		s.security.SetupOpts(0)...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"gregor/wire/connsetup"
 	"gregor/wire/security"
 )
 
@@ -32,6 +33,11 @@ type Client struct {
 	Protocol security.Protocol
 	TLS      *tls.Config    // required for SSL and SASL_SSL
 	SASL     sasl.Mechanism // required for SASL_PLAINTEXT and SASL_SSL
+	// Setup, when set (the broker's inter-broker connections), bounds each
+	// connection setup as Kafka's socket.connection.setup.timeout.ms/.max.ms
+	// (connsetup.Timeouts, shared by every copy of the Client); nil: only
+	// the callers' own bounds.
+	Setup *connsetup.Timeouts
 }
 
 // Mechanism returns the franz-go SASL mechanism for a Kafka mechanism name
@@ -77,6 +83,31 @@ func (c Client) Opts() []kgo.Opt {
 	return opts
 }
 
+// SetupOpts are Opts for an inter-broker client whose connection setup is
+// bounded by bound when positive (the caller's own limit, e.g.
+// controller.socket.timeout.ms as Kafka's awaitReady) and, with c.Setup,
+// by its exponential setup timeout per broker: then kgo dials TCP and TLS
+// through c.Setup (kgo's SASL and ApiVersions follow, under kgo's request
+// timeouts). Without c.Setup: kgo.DialTimeout(bound), or kgo's 10 s
+// default for a bound of 0.
+func (c Client) SetupOpts(bound time.Duration) []kgo.Opt {
+	if c.Setup == nil {
+		if bound <= 0 {
+			return c.Opts()
+		}
+		return append(c.Opts(), kgo.DialTimeout(bound))
+	}
+	var tlsCfg *tls.Config
+	if c.Protocol.UsesTLS() {
+		tlsCfg = c.TLS
+	}
+	opts := []kgo.Opt{c.Setup.KgoDialer(tlsCfg, bound)}
+	if c.Protocol.UsesSASL() && c.SASL != nil {
+		opts = append(opts, kgo.SASL(c.SASL))
+	}
+	return opts
+}
+
 // handshakeTimeout bounds a raw connection's TLS and SASL handshakes.
 const handshakeTimeout = 10 * time.Second
 
@@ -93,8 +124,20 @@ func (c Client) Dial(ctx context.Context, addr, clientID string, timeout time.Du
 // DialWith is Dial with the caller's dialer (its Timeout bounds the TCP
 // connect, its Control can set socket options before it, such as the
 // follower's replica.socket.receive.buffer.bytes). ctx's deadline, when
-// sooner than the handshake bound, also bounds TLS and SASL.
-func (c Client) DialWith(ctx context.Context, d *net.Dialer, addr, clientID string) (net.Conn, error) {
+// sooner than the handshake bound, also bounds TLS and SASL. With c.Setup
+// the whole setup (TCP, TLS, SASL) is also bounded by its timeout for addr
+// (d.Timeout the caller's bound), and its end recorded there.
+func (c Client) DialWith(ctx context.Context, d *net.Dialer, addr, clientID string) (conn net.Conn, err error) {
+	if c.Setup != nil {
+		to := c.Setup.Timeout(addr, d.Timeout)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, to)
+		defer cancel()
+		dd := *d
+		dd.Timeout = to
+		d = &dd
+		defer func() { c.Setup.Done(addr, err) }()
+	}
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
