@@ -63,9 +63,8 @@ func (b *Broker) registerDynamic() {
 	// LogCleaner.validateReconfiguration.
 	b.dyn.Register(dynamic.Component{Name: "log-cleaner", Keys: config.CleanerKeys,
 		Validate: func(cur, next *config.Broker) error {
-			if next.CleanerIO.Threads == cur.CleanerIO.Threads {
-				return nil
-			}
+			// Kafka checks the count on any cleaner key's change, so with
+			// log.cleaner.threads=0 no cleaner key changes at run time.
 			return config.ValidateCleanerThreads(cur.CleanerIO.Threads, next.CleanerIO.Threads)
 		},
 		Apply: func(next *config.Broker) { b.maint.SetCleaner(next.LogCleanerBackoff, cleanerConfig(next)) }})
