@@ -160,6 +160,10 @@ func TestHeartbeatsAnsweredWhileCommitWaitsForSlowFollower(t *testing.T) {
 		// The delayed follower must stay in the ISR for the whole delay,
 		// so the commit waits for it rather than for an ISR shrink.
 		"replica.lag.time.max.ms": "30000",
+		// And the commit must outlast the delay: at Kafka's default
+		// (5000 ms, the same as the delay) it may be answered
+		// REQUEST_TIMED_OUT first, as Kafka's would.
+		"offsets.commit.timeout.ms": "30000",
 	}, nil)
 	const group = "slow-follower"
 
