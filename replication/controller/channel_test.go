@@ -1,8 +1,6 @@
 package controller
 
 import (
-	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,42 +10,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"gregor/actors"
+	"gregor/wire/connsetup/connsetuptest"
 )
-
-// silentPeer accepts connections on 127.0.0.1 and never answers (a broker
-// that hangs): a request sent to it stays in flight until cancelled.
-func silentPeer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []net.Conn
-	var mu sync.Mutex
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return ln.Addr().String()
-}
 
 // A channel whose peer never answers keeps handling its mailbox: requests
 // queued behind the one in flight are taken (not left waiting in the
@@ -57,7 +21,7 @@ func TestChannelMailboxNotBlockedBySilentPeer(t *testing.T) {
 	sys := actors.NewSystem(zap.NewNop())
 	t.Cleanup(sys.Shutdown)
 	m := NewChannelManager(sys, 1, zap.NewNop())
-	m.AddBroker(2, silentPeer(t))
+	m.AddBroker(2, connsetuptest.SilentListener(t))
 	results := make(chan error, 3)
 	for range 3 {
 		m.Send(2, kmsg.NewPtrUpdateMetadataRequest(), func(_ kmsg.Response, err error) { results <- err })
@@ -111,7 +75,7 @@ func TestChannelAttemptTimeout(t *testing.T) {
 	m := NewChannelManager(sys, 1, zap.New(core))
 	m.SetTimeout(200 * time.Millisecond)
 	t.Cleanup(m.Close)
-	m.AddBroker(2, silentPeer(t))
+	m.AddBroker(2, connsetuptest.SilentListener(t))
 	m.Send(2, kmsg.NewPtrUpdateMetadataRequest(), func(kmsg.Response, error) {})
 	deadline := time.Now().Add(5 * time.Second)
 	for logs.FilterMessage("controller request failed, retrying").Len() == 0 {

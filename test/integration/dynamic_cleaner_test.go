@@ -19,28 +19,8 @@ import (
 func TestDynamicCleanerBackoff(t *testing.T) {
 	b := harness.StartBroker(t, map[string]string{"log.cleaner.backoff.ms": "3600000"})
 	const topic = "dyn-compacted"
-	createTopic(t, b, topic, 1, map[string]*string{
-		"cleanup.policy": kadm.StringPtr("compact"), "segment.bytes": kadm.StringPtr("1024"),
-		"min.cleanable.dirty.ratio": kadm.StringPtr("0.01"),
-	})
-	cl := b.Client(kgo.DefaultProduceTopic(topic))
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	const keys, rounds = 5, 20
-	for r := 0; r < rounds; r++ {
-		for k := 0; k < keys; k++ {
-			rec := &kgo.Record{Key: []byte(fmt.Sprintf("k%d", k)), Value: []byte(fmt.Sprintf("k%d@%d-padding-padding", k, r))}
-			if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	for j := 0; j < 20; j++ { // distinct keys roll the last round out of the active segment
-		if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte(fmt.Sprintf("fill-%d", j)), Value: []byte("filler-padding-padding-padding")}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fillCompactedTopic(t, b, topic, keys, rounds)
 	if _, n := readCompacted(t, b, topic); n != keys*rounds+20 {
 		t.Fatalf("before the change: %d records, want all %d (the cleaner must not have run)", n, keys*rounds+20)
 	}
@@ -68,28 +48,8 @@ func TestDynamicCleanerBackoff(t *testing.T) {
 func TestDynamicCleanerIORate(t *testing.T) {
 	b := harness.StartBroker(t, map[string]string{"log.cleaner.backoff.ms": "200", "log.cleaner.io.max.bytes.per.second": "100"})
 	const topic = "dyn-io-rate"
-	createTopic(t, b, topic, 1, map[string]*string{
-		"cleanup.policy": kadm.StringPtr("compact"), "segment.bytes": kadm.StringPtr("1024"),
-		"min.cleanable.dirty.ratio": kadm.StringPtr("0.01"),
-	})
-	cl := b.Client(kgo.DefaultProduceTopic(topic))
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	const keys, rounds = 5, 20
-	for r := 0; r < rounds; r++ {
-		for k := 0; k < keys; k++ {
-			rec := &kgo.Record{Key: []byte(fmt.Sprintf("k%d", k)), Value: []byte(fmt.Sprintf("k%d@%d-padding-padding", k, r))}
-			if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	for j := 0; j < 20; j++ { // distinct keys roll the last round out of the active segment
-		if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte(fmt.Sprintf("fill-%d", j)), Value: []byte("filler-padding-padding-padding")}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fillCompactedTopic(t, b, topic, keys, rounds)
 	if _, n := readCompacted(t, b, topic); n != keys*rounds+20 {
 		t.Fatalf("before the change: %d records, want all %d (the throttled cleaner cannot have finished)", n, keys*rounds+20)
 	}
@@ -111,5 +71,34 @@ func TestDynamicCleanerIORate(t *testing.T) {
 			t.Fatalf("not compacted 30 s after the dynamic rate: %d records", n)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// fillCompactedTopic creates topic compacted with 1 KiB segments and
+// produces rounds × keys keyed records, then 20 fillers with distinct keys
+// that roll the last round out of the active segment: a cleaner pass has
+// every round but the last to remove.
+func fillCompactedTopic(t *testing.T, b *harness.Broker, topic string, keys, rounds int) {
+	t.Helper()
+	createTopic(t, b, topic, 1, map[string]*string{
+		"cleanup.policy": kadm.StringPtr("compact"), "segment.bytes": kadm.StringPtr("1024"),
+		"min.cleanable.dirty.ratio": kadm.StringPtr("0.01"),
+	})
+	cl := b.Client(kgo.DefaultProduceTopic(topic))
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for r := 0; r < rounds; r++ {
+		for k := 0; k < keys; k++ {
+			rec := &kgo.Record{Key: []byte(fmt.Sprintf("k%d", k)), Value: []byte(fmt.Sprintf("k%d@%d-padding-padding", k, r))}
+			if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for j := 0; j < 20; j++ { // distinct keys roll the last round out of the active segment
+		if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte(fmt.Sprintf("fill-%d", j)), Value: []byte("filler-padding-padding-padding")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -175,11 +175,7 @@ func TestAlterReplicaLogDirsMovesUnderLoad(t *testing.T) {
 	createTopic(t, b, topic, 1, map[string]*string{"segment.bytes": &seg})
 	cl := b.Client()
 	defer cl.Close()
-	src := dirOf(t, cl, topic)
-	dest := d2
-	if src == d2 {
-		dest = d1
-	}
+	src, dest := moveDirs(t, cl, topic, d1, d2)
 
 	// Records in every codec, from an idempotent producer (kgo's default).
 	next := 0
@@ -372,11 +368,7 @@ func TestAlterReplicaLogDirsKillAndResume(t *testing.T) {
 	const topic = "kill"
 	createTopic(t, b, topic, 1, nil)
 	cl := b.Client()
-	src := dirOf(t, cl, topic)
-	dest := d2
-	if src == d2 {
-		dest = d1
-	}
+	src, dest := moveDirs(t, cl, topic, d1, d2)
 	p := b.Client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	const n = 20000
 	var rs []*kgo.Record
@@ -435,11 +427,7 @@ func TestCLIReassignLogDirs(t *testing.T) {
 	createTopic(t, b, topic, 1, nil)
 	cl := b.Client()
 	defer cl.Close()
-	src := dirOf(t, cl, topic)
-	dest := d2
-	if src == d2 {
-		dest = d1
-	}
+	src, dest := moveDirs(t, cl, topic, d1, d2)
 	// About 3 MB (uncompressed) to copy at 1 MB/s.
 	p := b.Client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	var rs []*kgo.Record
@@ -529,11 +517,7 @@ func TestAlterReplicaLogDirsTransactions(t *testing.T) {
 	createTopic(t, b, topic, 1, nil)
 	cl := b.Client()
 	defer cl.Close()
-	src := dirOf(t, cl, topic)
-	dest := d2
-	if src == d2 {
-		dest = d1
-	}
+	src, dest := moveDirs(t, cl, topic, d1, d2)
 	tx := b.Client(kgo.TransactionalID("mover"), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	defer tx.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -581,4 +565,15 @@ func TestAlterReplicaLogDirsTransactions(t *testing.T) {
 	if all := consumeN(t, b, topic, 300, 30*time.Second); string(all[50].Value) != "aborted-1-0" {
 		t.Fatalf("read_uncommitted record 50: %q", all[50].Value)
 	}
+}
+
+// moveDirs is where topic's partition 0 lives (src, one of d1 and d2) and
+// the other dir (dest), where a move sends it.
+func moveDirs(t *testing.T, cl *kgo.Client, topic, d1, d2 string) (src, dest string) {
+	t.Helper()
+	src, dest = dirOf(t, cl, topic), d2
+	if src == d2 {
+		dest = d1
+	}
+	return src, dest
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"gregor/wire/connsetup/connsetuptest"
 )
 
 // Kafka's ExponentialBackoff(base, 2, max, 0.2) per address: base ±20%,
@@ -48,45 +48,10 @@ func TestTimeoutsBackoff(t *testing.T) {
 	in(none.Timeout("a:1", 7*time.Second), 7*time.Second, 7*time.Second)
 }
 
-// silentListener accepts TCP connections on 127.0.0.1 and never reads or
-// answers them; stopped (with its connections) at the test's end.
-func silentListener(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
 // A TLS setup to a listener that accepts TCP but never answers times out at
 // the setup timeout, then at about twice it (the next attempt's).
 func TestDialTLSSetupTimesOut(t *testing.T) {
-	addr := silentListener(t)
+	addr := connsetuptest.SilentListener(t)
 	ts := New(300*time.Millisecond, 5*time.Second)
 	cfg := &tls.Config{InsecureSkipVerify: true}
 	attempt := func(lo, hi time.Duration) {
@@ -113,7 +78,7 @@ func TestDialTLSSetupTimesOut(t *testing.T) {
 // listener fails, each dial bounded by the setup timeout (well before
 // kgo's 10 s dial default), and the failures are counted.
 func TestKgoDialerSetupTimeout(t *testing.T) {
-	addr := silentListener(t)
+	addr := connsetuptest.SilentListener(t)
 	ts := New(200*time.Millisecond, 400*time.Millisecond)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), ts.KgoDialer(&tls.Config{InsecureSkipVerify: true}, 0),
 		kgo.RequestRetries(1), kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond }))

@@ -70,6 +70,18 @@ func forwardError(err error) *controller.Error {
 	}
 }
 
+// notControllerAt lists the indexes i < n whose err(i) is NOT_CONTROLLER:
+// the items the local controller could not do, to forward.
+func notControllerAt(n int, err func(i int) error) []int {
+	var idx []int
+	for i := 0; i < n; i++ {
+		if isNotController(err(i)) {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
 // isNotController is true for a controller.Error (or kerr) NOT_CONTROLLER.
 func isNotController(err error) bool { return errors.Is(err, kerr.NotController) }
 
@@ -124,12 +136,7 @@ func (b *Broker) forwardCreateTopics(version int16, todo []controller.NewTopic, 
 	if b.Forward == nil {
 		return
 	}
-	var idx []int
-	for i := range results {
-		if isNotController(results[i].Err) {
-			idx = append(idx, i)
-		}
-	}
+	idx := notControllerAt(len(results), func(i int) error { return results[i].Err })
 	if len(idx) == 0 {
 		return
 	}
@@ -214,12 +221,7 @@ func (b *Broker) forwardDeleteTopics(version int16, names []string, errs []error
 	if b.Forward == nil {
 		return
 	}
-	var idx []int
-	for i, err := range errs {
-		if isNotController(err) {
-			idx = append(idx, i)
-		}
-	}
+	idx := notControllerAt(len(errs), func(i int) error { return errs[i] })
 	if len(idx) == 0 {
 		return
 	}
@@ -281,12 +283,7 @@ func (b *Broker) forwardCreatePartitions(version int16, incs []controller.Partit
 	if b.Forward == nil {
 		return
 	}
-	var idx []int
-	for i, err := range errs {
-		if isNotController(err) {
-			idx = append(idx, i)
-		}
-	}
+	idx := notControllerAt(len(errs), func(i int) error { return errs[i] })
 	if len(idx) == 0 {
 		return
 	}

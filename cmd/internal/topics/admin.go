@@ -260,15 +260,9 @@ func (a KadmAdmin) createWithAssignment(ctx context.Context, topic string, assig
 	if err != nil {
 		return err
 	}
-	for _, rt := range resp.Topics {
-		if err := kerr.ErrorForCode(rt.ErrorCode); err != nil {
-			return clientutil.WithMessage(err, derefString(rt.ErrorMessage))
-		}
-	}
-	if len(resp.Topics) == 0 {
-		return fmt.Errorf("topic %s: the broker answered CreateTopics without the topic", topic)
-	}
-	return nil
+	return topicAnswer("CreateTopics", topic, len(resp.Topics), func(i int) (int16, *string) {
+		return resp.Topics[i].ErrorCode, resp.Topics[i].ErrorMessage
+	})
 }
 
 // addPartitionsWithAssignment is CreatePartitions with Assignment: the
@@ -288,13 +282,23 @@ func (a KadmAdmin) addPartitionsWithAssignment(ctx context.Context, topic string
 	if err != nil {
 		return err
 	}
-	for _, rt := range resp.Topics {
-		if err := kerr.ErrorForCode(rt.ErrorCode); err != nil {
-			return clientutil.WithMessage(err, derefString(rt.ErrorMessage))
+	return topicAnswer("CreatePartitions", topic, len(resp.Topics), func(i int) (int16, *string) {
+		return resp.Topics[i].ErrorCode, resp.Topics[i].ErrorMessage
+	})
+}
+
+// topicAnswer is the outcome of a one-topic admin request's answer of n
+// topics, at(i) giving each one's error code and message: the first error
+// (with the broker's message), or an error when the topic is missing.
+func topicAnswer(api, topic string, n int, at func(i int) (int16, *string)) error {
+	for i := 0; i < n; i++ {
+		code, msg := at(i)
+		if err := kerr.ErrorForCode(code); err != nil {
+			return clientutil.WithMessage(err, derefString(msg))
 		}
 	}
-	if len(resp.Topics) == 0 {
-		return fmt.Errorf("topic %s: the broker answered CreatePartitions without the topic", topic)
+	if n == 0 {
+		return fmt.Errorf("topic %s: the broker answered %s without the topic", topic, api)
 	}
 	return nil
 }

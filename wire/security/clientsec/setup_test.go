@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"gregor/wire/connsetup"
+	"gregor/wire/connsetup/connsetuptest"
 	"gregor/wire/security"
 )
 
@@ -17,32 +17,7 @@ import (
 // timeout, not clientsec's 10 s handshake bound nor the caller's 30 s, and
 // the next attempt gets about twice as long.
 func TestDialWithSetupTimeout(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	defer func() {
-		ln.Close()
-		<-done
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
+	addr := connsetuptest.SilentListener(t)
 	mech, err := Mechanism("PLAIN", "u", "p")
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +25,7 @@ func TestDialWithSetupTimeout(t *testing.T) {
 	c := Client{Protocol: security.SASLPlaintext, SASL: mech, Setup: connsetup.New(300*time.Millisecond, 5*time.Second)}
 	for _, want := range [][2]time.Duration{{240 * time.Millisecond, 3 * time.Second}, {480 * time.Millisecond, 4 * time.Second}} {
 		began := time.Now()
-		nc, err := c.DialWith(context.Background(), &net.Dialer{Timeout: 30 * time.Second}, ln.Addr().String(), "test")
+		nc, err := c.DialWith(context.Background(), &net.Dialer{Timeout: 30 * time.Second}, addr, "test")
 		took := time.Since(began)
 		if err == nil {
 			nc.Close()
